@@ -1,0 +1,21 @@
+"""axisops: fast, correct tensor axis operators for NumPy users.
+
+Reductions and arg-reductions along any axes, with their gradients in
+:mod:`axisops.grad`. Kernels are compiled by Numba on first use (or ahead of
+time with ``axisops warmup``) and cached on disk.
+
+>>> import numpy as np, axisops
+>>> axisops.argmax(np.array([[1, 3], [4, 2]]), axis=1)
+array([1, 0])
+"""
+from importlib.metadata import PackageNotFoundError, version as _version
+
+from . import grad
+from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
+
+try:
+    __version__ = _version("axisops")
+except PackageNotFoundError:  # running from a source tree
+    __version__ = "0.1.0"
+
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel", "grad", "__version__"]

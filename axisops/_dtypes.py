@@ -1,0 +1,100 @@
+"""Which dtypes each operator takes, and the accumulator and result dtypes.
+
+Result dtypes are NumPy's own: they are asked of NumPy on a one-element array, so
+they follow whatever the installed NumPy does (``np.sum`` of int8 is int64, of
+uint8 uint64, ``np.mean`` of ints float64, ...). Accumulators are wider where
+NumPy's are: float16 accumulates in float32.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+SUPPORTED_KINDS = "biuf"  # bool, signed, unsigned, float
+
+#: An integer type of the same width for every supported dtype: arg-reductions
+#: compare these bit patterns (see ``kernels.reduce``), so a kernel never needs
+#: float16 arithmetic, which Numba lacks.
+_BITS_VIEW = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}
+
+
+def as_array(x) -> np.ndarray:
+    """``numpy.asarray`` that keeps views (no copy) and never returns a scalar."""
+    return np.asarray(x)
+
+
+def check_dtype(dtype: np.dtype, op: str) -> None:
+    """Raise ``TypeError`` naming *op* for dtypes outside the contract (complex, object, ...)."""
+    if dtype.kind not in SUPPORTED_KINDS or dtype.fields is not None:
+        raise TypeError(f"{op}: unsupported dtype {dtype} (expected bool, int, uint or float)")
+
+
+def sum_dtypes(x_dtype: np.dtype, dtype, op: str) -> tuple[np.dtype, np.dtype]:
+    """(result dtype, accumulator dtype) of ``sum``/``prod`` with NumPy's rules.
+
+    >>> sum_dtypes(np.dtype(np.int8), None, "sum")
+    (dtype('int64'), dtype('int64'))
+    >>> sum_dtypes(np.dtype(np.float16), None, "sum")
+    (dtype('float16'), dtype('float32'))
+    """
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        check_dtype(dtype, op)
+    probe = np.zeros(1, x_dtype)
+    res = (np.prod if op == "prod" else np.sum)(probe, dtype=dtype).dtype
+    return res, _accumulator(res)
+
+
+def mean_dtypes(x_dtype: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
+    """(result dtype, accumulator dtype) of ``mean``: ints and bool give float64.
+
+    >>> mean_dtypes(np.dtype(np.int32), None)
+    (dtype('float64'), dtype('float64'))
+    """
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        check_dtype(dtype, "mean")
+    res = np.mean(np.zeros(1, x_dtype), dtype=dtype).dtype
+    return res, _accumulator(res)
+
+
+def _accumulator(res: np.dtype) -> np.dtype:
+    # Integer sums wrap modulo 2**bits exactly as NumPy's do when accumulated in 64
+    # bits and cast at the end (addition and multiplication are ring maps), so every
+    # signed result accumulates in int64 and every unsigned one in uint64.
+    if res.kind == "f":
+        return np.dtype(np.float32) if res.itemsize <= 4 else np.dtype(np.float64)
+    if res.kind == "u":
+        return np.dtype(np.uint64)
+    return np.dtype(np.int64)
+
+
+def bits_view_dtype(dtype: np.dtype) -> np.dtype:
+    """Signed/unsigned integer dtype whose values the arg-reduction kernels compare.
+
+    Integers compare as themselves, bool as uint8, floats as same-width signed ints
+    of their bit patterns (the kernel maps those to an order-preserving key).
+    """
+    if dtype.kind == "b":
+        return np.dtype(np.uint8)
+    if dtype.kind in "iu":
+        return dtype
+    return np.dtype(_BITS_VIEW[dtype.itemsize])
+
+
+def check_index_dtype(index_dtype, op: str) -> np.dtype:
+    """``int32`` or ``int64``, else ``TypeError``."""
+    try:
+        d = np.dtype(index_dtype)
+    except TypeError:
+        d = None
+    if d not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise TypeError(f"{op}: index_dtype must be int32 or int64, got {index_dtype!r}")
+    return d
+
+
+def check_index_fits(count: int, index_dtype: np.dtype, op: str) -> None:
+    """``OverflowError`` when indices up to ``count - 1`` do not fit *index_dtype*."""
+    if count - 1 > np.iinfo(index_dtype).max:
+        raise OverflowError(
+            f"{op}: indices up to {count - 1} do not fit index_dtype {index_dtype}; use int64"
+        )

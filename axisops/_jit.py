@@ -1,0 +1,38 @@
+"""The one place that compiles kernels.
+
+Every kernel is an ``@kernel`` (parallel) or ``@serial_kernel`` function. Options are
+fixed here and never read from the environment: Numba's on-disk cache key ignores
+compiler flags, so flags that changed between runs would load stale machine code.
+
+Kernels that differ only by a compile-time constant (an operator code, an
+accumulator type) are made by small factories (see ``kernels/reduce.py``); Numba
+caches each closure separately because its cache key includes the closure's values.
+"""
+from __future__ import annotations
+
+import functools
+
+from numba import njit
+
+#: ``reassoc`` lets LLVM vectorise float sums and products (a fixed lane order per
+#: compiled kernel, so results stay the same on every run and for every thread
+#: count); NaN and inf semantics are untouched (no ``nnan``/``ninf``).
+_FASTMATH_SUM = frozenset({"reassoc"})
+
+
+def kernel(fn=None, *, reassociate: bool = False):
+    """Compile *fn* lazily as a parallel, disk-cached Numba kernel."""
+    def wrap(f):
+        return njit(parallel=True, cache=True, nogil=True,
+                    fastmath=set(_FASTMATH_SUM) if reassociate else False)(f)
+    return wrap(fn) if fn is not None else wrap
+
+
+def helper(fn):
+    """A small function inlined into kernels (no parallelism of its own)."""
+    return njit(inline="always", cache=True)(fn)
+
+
+def factory(fn):
+    """Memoise a kernel factory so each constant combination is compiled once."""
+    return functools.lru_cache(maxsize=None)(fn)

@@ -1,0 +1,349 @@
+"""Reductions and arg-reductions along any axes.
+
+Every function here validates its arguments, builds a ``ReductionView`` of the
+input (no copy), runs one kernel from ``axisops.kernels.reduce`` and shapes the
+result. Results follow NumPy: same values (up to float reassociation for sums),
+same dtypes, and a NumPy scalar where NumPy returns one.
+"""
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from . import _dtypes
+from ._axes import normalize_axes, reduced_shape
+from ._layout import ReductionView, reduction_view, restore_kept_order
+from .kernels import reduce as K
+
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
+
+#: Reduced elements per chunk. A reduction over more than ``2 * _CHUNK`` elements
+#: is split into chunks that run in parallel and are combined in order; the split
+#: depends only on the shape, so results do not depend on the thread count.
+_CHUNK = 1 << 15
+#: Widest block of ``inner`` one row-order task keeps running values for.
+_INNER_BLOCK = 2048
+
+
+def sum(x, axis=None, *, keepdims=False, dtype=None):
+    """Sum of array elements over the given axes, as ``numpy.sum``.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : None, int or tuple of ints
+        Axes to sum over; ``None`` sums every axis, ``()`` none.
+    keepdims : bool
+        Keep the reduced axes with length 1.
+    dtype : dtype, optional
+        Result and accumulator dtype; by default NumPy's (int64 for small signed
+        ints and bool, uint64 for small unsigned ints). float16 accumulates in float32.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+
+    Examples
+    --------
+    >>> import axisops
+    >>> x = np.arange(6).reshape(2, 3)
+    >>> axisops.sum(x, axis=0)
+    array([3, 5, 7])
+    >>> axisops.sum(x, axis=(0, 1), keepdims=True)
+    array([[15]])
+    """
+    return _value_reduction("sum", x, axis, keepdims, dtype)
+
+
+def prod(x, axis=None, *, keepdims=False, dtype=None):
+    """Product of array elements over the given axes, as ``numpy.prod``.
+
+    Integer products wrap around exactly as NumPy's do.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> axisops.prod(np.array([[1., 2.], [3., 4.]]), axis=1)
+    array([ 2., 12.])
+    """
+    return _value_reduction("prod", x, axis, keepdims, dtype)
+
+
+def mean(x, axis=None, *, keepdims=False, dtype=None):
+    """Arithmetic mean over the given axes, as ``numpy.mean``.
+
+    Integer and bool inputs give float64; float16 accumulates in float32 and
+    returns float16. The mean of an empty set is NaN with a ``RuntimeWarning``.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> axisops.mean(np.array([[1, 2], [3, 5]]), axis=0)
+    array([2. , 3.5])
+    """
+    return _value_reduction("mean", x, axis, keepdims, dtype)
+
+
+def max(x, axis=None, *, keepdims=False):
+    """Maximum over the given axes, as ``numpy.max``; NaN propagates.
+
+    Raises ``ValueError`` for a reduction over an empty set.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> axisops.max(np.array([[1., 5.], [np.nan, 2.]]), axis=1)
+    array([ 5., nan])
+    """
+    return _arg_reduction("max", x, axis, keepdims, False, np.int64)
+
+
+def min(x, axis=None, *, keepdims=False):
+    """Minimum over the given axes, as ``numpy.min``; NaN propagates.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> axisops.min(np.array([[1, 5], [4, 2]]), axis=0)
+    array([1, 2])
+    """
+    return _arg_reduction("min", x, axis, keepdims, False, np.int64)
+
+
+def argmax(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype=np.int64):
+    """Index of the maximum over one axis or several, as ``numpy.argmax``.
+
+    Ties give the first index, or the last with ``select_last_index=True`` (ONNX
+    ArgMax). A NaN counts as the maximum: the first NaN wins (the last with
+    ``select_last_index``). With a tuple ``axis`` the index is into the C-ordered
+    block of the reduced axes, taken in increasing order; ``axisops.unravel``
+    turns it back into one index per axis. ``axis=None`` indexes the flattened
+    array.
+
+    Parameters
+    ----------
+    index_dtype : int32 or int64
+        dtype of the indices; int32 that cannot hold them raises ``OverflowError``.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> x = np.array([[1, 7, 7], [9, 0, 9]])
+    >>> axisops.argmax(x, axis=1)
+    array([1, 0])
+    >>> axisops.argmax(x, axis=1, select_last_index=True)
+    array([2, 2])
+    >>> axisops.argmax(x, axis=(0, 1))
+    np.int64(3)
+    """
+    return _arg_reduction("argmax", x, axis, keepdims, select_last_index, index_dtype)
+
+
+def argmin(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype=np.int64):
+    """Index of the minimum over one axis or several, as ``numpy.argmin``.
+
+    Same rules as :func:`argmax`: first index on ties (last with
+    ``select_last_index``), a NaN counts as the minimum.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> axisops.argmin(np.array([3., np.nan, 1., np.nan]))
+    np.int64(1)
+    """
+    return _arg_reduction("argmin", x, axis, keepdims, select_last_index, index_dtype)
+
+
+def unravel(idx, shape, axis):
+    """Turn a tuple-axis ``argmax``/``argmin`` index into one index array per axis.
+
+    ``shape`` is the shape of the array that was reduced and ``axis`` the axes
+    it was reduced over (as given to ``argmax``; ``None`` means all). Returns a
+    tuple with one index array (or scalar) per reduced axis, in increasing axis
+    order.
+
+    Examples
+    --------
+    >>> import axisops
+    >>> x = np.arange(24).reshape(2, 3, 4)
+    >>> i = axisops.argmax(x, axis=(0, 2))
+    >>> axisops.unravel(i, x.shape, (0, 2))
+    (array([1, 1, 1]), array([3, 3, 3]))
+    """
+    shape = tuple(int(n) for n in shape)
+    axes = normalize_axes(axis, len(shape), "unravel")
+    idx = np.asarray(idx)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"unravel: indices must be integers, got {idx.dtype}")
+    block = tuple(shape[d] for d in axes)
+    count = int(np.prod(block, dtype=np.int64))
+    if idx.size and (idx.min() < 0 or idx.max() >= count):
+        bad = idx.reshape(-1)[np.argmax((idx.reshape(-1) < 0) | (idx.reshape(-1) >= count))]
+        raise IndexError(f"unravel: index {bad} is out of range [0, {count}) for the reduced block {block}")
+    return tuple(np.unravel_index(idx, block)) if block else ()
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _prepare(op: str, x, axis):
+    x = _dtypes.as_array(x)
+    _dtypes.check_dtype(x.dtype, op)
+    axes = normalize_axes(axis, x.ndim, op)
+    count = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    return x, axes, count
+
+
+def _scalar_or_array(res: np.ndarray):
+    return res[()] if res.ndim == 0 else res
+
+
+def _chunking(total: int) -> tuple[int, int]:
+    """(number of chunks, chunk length) for a reduced block of *total* elements."""
+    if total <= 2 * _CHUNK:
+        return 1, builtins.max(total, 1)
+    return -(-total // _CHUNK), _CHUNK
+
+
+def _inner_block(view: ReductionView, chunks: int) -> int:
+    if not view.row_order:
+        return 1
+    if view.outer * chunks >= 8:
+        return builtins.min(view.inner, _INNER_BLOCK)
+    # few outer tasks: split the row across tasks so every core has work
+    return builtins.min(_INNER_BLOCK, builtins.max(64, -(-view.inner // 8)))
+
+
+def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple:
+    return (view.offset, view.outer_shape, view.outer_strides, view.inner, view.inner_stride,
+            view.red_shape, view.red_strides, view.n, view.n_stride, chunk_len, inner_block,
+            view.row_order)
+
+
+_F16_TABLE = None
+
+
+def _float16_table() -> np.ndarray:
+    """float32 value of every float16 bit pattern, for kernels reading float16."""
+    global _F16_TABLE
+    if _F16_TABLE is None:
+        _F16_TABLE = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+    return _F16_TABLE
+
+
+def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
+    x, axes, count = _prepare(op, x, axis)
+    if op == "mean":
+        res_dtype, acc_dtype = _dtypes.mean_dtypes(x.dtype, dtype)
+    else:
+        res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, op)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    if res_dtype.kind == "b":
+        # NumPy's add/multiply on booleans are logical or/and of the elements
+        bits = x.astype(bool, copy=False)
+        red = _arg_reduction("max" if op == "sum" else "min", bits, axes, keepdims, False, np.int64)
+        return _scalar_or_array(np.asarray(red, dtype=bool))
+    if count == 0 or x.size == 0:
+        return _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
+
+    view = reduction_view(x, axes, keep_order=False)
+    chunks, chunk_len = _chunking(view.reduced_count)
+    inner_block = _inner_block(view, chunks)
+    partial = np.empty((view.outer, chunks, view.inner), dtype=acc_dtype)
+    base = view.base
+    float16_input = x.dtype == np.float16
+    if float16_input:
+        base, table = base.view(np.uint16), _float16_table()
+    else:
+        if base.dtype == np.bool_:
+            base = base.view(np.uint8)
+        table = np.zeros(1, np.float32)
+    kern = K.value_kernel(acc_dtype.str, float16_input)
+    op_code = K.OP_PROD if op == "prod" else K.OP_SUM
+    kern(base, *_kernel_args(view, chunk_len, inner_block), op_code, table, partial)
+
+    if chunks == 1:
+        acc = partial[:, 0, :]
+    elif op == "prod":
+        acc = partial.prod(axis=1, dtype=acc_dtype)
+    else:
+        acc = partial.sum(axis=1, dtype=acc_dtype)
+    if op == "mean":
+        acc = np.true_divide(acc, count, dtype=acc_dtype)
+    res = restore_kept_order(acc.astype(res_dtype, copy=False), x.shape, view, out_shape)
+    return _scalar_or_array(res)
+
+
+def _empty_value_reduction(op, out_shape, res_dtype, count):
+    if op == "prod":
+        return np.ones(out_shape, res_dtype)
+    if op == "mean" and count == 0 and int(np.prod(out_shape)) > 0:
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+        return np.full(out_shape, np.nan, res_dtype)
+    return np.zeros(out_shape, res_dtype)
+
+
+def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
+    x, axes, count = _prepare(op, x, axis)
+    want_index = op.startswith("arg")
+    if want_index:
+        index_dtype = _dtypes.check_index_dtype(index_dtype, op)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    if count == 0:
+        if want_index:
+            raise ValueError(f"{op}: attempt to get {op} of an empty sequence")
+        name = "maximum" if op == "max" else "minimum"
+        raise ValueError(f"{op}: zero-size array to reduction operation {name} which has no identity")
+    if want_index:
+        _dtypes.check_index_fits(count, index_dtype, op)
+    if x.size == 0:
+        return _scalar_or_array(np.empty(out_shape, index_dtype if want_index else x.dtype))
+    if select_last:
+        # Reversing every reduced axis maps the C-order index t to count-1-t and
+        # turns "last of the ties" into "first of the ties".
+        x = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+
+    view = reduction_view(x, axes, keep_order=want_index)
+    chunks, chunk_len = _chunking(view.reduced_count)
+    inner_block = _inner_block(view, chunks)
+    view_dtype = _dtypes.bits_view_dtype(x.dtype)
+    is_float = x.dtype.kind == "f"
+    is_max = op in ("max", "argmax")
+    key_kind = ((K.KEY_FLOAT_MAX if is_max else K.KEY_FLOAT_MIN) if is_float
+                else (K.KEY_INT_MAX if is_max else K.KEY_INT_MIN))
+    keys = np.empty((view.outer, chunks, view.inner), dtype=view_dtype)
+    index = np.empty((view.outer, chunks, view.inner), dtype=np.int64)
+    kern = K.arg_kernel(key_kind, view_dtype.str)
+    kern(view.base.view(view_dtype), *_kernel_args(view, chunk_len, inner_block), keys, index)
+
+    if chunks == 1:
+        best = index[:, 0, :]
+    else:  # the first chunk holding the greatest key: chunks are in index order
+        best = np.take_along_axis(index, keys.argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
+    if want_index:
+        if select_last:
+            best = (count - 1) - best
+        res = best.astype(index_dtype, copy=False)
+    else:
+        res = view.base[_element_offsets(view, best)]
+    return _scalar_or_array(restore_kept_order(res, x.shape, view, out_shape))
+
+
+def _element_offsets(view: ReductionView, reduced_index: np.ndarray) -> np.ndarray:
+    """Offsets in ``view.base`` of the elements at ``reduced_index[o, i]``."""
+    outer = np.arange(view.outer, dtype=np.int64)
+    outer_off = _unravel_offsets(outer, view.outer_shape, view.outer_strides)
+    inner_off = np.arange(view.inner, dtype=np.int64) * view.inner_stride
+    r, j = np.divmod(reduced_index, view.n)
+    red_off = _unravel_offsets(r, view.red_shape, view.red_strides) + j * view.n_stride
+    return view.offset + outer_off[:, None] + inner_off[None, :] + red_off
+
+
+def _unravel_offsets(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray) -> np.ndarray:
+    if shape.size == 0:
+        return np.zeros_like(flat)
+    idx = np.unravel_index(flat, tuple(int(s) for s in shape))
+    return builtins.sum(i * int(s) for i, s in zip(idx, strides))
