@@ -1,0 +1,761 @@
+"""Benchmarks of axisops against NumPy, PyTorch and ONNX Runtime.
+
+This module is the machinery behind ``axisops bench`` and ``benchmarks/run.py``.
+It is imported only by those two; ``import axisops`` never imports it, and it
+imports PyTorch, ONNX Runtime and matplotlib only when a run asks for them.
+
+A *workload* is data: a name, the axisops operator it measures, a ``setup``
+function that makes the inputs from a shape and a random generator, and one
+*factory* per system.  A factory takes the inputs and returns a runner, a
+callable of no arguments that computes the result once.  Everything that is not
+the operation itself (``torch.from_numpy``, building the ONNX model, creating the
+``InferenceSession``) happens in the factory, outside the timing.  To benchmark a
+new operator, append a :class:`Workload` to :data:`WORKLOADS` (the helpers
+:func:`reduction_workload` and :func:`onnx_runner` cover the common shapes).
+
+How a run measures, and why:
+
+* All systems run in one process on the same input array.
+* Each runner is called once before timing (the warm-up: numba compilation or
+  loading from its on-disk cache, ORT's first-run allocations), and that first
+  call is recorded separately as ``first_call_ms``.
+* The timed calls go round-robin over the systems, ``repeat`` rounds, and each
+  system keeps its best time.  On a shared, noisy machine a burst of load then
+  hits every system alike instead of ruining one system's whole series.
+* PyTorch and ONNX Runtime are given as many threads as the process has cores,
+  as is numba (its default); NumPy's reductions are single-threaded.
+* GB/s counts bytes read plus bytes written: the inputs' ``nbytes`` plus the
+  result's ``nbytes``.
+* Every system's result is checked against the reference system's (NumPy), so a
+  fast wrong answer shows up as ``MISMATCH`` in the table.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = [
+    "Workload",
+    "WORKLOADS",
+    "FULL_SHAPE",
+    "QUICK_SHAPE",
+    "SYSTEMS",
+    "available_systems",
+    "run",
+    "format_table",
+    "write_json",
+    "write_markdown",
+    "plot",
+    "machine_info",
+]
+
+#: Shape of the benchmark arrays: float32, 64 * 512 * 1024 * 4 bytes = 128 MiB.
+FULL_SHAPE = (64, 512, 1024)
+#: Shape used by ``--quick``: 16 * 256 * 512 * 4 bytes = 8 MiB.
+QUICK_SHAPE = (16, 256, 512)
+FULL_REPEAT = 5
+QUICK_REPEAT = 3
+
+#: Every system a workload may name, in the order the table lists them.
+SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime")
+#: The system whose result every other system's result is checked against.
+REFERENCE = "numpy"
+
+Inputs = Tuple[Any, ...]
+Runner = Callable[[], Any]
+Factory = Callable[..., Runner]
+
+
+# --------------------------------------------------------------------------
+# Threads and optional peers
+
+
+def core_count() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def _torch():
+    import torch
+
+    if torch.get_num_threads() != core_count():
+        torch.set_num_threads(core_count())
+    return torch
+
+
+def _onnx():
+    import onnx
+    import onnx.helper
+
+    return onnx
+
+
+def _ort():
+    import onnxruntime
+
+    return onnxruntime
+
+
+_PEER_MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx")}
+
+
+def available_systems() -> Dict[str, Optional[str]]:
+    """Map each system to ``None`` when usable, or to the reason it is not."""
+    import importlib
+
+    status: Dict[str, Optional[str]] = {"axisops": None, "numpy": None}
+    for system, modules in _PEER_MODULES.items():
+        status[system] = None
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except Exception as exc:  # ImportError, or a broken install
+                status[system] = f"{module} is not importable ({type(exc).__name__}: {exc})"
+                break
+    return status
+
+
+def thread_counts(systems: Sequence[str]) -> Dict[str, Any]:
+    """How many threads each system computes with, as used by :func:`run`."""
+    out: Dict[str, Any] = {}
+    for system in systems:
+        if system == "axisops":
+            try:
+                import numba
+
+                out[system] = numba.get_num_threads()
+            except Exception:  # pragma: no cover
+                out[system] = None
+        elif system == "numpy":
+            out[system] = "1 (NumPy reductions are single-threaded)"
+        elif system == "torch":
+            out[system] = _torch().get_num_threads()
+        elif system == "onnxruntime":
+            out[system] = core_count()
+    return out
+
+
+# --------------------------------------------------------------------------
+# ONNX Runtime runners
+
+ONNX_IR_VERSION = 10  # ONNX 1.16's; every onnxruntime this library supports reads it
+
+
+def onnx_runner(
+    op_type: str,
+    x: np.ndarray,
+    *,
+    out_dtype: Any,
+    out_rank: int,
+    attributes: Optional[Dict[str, Any]] = None,
+    constants: Sequence[Optional[np.ndarray]] = (),
+    opset: int = 18,
+) -> Runner:
+    """An ONNX Runtime session computing ``op_type(x, *constants)``, as a runner.
+
+    ``out_rank`` is the number of dimensions of the result (its sizes are
+    left symbolic).  ``constants`` become initializers (so ORT sees them as constant inputs, as
+    ``axes`` of ReduceSum are in a real model); ``None`` leaves an optional input
+    out.  The session runs on the CPU with ``intra_op_num_threads`` set to the
+    core count.
+    """
+    onnx = _onnx()
+    ort = _ort()
+    helper = onnx.helper
+    x_elem = helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype))
+    y_elem = helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype))
+    inputs = ["x"]
+    initializers = []
+    for i, value in enumerate(constants):
+        if value is None:
+            inputs.append("")
+            continue
+        name = f"c{i}"
+        inputs.append(name)
+        initializers.append(onnx.numpy_helper.from_array(np.asarray(value), name))
+    node = helper.make_node(op_type, inputs, ["y"], **(attributes or {}))
+    graph = helper.make_graph(
+        [node],
+        f"axisops_bench_{op_type}",
+        [helper.make_tensor_value_info("x", x_elem, list(x.shape))],
+        [helper.make_tensor_value_info("y", y_elem, [f"y{i}" for i in range(out_rank)])],
+        initializer=initializers,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = ONNX_IR_VERSION
+    onnx.checker.check_model(model)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = core_count()
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    feed = {"x": np.ascontiguousarray(x)}
+    return lambda: session.run(["y"], feed)[0]
+
+
+# --------------------------------------------------------------------------
+# Workloads
+
+
+@dataclass
+class Workload:
+    """One benchmark: an operator on inputs, computed by several systems.
+
+    Parameters
+    ----------
+    name : str
+        Row label, e.g. ``"argmax axis=0"``.
+    op : str
+        The axisops operator measured (what ``--ops`` filters on).
+    setup : callable
+        ``setup(shape, rng) -> tuple of inputs``.
+    systems : dict
+        System name -> factory; ``factory(*inputs)`` returns a runner (a
+        callable of no arguments).  Only the runner is timed.
+    check : callable, optional
+        ``check(result, expected) -> bool``; the default compares integers
+        exactly and floats with a tolerance fit for float32 sums.
+    """
+
+    name: str
+    op: str
+    setup: Callable[[Tuple[int, ...], np.random.Generator], Inputs]
+    systems: Dict[str, Factory]
+    check: Optional[Callable[[Any, Any], bool]] = None
+    note: str = ""
+
+
+def random_float32(shape: Tuple[int, ...], rng: np.random.Generator) -> Inputs:
+    """One C-contiguous float32 array of uniform [0, 1) values."""
+    return (rng.random(shape, dtype=np.float32),)
+
+
+def _axisops_fn(op: str) -> Callable:
+    import axisops
+
+    return getattr(axisops, op)
+
+
+def _onnx_axes(axis) -> np.ndarray:
+    return np.asarray(axis if isinstance(axis, tuple) else (axis,), dtype=np.int64)
+
+
+# How each reduction is spelled by each peer: numpy function, torch function,
+# and the ONNX node (op_type, result dtype of a float32 input or None for "same",
+# whether axes is an input (True) or an attribute, the opset that allows that).
+_REDUCTIONS = {
+    "argmax": ("argmax", "argmax", ("ArgMax", np.int64, "attribute", 13)),
+    "argmin": ("argmin", "argmin", ("ArgMin", np.int64, "attribute", 13)),
+    "sum": ("sum", "sum", ("ReduceSum", None, "input", 13)),
+    "max": ("max", "amax", ("ReduceMax", None, "input", 18)),
+    "min": ("min", "amin", ("ReduceMin", None, "input", 18)),
+    "prod": ("prod", "prod", ("ReduceProd", None, "input", 18)),
+    "mean": ("mean", "mean", ("ReduceMean", None, "input", 18)),
+}
+
+
+def reduction_workload(op: str, axis, setup=random_float32) -> Workload:
+    """A reduction ``op(x, axis)`` workload with all four systems."""
+    np_name, torch_name, (onnx_op, onnx_out, axes_as, opset) = _REDUCTIONS[op]
+    np_fn = getattr(np, np_name)
+
+    def axisops_factory(x):
+        fn = _axisops_fn(op)
+        return lambda: fn(x, axis)
+
+    def numpy_factory(x):
+        return lambda: np_fn(x, axis=axis)
+
+    def torch_factory(x):
+        torch = _torch()
+        fn = getattr(torch, torch_name)
+        t = torch.from_numpy(x)
+        if isinstance(axis, tuple) and torch_name in ("argmax", "argmin", "prod"):
+            raise NotImplementedError(f"torch.{torch_name} takes one dim")
+        return lambda: fn(t, axis)
+
+    def onnx_factory(x):
+        out_dtype = x.dtype if onnx_out is None else onnx_out
+        out_rank = x.ndim - (len(axis) if isinstance(axis, tuple) else 1)
+        if axes_as == "attribute":
+            if isinstance(axis, tuple):
+                raise NotImplementedError(f"ONNX {onnx_op} takes one axis")
+            return onnx_runner(
+                onnx_op, x, out_dtype=out_dtype, out_rank=out_rank,
+                attributes={"axis": axis, "keepdims": 0}, opset=opset,
+            )
+        return onnx_runner(
+            onnx_op, x, out_dtype=out_dtype, out_rank=out_rank, attributes={"keepdims": 0},
+            constants=[_onnx_axes(axis)], opset=opset,
+        )
+
+    axis_text = "(" + ", ".join(map(str, axis)) + ")" if isinstance(axis, tuple) else str(axis)
+    return Workload(
+        name=f"{op} axis={axis_text}",
+        op=op,
+        setup=setup,
+        systems={
+            "axisops": axisops_factory,
+            "numpy": numpy_factory,
+            "torch": torch_factory,
+            "onnxruntime": onnx_factory,
+        },
+    )
+
+
+#: The benchmark workloads, in table order.  Later operator families (scans:
+#: cummax/cumsum; gather: take, take_along_axis, scatter add; windows:
+#: unfold/fold) append their own :class:`Workload` entries here.
+WORKLOADS: List[Workload] = [
+    reduction_workload("argmax", 0),
+    reduction_workload("argmax", 1),
+    reduction_workload("argmax", -1),
+    reduction_workload("sum", 1),
+    reduction_workload("sum", (0, 2)),
+    reduction_workload("max", -1),
+]
+
+
+def operator_names() -> List[str]:
+    """The operator names that ``--ops`` accepts, in table order."""
+    return list(dict.fromkeys(w.op for w in WORKLOADS))
+
+
+def select(ops: Optional[Sequence[str]] = None) -> List[Workload]:
+    """The workloads of the operators ``ops`` (all when ``None``).
+
+    Raises ``ValueError`` naming an operator that has no workload.
+    """
+    if not ops:
+        return list(WORKLOADS)
+    known = operator_names()
+    unknown = [op for op in ops if op not in known]
+    if unknown:
+        raise ValueError(
+            f"no benchmark workload for operator(s) {', '.join(unknown)}; "
+            f"expected some of: {', '.join(known)}"
+        )
+    return [w for w in WORKLOADS if w.op in ops]
+
+
+# --------------------------------------------------------------------------
+# Running
+
+
+def _to_numpy(result: Any) -> Any:
+    if isinstance(result, (tuple, list)):
+        return tuple(_to_numpy(r) for r in result)
+    if hasattr(result, "detach") and hasattr(result, "numpy"):  # a torch tensor
+        return result.detach().cpu().numpy()
+    return np.asarray(result)
+
+
+def default_check(result: Any, expected: Any) -> bool:
+    """Integers and bools exactly; floats to a float32-sum tolerance."""
+    if isinstance(expected, tuple):
+        return (
+            isinstance(result, tuple)
+            and len(result) == len(expected)
+            and all(default_check(r, e) for r, e in zip(result, expected))
+        )
+    result = np.asarray(result)
+    expected = np.asarray(expected)
+    if result.shape != expected.shape:
+        return False
+    if expected.dtype.kind in "fc":
+        return bool(np.allclose(result, expected, rtol=1e-3, atol=1e-3, equal_nan=True))
+    return bool(np.array_equal(result, expected))
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return int(np.asarray(value).nbytes)
+
+
+def _log(stream, text: str) -> None:
+    if stream is not None:
+        print(text, file=stream, flush=True)
+
+
+def run(
+    workloads: Sequence[Workload],
+    *,
+    shape: Tuple[int, ...] = FULL_SHAPE,
+    repeat: int = FULL_REPEAT,
+    systems: Optional[Sequence[str]] = None,
+    seed: int = 0,
+    progress=sys.stderr,
+) -> Dict[str, Any]:
+    """Time every workload on every available system; return the raw results.
+
+    The result is a dict with ``meta`` (machine, versions, threads, shape,
+    repeat, date, skipped systems) and ``results``, one row per
+    (workload, system) that ran: ``workload``, ``op``, ``system``,
+    ``times_ms`` (every timed call), ``best_ms``, ``first_call_ms`` (the
+    untimed warm-up call, with the runner's setup), ``bytes``, ``gb_per_s``,
+    ``ratio_to_best_peer`` (best_ms / the fastest other system's best_ms),
+    ``check`` (``"ok"``, ``"MISMATCH"`` or ``"reference"``), plus rows with
+    ``error`` for a system that could not run a workload.
+    """
+    if repeat < 1:
+        raise ValueError(f"repeat must be at least 1, got {repeat}")
+    status = available_systems()
+    wanted = list(SYSTEMS) if systems is None else list(systems)
+    unknown = [s for s in wanted if s not in SYSTEMS]
+    if unknown:
+        raise ValueError(
+            f"unknown system(s) {', '.join(unknown)}; expected some of: {', '.join(SYSTEMS)}"
+        )
+    skipped = {s: status[s] for s in wanted if status[s] is not None}
+    usable = [s for s in SYSTEMS if s in wanted and status[s] is None]
+    for system, reason in skipped.items():
+        _log(progress, f"skipping {system}: {reason}")
+    threads = thread_counts(usable)
+    _log(
+        progress,
+        "threads: " + ", ".join(f"{s}={threads[s]}" for s in usable)
+        + f"; shape {shape} float32, best of {repeat}",
+    )
+
+    rng = np.random.default_rng(seed)
+    rows: List[Dict[str, Any]] = []
+    total = len(workloads)
+    for k, workload in enumerate(workloads, 1):
+        inputs = workload.setup(tuple(shape), rng)
+        in_bytes = sum(_nbytes(a) for a in inputs)
+        runners: Dict[str, Runner] = {}
+        wl_rows: Dict[str, Dict[str, Any]] = {}
+        results: Dict[str, Any] = {}
+        for system in usable:
+            factory = workload.systems.get(system)
+            if factory is None:
+                continue
+            row = {"workload": workload.name, "op": workload.op, "system": system}
+            wl_rows[system] = row
+            t0 = time.perf_counter()
+            try:
+                runner = factory(*inputs)
+                results[system] = _to_numpy(runner())
+            except NotImplementedError as exc:
+                del wl_rows[system]
+                _log(progress, f"[{k}/{total}] {workload.name:<18} {system:<12} n/a: {exc}")
+                continue
+            except Exception as exc:
+                row["error"] = f"{type(exc).__name__}: {exc}"
+                _log(progress, f"[{k}/{total}] {workload.name:<18} {system:<12} FAILED: {row['error']}")
+                continue
+            row["first_call_ms"] = (time.perf_counter() - t0) * 1e3
+            row["times_ms"] = []
+            runners[system] = runner
+            _log(
+                progress,
+                f"[{k}/{total}] {workload.name:<18} {system:<12} warm-up {row['first_call_ms']:9.1f} ms",
+            )
+
+        # Timed calls, round-robin over the systems.
+        for _ in range(repeat):
+            for system, runner in runners.items():
+                t0 = time.perf_counter()
+                runner()
+                wl_rows[system]["times_ms"].append((time.perf_counter() - t0) * 1e3)
+
+        reference = results.get(REFERENCE)
+        check = workload.check or default_check
+        timed = {s: r for s, r in wl_rows.items() if s in runners}
+        for system, row in timed.items():
+            row["best_ms"] = min(row["times_ms"])
+            out_bytes = _nbytes(results[system])
+            row["bytes"] = in_bytes + out_bytes
+            row["gb_per_s"] = row["bytes"] / (row["best_ms"] * 1e-3) / 1e9
+            if system == REFERENCE:
+                row["check"] = "reference"
+            elif reference is None:
+                row["check"] = "unchecked"
+            else:
+                row["check"] = "ok" if check(results[system], reference) else "MISMATCH"
+        for system, row in timed.items():
+            peers = [r["best_ms"] for s, r in timed.items() if s != system]
+            row["ratio_to_best_peer"] = row["best_ms"] / min(peers) if peers else None
+            _log(
+                progress,
+                f"[{k}/{total}] {workload.name:<18} {system:<12} best {_ms(row['best_ms']):>9} ms"
+                f"  {row['gb_per_s']:6.2f} GB/s  {row['check']}",
+            )
+        rows.extend(wl_rows[s] for s in usable if s in wl_rows)
+        del inputs, runners, results
+
+    return {
+        "meta": dict(
+            machine_info(),
+            versions=versions(),
+            threads=threads,
+            shape=list(shape),
+            dtype="float32",
+            repeat=repeat,
+            seed=seed,
+            systems=usable,
+            skipped_systems=skipped,
+            date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        ),
+        "results": rows,
+    }
+
+
+# --------------------------------------------------------------------------
+# Machine and versions
+
+
+def machine_info() -> Dict[str, Any]:
+    """CPU model (from /proc/cpuinfo), core counts, OS."""
+    cpu = None
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu or platform.processor() or platform.machine(),
+        "cores": core_count(),
+        "logical_cpus": os.cpu_count(),
+        "os": f"{platform.system()} {platform.release()}",
+    }
+
+
+def versions() -> Dict[str, Optional[str]]:
+    """Versions of Python and every system that can be imported."""
+    import importlib
+
+    out: Dict[str, Optional[str]] = {"python": platform.python_version()}
+    for name in ("axisops", "numpy", "numba", "torch", "onnxruntime", "onnx"):
+        try:
+            out[name] = getattr(importlib.import_module(name), "__version__", "unknown")
+        except Exception:
+            out[name] = None
+    return out
+
+
+# --------------------------------------------------------------------------
+# Reporting
+
+
+def _verdicts(data: Dict[str, Any]) -> Dict[str, str]:
+    """Per workload, one sentence saying whether axisops is fastest."""
+    out: Dict[str, str] = {}
+    by_workload: Dict[str, List[Dict[str, Any]]] = {}
+    for row in data["results"]:
+        if "best_ms" in row:
+            by_workload.setdefault(row["workload"], []).append(row)
+    for name, rows in by_workload.items():
+        mine = [r for r in rows if r["system"] == "axisops"]
+        peers = [r for r in rows if r["system"] != "axisops"]
+        if not mine:
+            out[name] = "axisops did not run"
+            continue
+        if not peers:
+            out[name] = "no peer ran"
+            continue
+        best = min(peers, key=lambda r: r["best_ms"])
+        ratio = mine[0]["best_ms"] / best["best_ms"]
+        wrong = " (but its result is a MISMATCH)" if mine[0]["check"] == "MISMATCH" else ""
+        if ratio <= 1:
+            out[name] = (
+                f"axisops is fastest{wrong}: {ratio:.2f}x the time of the best peer "
+                f"({best['system']}, {1 / ratio:.2f}x faster)"
+            )
+        else:
+            out[name] = (
+                f"axisops is NOT fastest{wrong}: {ratio:.2f}x the time of {best['system']}"
+            )
+    return out
+
+
+_HEADER = ("workload", "system", "ms", "GB/s", "vs best peer", "check")
+
+
+def _ms(ms: float) -> str:
+    """Milliseconds with about four significant digits."""
+    for limit, digits in ((100, 0), (10, 1), (1, 2), (0.1, 3)):
+        if ms >= limit:
+            return f"{ms:.{digits}f}"
+    return f"{ms:.4f}"
+
+
+def _table_rows(data: Dict[str, Any]) -> List[Tuple[str, ...]]:
+    rows = []
+    for row in data["results"]:
+        if "best_ms" not in row:
+            rows.append((row["workload"], row["system"], "-", "-", "-", row.get("error", "")))
+            continue
+        ratio = row.get("ratio_to_best_peer")
+        rows.append(
+            (
+                row["workload"],
+                row["system"],
+                _ms(row["best_ms"]),
+                f"{row['gb_per_s']:.2f}",
+                "-" if ratio is None else f"{ratio:.2f}x",
+                row["check"],
+            )
+        )
+    return rows
+
+
+def _threads_line(meta: Dict[str, Any]) -> str:
+    return "threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
+
+
+def format_table(data: Dict[str, Any]) -> str:
+    """The results as a plain-text table with a verdict line per workload.
+
+    ``vs best peer`` is the row's time over the fastest *other* system's time:
+    on an axisops row, below 1 means axisops is the fastest.
+    """
+    meta = data["meta"]
+    rows = _table_rows(data)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(_HEADER)]
+    right = {2, 3, 4}
+
+    def fmt(cells):
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    shape = "x".join(map(str, meta["shape"]))
+    lines = [
+        f"axisops bench: {meta['dtype']} {shape}, best of {meta['repeat']} "
+        f"(round-robin), on {meta['cpu']} ({meta['cores']} cores)",
+        _threads_line(meta),
+        "",
+        fmt(_HEADER),
+        fmt(["-" * w for w in widths]),
+    ]
+    verdicts = _verdicts(data)
+    previous = None
+    for cells in rows:
+        if previous is not None and cells[0] != previous:
+            lines.append(f"  -> {verdicts.get(previous, '')}")
+        label = cells[0] if cells[0] != previous else ""
+        lines.append(fmt((label,) + tuple(cells[1:])))
+        previous = cells[0]
+    if previous is not None:
+        lines.append(f"  -> {verdicts.get(previous, '')}")
+    for system, reason in meta.get("skipped_systems", {}).items():
+        lines.append(f"(skipped {system}: {reason})")
+    return "\n".join(lines)
+
+
+def write_json(data: Dict[str, Any], path: str) -> None:
+    with open(path, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+
+
+def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops bench --markdown BENCHMARKS.md") -> None:
+    """Write the results as a Markdown page (``BENCHMARKS.md``)."""
+    meta = data["meta"]
+    v = meta["versions"]
+    shape = " x ".join(map(str, meta["shape"]))
+    size_mib = np.prod(meta["shape"]) * np.dtype(meta["dtype"]).itemsize / 2**20
+    lines = [
+        "# Benchmarks",
+        "",
+        "<!-- Written by the benchmark (`python benchmarks/run.py`, i.e. "
+        "`axisops bench --markdown BENCHMARKS.md`); do not edit by hand. -->",
+        "",
+        f"Written by `{command}` on {meta['date']}.",
+        "",
+        f"* Machine: {meta['cpu']}, {meta['cores']} cores ({meta['os']})",
+        "* Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val is not None),
+        f"* Input: one C-contiguous {meta['dtype']} array of shape {shape} ({size_mib:.0f} MiB), "
+        "uniform random values",
+        f"* Timing: all systems in one process; one untimed warm-up call each (numba compilation or "
+        f"cache load, ONNX Runtime session creation); then best of {meta['repeat']} calls, "
+        "round-robin over the systems",
+        "* Threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items()),
+        "* GB/s = (bytes read + bytes written) / time. *vs best peer* = this system's time / the "
+        "fastest other system's time; on an axisops row, below 1 means axisops is the fastest.",
+        "",
+        "| " + " | ".join(_HEADER) + " |",
+        "|" + "|".join(["---", "---", "---:", "---:", "---:", "---"]) + "|",
+    ]
+    for cells in _table_rows(data):
+        bold = cells[1] == "axisops"
+        shown = [f"**{c}**" if bold and i in (1, 4) and c not in ("-", "") else c for i, c in enumerate(cells)]
+        lines.append("| " + " | ".join(shown) + " |")
+    lines += ["", "## Verdicts", ""]
+    lines += [f"* **{name}**: {text}" for name, text in _verdicts(data).items()]
+    for system, reason in meta.get("skipped_systems", {}).items():
+        lines.append(f"* skipped {system}: {reason}")
+    lines.append("")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+
+
+def plot(data: Dict[str, Any], path: str) -> None:
+    """Bar chart of axisops time / peer time, per workload and peer.
+
+    Raises ``ImportError`` with an explanation when matplotlib is missing.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError(
+            "--plot needs matplotlib, which is not installed "
+            "(pip install matplotlib, or pip install 'axisops[bench]')"
+        ) from exc
+
+    best: Dict[Tuple[str, str], float] = {}
+    for row in data["results"]:
+        if "best_ms" in row:
+            best[(row["workload"], row["system"])] = row["best_ms"]
+    workloads = list(dict.fromkeys(w for w, _ in best))
+    peers = [s for s in data["meta"]["systems"] if s != "axisops"]
+    meta = data["meta"]
+
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.3 * len(workloads) + 2), 4.5))
+    width = 0.8 / max(1, len(peers))
+    xs = np.arange(len(workloads))
+    for j, peer in enumerate(peers):
+        ratios = [
+            best[(w, "axisops")] / best[(w, peer)]
+            if (w, "axisops") in best and (w, peer) in best
+            else np.nan
+            for w in workloads
+        ]
+        bars = ax.bar(xs + (j - (len(peers) - 1) / 2) * width, ratios, width, label=f"vs {peer}")
+        for bar, r in zip(bars, ratios):
+            if np.isfinite(r):
+                ax.annotate(f"{r:.2f}", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                            ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(xs)
+    ax.set_xticklabels(workloads, rotation=20, ha="right")
+    ax.set_ylabel("axisops time / peer time  (< 1: axisops faster)")
+    shape = "x".join(map(str, meta["shape"]))
+    ax.set_title(f"axisops vs peers, {meta['dtype']} {shape}, {meta['cpu']} ({meta['cores']} cores)",
+                 fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

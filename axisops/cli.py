@@ -1,0 +1,386 @@
+"""The ``axisops`` command line: ``axisops bench`` and ``axisops warmup``.
+
+``axisops bench`` times each benchmark workload against NumPy, PyTorch and ONNX
+Runtime (see :mod:`axisops.bench`); ``axisops warmup`` compiles every kernel for the
+common dtypes and layouts into Numba's on-disk cache, so that a user's first call
+is fast.
+
+This module imports only the standard library at import time; NumPy, the
+operators, PyTorch, ONNX Runtime and matplotlib are imported by the command that
+needs them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+__all__ = ["main", "build_parser"]
+
+#: The dtypes ``axisops warmup`` compiles for (the contract's dtypes).
+WARMUP_DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64",
+)
+
+
+def _version() -> str:
+    try:
+        import axisops
+
+        version = getattr(axisops, "__version__", None)
+    except Exception:  # a half-built package must still answer --version
+        version = None
+    if version is None:
+        try:
+            from importlib.metadata import version as dist_version
+
+            version = dist_version("axisops")
+        except Exception:
+            version = "unknown"
+    return f"axisops {version}"
+
+
+class _VersionAction(argparse.Action):
+    """``--version`` that imports the package only when asked."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(_version())
+        parser.exit()
+
+
+def _names(text: str) -> list:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _shape(text: str) -> tuple:
+    try:
+        shape = tuple(int(n) for n in text.replace("x", ",").split(",") if n.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a shape like 4,8,16, got {text!r}") from None
+    if len(shape) != 3 or min(shape) < 1:
+        raise argparse.ArgumentTypeError(f"expected three positive sizes like 4,8,16, got {text!r}")
+    return shape
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="axisops",
+        description="Fast tensor axis operators: benchmarks and kernel warm-up.",
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    bench = commands.add_parser(
+        "bench",
+        help="time the operators against NumPy, PyTorch and ONNX Runtime",
+        description=(
+            "Time each workload (float32 (64, 512, 1024), 128 MiB) with axisops, NumPy, "
+            "and PyTorch and ONNX Runtime when they are importable: one process, one "
+            "untimed warm-up call per system, then the best of --repeat calls taken "
+            "round-robin. PyTorch and ONNX Runtime use as many threads as there are "
+            "cores. Progress goes to stderr, the table to stdout. The canonical "
+            "BENCHMARKS.md is written by `python benchmarks/run.py`, which is "
+            "`axisops bench --markdown BENCHMARKS.md`."
+        ),
+    )
+    bench.add_argument("--quick", action="store_true",
+                       help="smaller arrays (16, 256, 512) and 3 runs: about a minute at most")
+    bench.add_argument("--ops", type=_names, metavar="NAMES",
+                       help="only these operators, comma-separated (e.g. argmax,sum)")
+    bench.add_argument("--systems", type=_names, metavar="NAMES",
+                       help="only these systems, comma-separated "
+                            "(axisops,numpy,torch,onnxruntime; default: all importable)")
+    bench.add_argument("--repeat", type=_positive, metavar="N",
+                       help="timed calls per system; the best counts (default 5, 3 with --quick)")
+    bench.add_argument("--json", metavar="FILE", help="write all raw results as JSON")
+    bench.add_argument("--plot", metavar="FILE.png",
+                       help="draw the axisops/peer time ratios as a bar chart (needs matplotlib)")
+    bench.add_argument("--markdown", metavar="FILE",
+                       help="write the table, machine, versions and date as Markdown "
+                            "(BENCHMARKS.md is written this way only)")
+    # For tests and experiments: any 3-D shape (hidden from --help).
+    bench.add_argument("--shape", type=_shape, help=argparse.SUPPRESS)
+    bench.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+
+    warmup = commands.add_parser(
+        "warmup",
+        help="compile every kernel for the common dtypes into Numba's on-disk cache",
+        description=(
+            "Call each public operator on tiny arrays of every dtype the contract allows, "
+            "in the layouts that select the different kernel paths (last, middle and first "
+            "axis, several axes, all axes, a transposed input), so that Numba compiles and "
+            "caches each kernel now rather than on a user's first call."
+        ),
+    )
+    warmup.add_argument("--ops", type=_names, metavar="NAMES",
+                        help="only these operators, comma-separated (default: all)")
+    warmup.add_argument("--dtypes", type=_names, metavar="NAMES",
+                        help="only these dtypes, comma-separated (default: " + ",".join(WARMUP_DTYPES) + ")")
+    warmup.add_argument("-v", "--verbose", action="store_true", help="print every call and its time")
+    return parser
+
+
+def main(argv=None) -> int:
+    """Run the ``axisops`` command line; return the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "bench":
+        return _bench(args, parser, list(sys.argv[1:] if argv is None else argv))
+    if args.command == "warmup":
+        return _warmup(args, parser)
+    parser.print_help()
+    return 2
+
+
+# --------------------------------------------------------------------------
+# axisops bench
+
+
+def _bench(args, parser, argv) -> int:
+    import importlib.util
+
+    from axisops import bench
+
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        parser.exit(1, "axisops bench: --plot needs matplotlib, which is not installed "
+                       "(pip install matplotlib)\n")
+    try:
+        workloads = bench.select(args.ops)
+    except ValueError as exc:
+        parser.exit(2, f"axisops bench: {exc}\n")
+    if args.systems:
+        unknown = [s for s in args.systems if s not in bench.SYSTEMS]
+        if unknown:
+            parser.exit(2, f"axisops bench: unknown system(s) {', '.join(unknown)}; "
+                           f"expected some of: {', '.join(bench.SYSTEMS)}\n")
+    shape = args.shape or (bench.QUICK_SHAPE if args.quick else bench.FULL_SHAPE)
+    repeat = args.repeat or (bench.QUICK_REPEAT if args.quick else bench.FULL_REPEAT)
+
+    start = time.perf_counter()
+    data = bench.run(workloads, shape=shape, repeat=repeat, systems=args.systems,
+                     seed=args.seed, progress=sys.stderr)
+    data["meta"]["wall_s"] = round(time.perf_counter() - start, 2)
+    data["meta"]["command"] = "axisops " + " ".join(argv)
+    print(bench.format_table(data), flush=True)
+    print(f"(took {data['meta']['wall_s']:.1f} s)", flush=True)
+
+    if args.json:
+        bench.write_json(data, args.json)
+        print(f"wrote {args.json}")
+    if args.markdown:
+        bench.write_markdown(data, args.markdown, command=data["meta"]["command"])
+        print(f"wrote {args.markdown}")
+    if args.plot:
+        bench.plot(data, args.plot)
+        print(f"wrote {args.plot}")
+    failed = [r for r in data["results"] if "error" in r or r.get("check") == "MISMATCH"]
+    return 1 if failed else 0
+
+
+# --------------------------------------------------------------------------
+# axisops warmup
+#
+# Each entry: operator name -> (how to call it, the layouts it takes, dtype rule).
+# A call function takes (op, x, axis, np) and calls the operator once.  Layouts
+# are built from one small 3-D array; each picks a different kernel path of the
+# canonical (outer, n, inner) view:
+#
+#   last       axis -1 of a C-contiguous array      inner == 1, unit stride along n
+#   middle     axis 1                               outer > 1 and inner > 1
+#   first      axis 0                               outer == 1, parallel over inner
+#   axes       axes (0, 2)                          several axes at once
+#   all        axis None                            the flattened array
+#   transposed axis -1 of x.transpose(2, 1, 0)      a strided axis, non-contiguous input
+#
+# The arrays are small (a few hundred elements) so the calls themselves cost
+# nothing; all the time goes into compiling (or loading) the kernels.
+
+_WARMUP_SHAPE = (6, 10, 12)
+_ONE_AXIS = ("last", "middle", "first", "all", "transposed")
+_ALL_LAYOUTS = ("last", "middle", "first", "axes", "all", "transposed")
+
+
+def _layout(base, name):
+    return {
+        "last": (base, -1),
+        "middle": (base, 1),
+        "first": (base, 0),
+        "axes": (base, (0, 2)),
+        "all": (base, None),
+        "transposed": (base.transpose(2, 1, 0), -1),
+    }[name]
+
+
+def _reduce_call(op, x, axis, np):
+    op(x, axis)
+
+
+def _arg_call(op, x, axis, np):
+    op(x, axis)
+    op(x, axis, index_dtype=np.int32)
+    op(x, axis, select_last_index=True)
+
+
+def _take_call(op, x, axis, np):
+    n = x.size if axis is None else x.shape[axis]
+    op(x, np.array([0, n - 1, 1], dtype=np.int64), axis)
+    op(x, np.array([0, n - 1, 1], dtype=np.int32), axis)
+
+
+def _take_along_call(op, x, axis, np):
+    if axis is None:
+        return
+    idx = np.zeros(x.shape, dtype=np.int64)
+    op(x, idx, axis)
+
+
+def _scatter_call(op, x, axis, np):
+    if axis is None:
+        return
+    idx = np.zeros(x.shape, dtype=np.int64)
+    for reduce in (None, "add"):
+        op(x, idx, x, axis, reduce=reduce)
+
+
+def _gather_nd_call(op, x, axis, np):
+    op(x, np.zeros((2, 1), dtype=np.int64))
+
+
+def _unfold_call(op, x, axis, np):
+    flat = x.reshape(-1)
+    op(flat[:120].reshape(2, 3, 20), (2,))                      # 1-D windows
+    op(flat[:120].reshape(2, 3, 4, 5), (2, 2))                  # 2-D
+    op(flat[:120].reshape(2, 4, 5, 3), (2, 2), channels_last=True)
+    op(flat[:120].reshape(2, 1, 3, 4, 5), (2, 2, 2))            # 3-D
+
+
+def _fold_call(op, x, axis, np):
+    flat = x.reshape(-1)
+    op(flat[:2 * 12 * 20].reshape(2, 12, 20), (5, 6), (2, 2))
+    op(flat[:2 * 20 * 12].reshape(2, 20, 12), (5, 6), (2, 2), channels_last=True)
+
+
+_FLOATS = ("float16", "float32", "float64")
+
+WARMUP_OPS = {
+    "argmax": (_arg_call, _ALL_LAYOUTS, None),
+    "argmin": (_arg_call, _ALL_LAYOUTS, None),
+    "max": (_reduce_call, _ALL_LAYOUTS, None),
+    "min": (_reduce_call, _ALL_LAYOUTS, None),
+    "sum": (_reduce_call, _ALL_LAYOUTS, None),
+    "prod": (_reduce_call, _ALL_LAYOUTS, None),
+    "mean": (_reduce_call, _ALL_LAYOUTS, None),
+    "cumsum": (_reduce_call, _ONE_AXIS, None),
+    "cumprod": (_reduce_call, _ONE_AXIS, None),
+    "cummax": (_reduce_call, _ONE_AXIS, None),
+    "cummin": (_reduce_call, _ONE_AXIS, None),
+    "logcumsumexp": (_reduce_call, _ONE_AXIS, _FLOATS),
+    "take": (_take_call, _ONE_AXIS, None),
+    "take_along_axis": (_take_along_call, ("last", "middle", "first", "transposed"), None),
+    "scatter": (_scatter_call, ("last", "middle", "first", "transposed"), None),
+    "gather_nd": (_gather_nd_call, ("last",), None),
+    "unfold": (_unfold_call, ("last",), None),
+    "fold": (_fold_call, ("last",), None),
+}
+
+
+def _warmup_array(np, dtype, rng):
+    if dtype == "bool":
+        return rng.integers(0, 2, _WARMUP_SHAPE).astype(bool)
+    # Small positive values: fine for every dtype, and prod cannot overflow into
+    # anything that matters for compilation.
+    return rng.integers(1, 4, _WARMUP_SHAPE).astype(dtype)
+
+
+def _warmup(args, parser) -> int:
+    start = time.perf_counter()
+    import numpy as np
+
+    import axisops
+
+    import_s = time.perf_counter() - start
+    ops = args.ops or list(WARMUP_OPS)
+    unknown = [op for op in ops if op not in WARMUP_OPS]
+    if unknown:
+        parser.exit(2, f"axisops warmup: unknown operator(s) {', '.join(unknown)}; "
+                       f"expected some of: {', '.join(WARMUP_OPS)}\n")
+    dtypes = args.dtypes or list(WARMUP_DTYPES)
+    unknown = [d for d in dtypes if d not in WARMUP_DTYPES]
+    if unknown:
+        parser.exit(2, f"axisops warmup: unknown dtype(s) {', '.join(unknown)}; "
+                       f"expected some of: {', '.join(WARMUP_DTYPES)}\n")
+
+    try:
+        import numba
+
+        threads = numba.get_num_threads()
+        cache = numba.config.CACHE_DIR or "__pycache__ folders next to the axisops sources"
+    except Exception:  # pragma: no cover
+        threads, cache = "?", "?"
+    print(f"axisops warmup: {len(ops)} operators x {len(dtypes)} dtypes "
+          f"(import axisops {import_s:.2f} s; numba threads {threads}; cache: {cache})", flush=True)
+
+    rng = np.random.default_rng(0)
+    arrays = {d: _warmup_array(np, d, rng) for d in dtypes}
+    total_calls = 0
+    failures = []
+    missing = []
+    for name in ops:
+        fn = getattr(axisops, name, None)
+        if fn is None:
+            missing.append(name)
+            continue
+        call, layouts, allowed = WARMUP_OPS[name]
+        op_start = time.perf_counter()
+        calls = 0
+        slowest = (0.0, "")
+        for dtype in dtypes:
+            if allowed is not None and dtype not in allowed:
+                continue
+            for layout in layouts:
+                x, axis = _layout(arrays[dtype], layout)
+                t0 = time.perf_counter()
+                try:
+                    call(fn, x, axis, np)
+                except Exception as exc:
+                    failures.append(f"{name}({dtype}, {layout}): {type(exc).__name__}: {exc}")
+                    continue
+                dt = time.perf_counter() - t0
+                calls += 1
+                if dt > slowest[0]:
+                    slowest = (dt, f"{dtype}/{layout}")
+                if args.verbose:
+                    print(f"  {name:<16} {dtype:<8} {layout:<10} {dt * 1e3:9.1f} ms", flush=True)
+        total_calls += calls
+        op_s = time.perf_counter() - op_start
+        line = f"  {name:<16} {calls:4d} calls  {op_s:7.2f} s"
+        if calls:
+            line += f"  (slowest: {slowest[1]}, {slowest[0]:.2f} s)"
+        print(line, flush=True)
+    if missing:
+        print(f"  not in this version of axisops (skipped): {', '.join(missing)}")
+    for failure in failures:
+        print(f"  FAILED {failure}", file=sys.stderr)
+    elapsed = time.perf_counter() - start
+    print(f"warmed {total_calls} calls in {elapsed:.1f} s"
+          + (f"; {len(failures)} failed" if failures else ""), flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":  # python -m axisops.cli
+    sys.exit(main())

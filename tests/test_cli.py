@@ -1,0 +1,144 @@
+"""The `axisops` command line: help, version, a tiny bench, warmup.
+
+Runs `axisops.cli.main` in-process on tiny arrays so the whole file takes seconds.
+Speed itself is never asserted here; only that the machinery measures and reports.
+"""
+import importlib.util
+import json
+import sys
+
+import pytest
+
+import axisops
+from axisops import bench, cli
+
+TINY = "4,8,16"
+
+
+def test_import_axisops_cli_is_cheap():
+    # The CLI module must not pull in the heavy optional peers at import.
+    import subprocess
+
+    code = (
+        "import sys, axisops.cli; "
+        "print(','.join(m for m in ('torch', 'onnxruntime', 'matplotlib') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    assert "bench" in out and "warmup" in out and "--version" in out
+
+
+def test_bench_help_lists_options(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    for option in ("--quick", "--ops", "--json", "--plot", "--repeat", "--markdown"):
+        assert option in out
+    assert "--shape" not in out  # a hidden test option
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"axisops {axisops.__version__}"
+
+
+def test_no_command_prints_usage(capsys):
+    assert cli.main([]) == 2
+    assert "usage: axisops" in capsys.readouterr().out
+
+
+def _available_systems():
+    return [s for s, reason in bench.available_systems().items() if reason is None]
+
+
+def test_bench_tiny_json(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "2", "--json", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
+    data = json.loads(path.read_text())
+
+    systems = _available_systems()
+    assert data["meta"]["shape"] == [4, 8, 16]
+    assert data["meta"]["systems"] == systems
+    assert data["meta"]["cores"] >= 1 and data["meta"]["versions"]["numpy"]
+    rows = {(r["workload"], r["system"]): r for r in data["results"]}
+    for workload in bench.WORKLOADS:
+        for system in systems:
+            row = rows[(workload.name, system)]
+            assert "error" not in row
+            assert len(row["times_ms"]) == 2 and all(t > 0 for t in row["times_ms"])
+            assert row["best_ms"] == min(row["times_ms"])
+            assert row["gb_per_s"] > 0 and row["bytes"] > 4 * 8 * 16 * 4
+            assert row["check"] in ("ok", "reference")
+            assert row["ratio_to_best_peer"] > 0
+    # The table on stdout, one progress line per workload/system on stderr.
+    assert "argmax axis=0" in captured.out and "vs best peer" in captured.out
+    assert captured.out.count("-> axisops is") == len(bench.WORKLOADS)
+    for workload in bench.WORKLOADS:
+        for system in systems:
+            assert f"{workload.name:<18} {system:<12} best" in captured.err
+
+
+def test_bench_ops_filter_and_markdown(tmp_path, capsys):
+    md = tmp_path / "BENCH.md"
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--ops", "sum",
+                   "--systems", "axisops,numpy", "--json", str(path), "--markdown", str(md)])
+    assert rc == 0
+    data = json.loads(path.read_text())
+    assert {r["op"] for r in data["results"]} == {"sum"}
+    assert {r["system"] for r in data["results"]} == {"axisops", "numpy"}
+    text = md.read_text()
+    assert text.startswith("# Benchmarks")
+    assert "do not edit by hand" in text
+    assert "| sum axis=1 | **axisops** |" in text and "| sum axis=(0, 2) | numpy |" in text
+    assert f"axisops {axisops.__version__}" in text and "numba" in text
+    assert data["meta"]["cpu"] in text
+
+
+def test_bench_unknown_op_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "--shape", TINY, "--ops", "argmax,nosuchop"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "nosuchop" in err and "argmax" in err
+
+
+@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None,
+                    reason="matplotlib is not installed (it is not a test dependency)")
+def test_bench_plot_writes_png(tmp_path, capsys):
+    png = tmp_path / "ratios.png"
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--ops", "argmax",
+                   "--systems", "axisops,numpy", "--plot", str(png)])
+    assert rc == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert png.stat().st_size > 5000
+
+
+def test_warmup_runs(capsys):
+    rc = cli.main(["warmup", "--ops", "argmax,sum", "--dtypes", "float32,int16,bool"])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "argmax" in out and "sum" in out
+    # argmax: 3 dtypes x 6 layouts; sum: 3 dtypes x 6 layouts.
+    assert "  argmax             18 calls" in out
+    assert "  sum                18 calls" in out
+    assert "warmed 36 calls in" in out
+
+
+def test_warmup_unknown_dtype_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["warmup", "--dtypes", "complex64"])
+    assert exc.value.code == 2
+    assert "complex64" in capsys.readouterr().err
