@@ -1,0 +1,139 @@
+"""ONNX reduction operators that run on axisops, for ``onnx.reference``.
+
+``OPS`` lists :class:`onnx.reference.op_run.OpRun` subclasses, one per ONNX
+operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean and
+ReduceProd. Pass it as ``new_ops`` and :class:`onnx.reference.ReferenceEvaluator`
+runs those nodes on axisops instead of its own NumPy code:
+
+>>> import numpy as np
+>>> from onnx import TensorProto, helper
+>>> from onnx.reference import ReferenceEvaluator
+>>> import axisops.onnx
+>>> node = helper.make_node("ArgMax", ["x"], ["y"], axis=1, select_last_index=1)
+>>> graph = helper.make_graph(
+...     [node], "argmax",
+...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+...     [helper.make_tensor_value_info("y", TensorProto.INT64, [2, 1])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+>>> sess = ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)
+>>> x = np.array([[1, 3, 3], [2, 0, 2]], dtype=np.float32)
+>>> sess.run(None, {"x": x})[0].tolist()
+[[2], [2]]
+
+ONNX semantics, for every opset from 11 on (the evaluator matches ``new_ops`` by
+domain and class name, whatever the model's opset, so one class serves every
+version of an operator):
+
+* ``axes`` is an attribute (ReduceSum before opset 13, the others before 18) or
+  the optional second input (an int64 tensor). When it is absent or empty, the
+  node reduces over every axis, or returns its input unchanged if
+  ``noop_with_empty_axes=1``.
+* ``keepdims`` defaults to 1. The result has the input's element type (ONNX has
+  no type promotion: a ReduceSum of int32 is int32, as ``dtype=x.dtype``).
+* An empty reduction gives what the ONNX reference implementation gives: 0 for
+  ReduceSum, 1 for ReduceProd, NaN for ReduceMean, and for ReduceMax/ReduceMin
+  the lowest/highest value of the type (-inf/+inf for floats, the integer limits,
+  False/True for bool), where ``axisops.max``/``min`` raise as NumPy does.
+* ArgMax/ArgMin: ``axis`` (default 0), ``keepdims`` (default 1) and
+  ``select_last_index`` (default 0: ties give the first index); int64 result.
+  An empty reduced axis raises ``ValueError``, as in ONNX's reference.
+
+Importing this module needs the ``onnx`` package; the rest of axisops never
+imports it.
+"""
+from __future__ import annotations
+
+import numpy as np
+from onnx.reference.op_run import OpRun
+
+import axisops
+
+__all__ = ["OPS"]
+
+
+class _Reduce(OpRun):
+    """Reduce*: normalises ``axes`` and calls ``axisops.<func>``."""
+
+    func = ""  # name of the axisops function
+    keeps_dtype = True  # pass dtype=x.dtype (sum, prod, mean)
+
+    def empty_value(self, dtype):
+        """The value of a reduction over an empty set, or None to ask axisops."""
+        return None
+
+    def _run(self, data, axes=None, keepdims=1, noop_with_empty_axes=0):
+        # axes: a list (attribute), an int64 tensor (input) or None (absent).
+        axes = () if axes is None else tuple(int(a) for a in np.ravel(axes))
+        if not axes and not noop_with_empty_axes:
+            axes = None  # every axis
+        keepdims = bool(keepdims)
+        fill = self.empty_value(data.dtype) if data.size == 0 else None
+        if fill is not None:
+            shape = axisops.sum(data, axes, keepdims=keepdims).shape
+            return (np.full(shape, fill, dtype=data.dtype),)
+        kwargs = {"dtype": data.dtype} if self.keeps_dtype else {}
+        res = getattr(axisops, self.func)(data, axes, keepdims=keepdims, **kwargs)
+        return (np.asarray(res),)
+
+
+class ReduceSum(_Reduce):
+    func = "sum"
+
+
+class ReduceProd(_Reduce):
+    func = "prod"
+
+
+class ReduceMean(_Reduce):
+    func = "mean"
+
+
+class ReduceMax(_Reduce):
+    func = "max"
+    keeps_dtype = False
+
+    def empty_value(self, dtype):
+        if dtype == np.bool_:
+            return False
+        if np.issubdtype(dtype, np.integer):
+            return np.iinfo(dtype).min
+        return -np.inf
+
+
+class ReduceMin(_Reduce):
+    func = "min"
+    keeps_dtype = False
+
+    def empty_value(self, dtype):
+        if dtype == np.bool_:
+            return True
+        if np.issubdtype(dtype, np.integer):
+            return np.iinfo(dtype).max
+        return np.inf
+
+
+class _ArgReduce(OpRun):
+    """ArgMax/ArgMin: one ``axis``, ``keepdims``, ``select_last_index``."""
+
+    func = ""
+
+    def _run(self, data, axis=0, keepdims=1, select_last_index=0):
+        res = getattr(axisops, self.func)(
+            data,
+            int(axis),
+            keepdims=bool(keepdims),
+            select_last_index=bool(select_last_index),
+            index_dtype=np.int64,
+        )
+        return (np.asarray(res),)
+
+
+class ArgMax(_ArgReduce):
+    func = "argmax"
+
+
+class ArgMin(_ArgReduce):
+    func = "argmin"
+
+
+OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd]
