@@ -1,0 +1,373 @@
+"""axisops.onnx: ONNX ArgMax/ArgMin/Reduce* nodes run on axisops.
+
+Every ONNX backend node test case whose graph uses one of these operators runs
+through ``ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)``; direct tests for
+opsets 11, 13 and 18 compare with ONNX's own reference implementation.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+
+from onnx import AttributeProto, TensorProto, helper  # noqa: E402
+from onnx.backend.test.case.node import collect_testcases  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+import axisops.onnx as aonnx  # noqa: E402
+
+OP_TYPES = {cls.__name__ for cls in aonnx.OPS}
+
+
+def _backend_cases():
+    with warnings.catch_warnings():  # the case generators divide by zero on purpose
+        warnings.simplefilter("ignore")
+        cases = collect_testcases()
+    return [
+        case
+        for case in cases
+        if any(node.op_type in OP_TYPES for node in case.model.graph.node)
+    ]
+
+
+BACKEND_CASES = _backend_cases()
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Record the op type of every axisops.onnx node that runs."""
+    seen = []
+    for base in (aonnx._Reduce, aonnx._ArgReduce):
+        run = base._run
+
+        def counted(self, *args, _run=run, **kwargs):
+            seen.append(type(self).__name__)
+            return _run(self, *args, **kwargs)
+
+        monkeypatch.setattr(base, "_run", counted)
+    return seen
+
+
+def _assert_same(got, expected, rtol=1e-5, atol=0.0):
+    """Same dtype and shape; equal values (floats to rtol, NaN equals NaN)."""
+    got = np.asarray(got)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    if np.issubdtype(expected.dtype, np.floating):
+        if expected.dtype == np.float16:
+            rtol = max(rtol, 1e-3)
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def _assert_ran_axisops(sess, calls):
+    ours = [n for n in sess.rt_nodes_ if n.onnx_node.op_type in OP_TYPES]
+    assert ours, "the model has no node for axisops.onnx"
+    for node in ours:
+        assert type(node) in aonnx.OPS, type(node)
+    assert {type(n).__name__ for n in ours} <= set(calls)
+
+
+# ------------------------------------------------------------ backend cases
+
+
+def test_backend_cases_found():
+    names = {case.name for case in BACKEND_CASES}
+    assert len(names) == len(BACKEND_CASES)
+    for op in ("argmax", "argmin", "reduce_sum", "reduce_max", "reduce_min",
+               "reduce_mean", "reduce_prod"):
+        assert any(name.startswith(f"test_{op}_") for name in names), op
+
+
+@pytest.mark.parametrize("case", BACKEND_CASES, ids=lambda case: case.name)
+def test_backend_case(case, calls):
+    sess = ReferenceEvaluator(case.model, new_ops=aonnx.OPS)
+    single = len(case.model.graph.node) == 1
+    for inputs, outputs in case.data_sets:
+        feeds = dict(zip(sess.input_names, inputs))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # e.g. a mean of nothing
+            got = sess.run(None, feeds)
+        assert len(got) == len(outputs)
+        for g, e in zip(got, outputs):
+            if single:  # our node alone: tight
+                _assert_same(g, e)
+            else:  # our node inside an expanded function: the case's tolerance
+                _assert_same(g, e, rtol=case.rtol, atol=case.atol)
+    _assert_ran_axisops(sess, calls)
+
+
+# ------------------------------------------------------------ direct tests
+
+_ONNX_TYPES = {
+    np.dtype(np.float16): TensorProto.FLOAT16,
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.float64): TensorProto.DOUBLE,
+    np.dtype(np.int8): TensorProto.INT8,
+    np.dtype(np.uint8): TensorProto.UINT8,
+    np.dtype(np.int32): TensorProto.INT32,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.bool_): TensorProto.BOOL,
+}
+
+# opset from which ``axes`` is an input rather than an attribute
+_AXES_INPUT_SINCE = {"ReduceSum": 13, "ReduceMax": 18, "ReduceMin": 18,
+                     "ReduceMean": 18, "ReduceProd": 18}
+
+
+def _model(op, opset, dtype, axes=None, **attrs):
+    """One-node model. ``axes`` goes where this opset wants it (None: absent)."""
+    inputs, axes_attr = ["x"], []
+    graph_inputs = [helper.make_tensor_value_info("x", _ONNX_TYPES[np.dtype(dtype)], None)]
+    if axes is not None and op in _AXES_INPUT_SINCE:
+        if opset >= _AXES_INPUT_SINCE[op]:
+            inputs.append("axes")
+            graph_inputs.append(helper.make_tensor_value_info("axes", TensorProto.INT64, None))
+        else:
+            axes_attr = [helper.make_attribute("axes", list(axes), attr_type=AttributeProto.INTS)]
+    out_type = TensorProto.INT64 if op.startswith("Arg") else _ONNX_TYPES[np.dtype(dtype)]
+    node = helper.make_node(op, inputs, ["y"], **attrs)
+    node.attribute.extend(axes_attr)  # also an empty list, which make_node cannot type
+    graph = helper.make_graph(
+        [node], op, graph_inputs, [helper.make_tensor_value_info("y", out_type, None)]
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _check(model, x, axes=None, calls=None):
+    """Run ``model`` with and without axisops.onnx; results must agree."""
+    feeds = {"x": x}
+    if len(model.graph.input) == 2:
+        feeds["axes"] = np.asarray(axes, dtype=np.int64)
+    ref = ReferenceEvaluator(model)
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        (expected,) = ref.run(None, feeds)
+        (got,) = ours.run(None, feeds)
+    _assert_same(got, expected)
+    if calls is not None:
+        _assert_ran_axisops(ours, calls)
+    return got
+
+
+REDUCE_OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceProd"]
+
+
+@pytest.mark.parametrize("opset", range(11, 19))
+@pytest.mark.parametrize("op", sorted(OP_TYPES))
+def test_our_class_runs_for_every_opset(op, opset, calls):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    model = _model(op, opset, x.dtype, axes=[1] if op.startswith("Reduce") else None)
+    _check(model, x, axes=[1], calls=calls)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+@pytest.mark.parametrize("op", REDUCE_OPS)
+@pytest.mark.parametrize("axes", [[0], [-1], [0, 2], [2, 0, 1], None])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_axes(op, opset, axes, keepdims, calls):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 1.5, (2, 3, 4)).astype(np.float32)
+    _check(_model(op, opset, x.dtype, axes, keepdims=keepdims), x, axes, calls)
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS)
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int8, np.uint8, np.int32, np.int64])
+def test_reduce_keeps_input_dtype(op, dtype, calls):
+    # ONNX has no type promotion: ReduceSum(int8) is int8 (wrapping), unlike np.sum.
+    x = (np.arange(24) % 7 + 1).astype(dtype).reshape(2, 3, 4)
+    got = _check(_model(op, 18, dtype, [1], keepdims=0), x, [1], calls)
+    assert got.dtype == dtype
+
+
+def test_reduce_sum_int8_wraps_as_onnx():
+    x = np.full((4, 100), 3, dtype=np.int8)
+    got = _check(_model("ReduceSum", 13, np.int8, [1], keepdims=0), x, [1])
+    assert got.dtype == np.int8 and got[0] == np.int8(300 - 256)
+
+
+@pytest.mark.parametrize("opset", [13, 18])
+@pytest.mark.parametrize("op", REDUCE_OPS)
+@pytest.mark.parametrize("noop", [0, 1])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_empty_axes_input(op, opset, noop, keepdims, calls):
+    if opset < _AXES_INPUT_SINCE[op]:
+        pytest.skip("axes is an attribute at this opset")
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    model = _model(op, opset, x.dtype, [], keepdims=keepdims, noop_with_empty_axes=noop)
+    got = _check(model, x, [], calls)
+    if noop:
+        np.testing.assert_array_equal(got, x)
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS)
+@pytest.mark.parametrize("noop", [0, 1])
+def test_absent_axes_input(op, noop, calls):
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    model = _model(op, 18, x.dtype, None, keepdims=0, noop_with_empty_axes=noop)
+    got = _check(model, x, calls=calls)
+    assert got.shape == (x.shape if noop else ())
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS)
+def test_empty_axes_attribute_reduces_all(op):
+    x = np.arange(1, 7, dtype=np.float32).reshape(2, 3)
+    got = _check(_model(op, 11, x.dtype, [], keepdims=1), x, [])
+    assert got.shape == (1, 1)
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS)
+@pytest.mark.parametrize("opset", [11, 18])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.uint8])
+@pytest.mark.parametrize(("shape", "axes"), [
+    ((2, 0, 4), [1]),  # empty reduction: a constant
+    ((2, 0, 4), [0, 2]),  # empty result
+    ((0, 3), [1]),
+    ((0,), None),
+    ((3, 0), None),
+])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_empty_set(op, opset, dtype, shape, axes, keepdims):
+    if op == "ReduceMean" and np.issubdtype(dtype, np.integer):
+        pytest.skip("an integer mean of nothing is undefined")
+    x = np.zeros(shape, dtype=dtype)
+    got = _check(_model(op, opset, dtype, axes, keepdims=keepdims), x, axes)
+    if got.size:
+        expected = {
+            "ReduceSum": 0,
+            "ReduceProd": 1,
+            "ReduceMean": np.nan,
+            "ReduceMax": -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min,
+            "ReduceMin": np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).max,
+        }[op]
+        np.testing.assert_array_equal(got, np.full(got.shape, expected, dtype=dtype))
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("shape", [(2, 0), (0,)])
+def test_empty_set_bool(op, shape):
+    x = np.zeros(shape, dtype=np.bool_)
+    got = _check(_model(op, 18, np.bool_, [-1], keepdims=1), x, [-1])
+    assert got.dtype == np.bool_
+    assert np.all(got == (op == "ReduceMin"))
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+def test_bool_inputs(op):
+    x = np.array([[True, True], [True, False], [False, False]])
+    _check(_model(op, 18, np.bool_, [1], keepdims=0), x, [1])
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS)
+def test_nan_propagates(op):
+    x = np.array([[1.0, np.nan, 2.0], [3.0, 4.0, 5.0]], dtype=np.float32)
+    got = _check(_model(op, 18, x.dtype, [1], keepdims=0), x, [1])
+    assert np.isnan(got[0]) and not np.isnan(got[1])
+
+
+@pytest.mark.parametrize("op", REDUCE_OPS + ["ArgMax", "ArgMin"])
+def test_strided_input(op, calls):
+    base = np.random.default_rng(1).normal(size=(5, 8, 6)).astype(np.float64)
+    x = base[::-2, :, 1::2].transpose(2, 0, 1)  # negative and non-unit strides
+    model = (_model(op, 18, x.dtype, axis=-1, keepdims=0) if op.startswith("Arg")
+             else _model(op, 18, x.dtype, [0, 2], keepdims=0))
+    _check(model, x, [0, 2], calls)
+
+
+@pytest.mark.parametrize("op", ["ReduceSum", "ReduceMean"])
+def test_repeated_axes_rejected(op):
+    x = np.ones((2, 3), dtype=np.float32)
+    sess = ReferenceEvaluator(_model(op, 18, x.dtype, [1, -1]), new_ops=aonnx.OPS)
+    with pytest.raises(ValueError):
+        sess.run(None, {"x": x, "axes": np.array([1, -1], dtype=np.int64)})
+
+
+# ------------------------------------------------------------ ArgMax / ArgMin
+
+_TIES = np.array([[2, 2, 1, 2], [0, 3, 3, 0], [5, 5, 5, 5]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("opset", [11, 13, 18])
+@pytest.mark.parametrize("axis", [0, 1, -1, -2, None])
+@pytest.mark.parametrize("keepdims", [0, 1, None])
+def test_arg_defaults_and_ties(op, opset, axis, keepdims, calls):
+    attrs = {k: v for k, v in {"axis": axis, "keepdims": keepdims}.items() if v is not None}
+    got = _check(_model(op, opset, _TIES.dtype, **attrs), _TIES, calls=calls)
+    assert got.dtype == np.int64
+    if axis in (None, 0) and keepdims in (None, 1):
+        assert got.shape == (1, 4)  # default axis 0, default keepdims 1
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("opset", [12, 13, 18])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("last", [0, 1])
+def test_arg_select_last_index(op, opset, axis, keepdims, last, calls):
+    model = _model(op, opset, _TIES.dtype, axis=axis, keepdims=keepdims, select_last_index=last)
+    got = _check(model, _TIES, calls=calls)
+    if axis != 0:
+        first = {"ArgMax": [0, 1, 0], "ArgMin": [2, 0, 0]}[op]
+        lasts = {"ArgMax": [3, 2, 3], "ArgMin": [2, 3, 3]}[op]
+        assert got.ravel().tolist() == (lasts if last else first)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int8, np.uint8, np.int64, np.bool_])
+@pytest.mark.parametrize("last", [0, 1])
+def test_arg_dtypes(op, dtype, last):
+    x = (np.arange(60) * 7 % 5).astype(dtype).reshape(3, 4, 5)
+    _check(_model(op, 18, dtype, axis=1, keepdims=0, select_last_index=last), x)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+@pytest.mark.parametrize("last", [0, 1])
+def test_arg_nan_wins(op, last):
+    x = np.array([[1.0, np.nan, 7.0, np.nan, -1.0]], dtype=np.float32)
+    got = _check(_model(op, 18, x.dtype, axis=1, keepdims=0, select_last_index=last), x)
+    assert got.tolist() == [3 if last else 1]
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_empty_non_reduced_axis(op):
+    x = np.zeros((0, 3), dtype=np.float32)
+    got = _check(_model(op, 18, x.dtype, axis=1, keepdims=1), x)
+    assert got.shape == (0, 1)
+
+
+@pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
+def test_arg_empty_reduced_axis_raises(op):
+    # ONNX's reference raises as well (np.argmax of an empty sequence).
+    x = np.zeros((2, 0), dtype=np.float32)
+    sess = ReferenceEvaluator(_model(op, 18, x.dtype, axis=1), new_ops=aonnx.OPS)
+    with pytest.raises(ValueError):
+        sess.run(None, {"x": x})
+
+
+# ------------------------------------------------------------ packaging
+
+
+def test_ops_are_opruns_named_as_onnx_ops():
+    from onnx.reference.op_run import OpRun
+
+    assert OP_TYPES == {"ArgMax", "ArgMin", "ReduceSum", "ReduceMax", "ReduceMin",
+                        "ReduceMean", "ReduceProd"}
+    for cls in aonnx.OPS:
+        assert issubclass(cls, OpRun) and cls.op_domain == ""
+
+
+def test_core_package_does_not_import_onnx():
+    import axisops
+
+    root = Path(axisops.__file__).resolve().parents[1]
+    code = "import sys, axisops; assert 'onnx' not in sys.modules, 'onnx imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
