@@ -19,8 +19,9 @@ How a run measures, and why:
 * Each runner is called once before timing (the warm-up: numba compilation or
   loading from its on-disk cache, ORT's first-run allocations), and that first
   call is recorded separately as ``first_call_ms``.
-* The timed calls go round-robin over the systems, ``repeat`` rounds, and each
-  system keeps its best time.  On a shared, noisy machine a burst of load then
+* The timed calls go round-robin over the systems, at least ``repeat`` rounds
+  and more until every system has spent ``min_time`` seconds in timed calls,
+  and each system keeps its best time.  On a shared, noisy machine a burst of load then
   hits every system alike instead of ruining one system's whole series.
 * PyTorch and ONNX Runtime are given as many threads as the process has cores,
   as is numba (its default); NumPy's reductions are single-threaded.
@@ -64,6 +65,12 @@ FULL_SHAPE = (64, 512, 1024)
 QUICK_SHAPE = (16, 256, 512)
 FULL_REPEAT = 5
 QUICK_REPEAT = 3
+#: Keep taking rounds until each system has spent this long in timed calls (or
+#: MAX_ROUNDS calls): on a shared machine a threaded system is often slowed 10x by a
+#: neighbour holding a core, and more tries give it a fair chance of a quiet one.
+FULL_MIN_TIME = 1.0
+QUICK_MIN_TIME = 0.25
+MAX_ROUNDS = 100
 
 #: Every system a workload may name, in the order the table lists them.
 SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime")
@@ -397,11 +404,17 @@ def run(
     *,
     shape: Tuple[int, ...] = FULL_SHAPE,
     repeat: int = FULL_REPEAT,
+    min_time: float = 0.0,
     systems: Optional[Sequence[str]] = None,
     seed: int = 0,
     progress=sys.stderr,
 ) -> Dict[str, Any]:
     """Time every workload on every available system; return the raw results.
+
+    Each system gets ``repeat`` timed calls, and more while it has spent less
+    than ``min_time`` seconds in timed calls (at most :data:`MAX_ROUNDS` calls);
+    the calls go round-robin over the systems that still need some, and the
+    best call counts.
 
     The result is a dict with ``meta`` (machine, versions, threads, shape,
     repeat, date, skipped systems) and ``results``, one row per
@@ -426,11 +439,17 @@ def run(
     for system, reason in skipped.items():
         _log(progress, f"skipping {system}: {reason}")
     threads = thread_counts(usable)
+    load_before = _load()
     _log(
         progress,
         "threads: " + ", ".join(f"{s}={threads[s]}" for s in usable)
-        + f"; shape {shape} float32, best of {repeat}",
+        + f"; shape {shape} float32, best of >= {repeat} calls"
+        + (f" (and >= {min_time:g} s)" if min_time > 0 else "")
+        + (f"; load average {load_before:.2f}" if load_before is not None else ""),
     )
+    if load_before is not None and load_before > 0.5:
+        _log(progress, f"warning: the machine is busy (load average {load_before:.2f} on "
+                       f"{core_count()} cores); threaded timings will be noisy")
 
     rng = np.random.default_rng(seed)
     rows: List[Dict[str, Any]] = []
@@ -468,11 +487,19 @@ def run(
             )
 
         # Timed calls, round-robin over the systems.
-        for _ in range(repeat):
-            for system, runner in runners.items():
+        # A system drops out of the rounds once it has its calls and its time.
+        active = list(runners)
+        while active:
+            for system in active:
                 t0 = time.perf_counter()
-                runner()
+                runners[system]()
                 wl_rows[system]["times_ms"].append((time.perf_counter() - t0) * 1e3)
+            active = [
+                s for s in active
+                if len(wl_rows[s]["times_ms"]) < repeat
+                or (len(wl_rows[s]["times_ms"]) < MAX_ROUNDS
+                    and sum(wl_rows[s]["times_ms"]) < min_time * 1e3)
+            ]
 
         reference = results.get(REFERENCE)
         check = workload.check or default_check
@@ -507,7 +534,10 @@ def run(
             shape=list(shape),
             dtype="float32",
             repeat=repeat,
+            min_time_s=min_time,
             seed=seed,
+            load_average_before=load_before,
+            load_average_after=_load(),
             systems=usable,
             skipped_systems=skipped,
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -518,6 +548,14 @@ def run(
 
 # --------------------------------------------------------------------------
 # Machine and versions
+
+
+def _load() -> Optional[float]:
+    """The one-minute load average, or None where the OS has none."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover
+        return None
 
 
 def machine_info() -> Dict[str, Any]:
@@ -618,6 +656,20 @@ def _table_rows(data: Dict[str, Any]) -> List[Tuple[str, ...]]:
     return rows
 
 
+def _timing_text(meta: Dict[str, Any]) -> str:
+    text = f"best of >= {meta['repeat']} calls"
+    if meta.get("min_time_s"):
+        text += f" and >= {meta['min_time_s']:g} s per system"
+    return text + " (round-robin over the systems)"
+
+
+def _load_text(meta: Dict[str, Any]) -> str:
+    a, b = meta.get("load_average_before"), meta.get("load_average_after")
+    if a is None or b is None:
+        return ""
+    return f"; load average {a:.2f} before, {b:.2f} after"
+
+
 def _threads_line(meta: Dict[str, Any]) -> str:
     return "threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
 
@@ -640,9 +692,9 @@ def format_table(data: Dict[str, Any]) -> str:
 
     shape = "x".join(map(str, meta["shape"]))
     lines = [
-        f"axisops bench: {meta['dtype']} {shape}, best of {meta['repeat']} "
-        f"(round-robin), on {meta['cpu']} ({meta['cores']} cores)",
-        _threads_line(meta),
+        f"axisops bench: {meta['dtype']} {shape}, {_timing_text(meta)}, "
+        f"on {meta['cpu']} ({meta['cores']} cores)",
+        _threads_line(meta) + _load_text(meta),
         "",
         fmt(_HEADER),
         fmt(["-" * w for w in widths]),
@@ -687,9 +739,9 @@ def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops benc
         f"* Input: one C-contiguous {meta['dtype']} array of shape {shape} ({size_mib:.0f} MiB), "
         "uniform random values",
         f"* Timing: all systems in one process; one untimed warm-up call each (numba compilation or "
-        f"cache load, ONNX Runtime session creation); then best of {meta['repeat']} calls, "
-        "round-robin over the systems",
-        "* Threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items()),
+        f"cache load, ONNX Runtime session creation); then the {_timing_text(meta)}",
+        "* Threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
+        + _load_text(meta),
         "* GB/s = (bytes read + bytes written) / time. *vs best peer* = this system's time / the "
         "fastest other system's time; on an axisops row, below 1 means axisops is the fastest.",
         "",

@@ -77,6 +77,16 @@ def _positive(text: str) -> int:
     return n
 
 
+def _seconds(text: str) -> float:
+    try:
+        t = float(text)
+    except ValueError:
+        t = -1.0
+    if not t >= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds >= 0, got {text!r}")
+    return t
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="axisops",
@@ -107,6 +117,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "(axisops,numpy,torch,onnxruntime; default: all importable)")
     bench.add_argument("--repeat", type=_positive, metavar="N",
                        help="timed calls per system; the best counts (default 5, 3 with --quick)")
+    bench.add_argument("--min-time", type=_seconds, metavar="SECONDS",
+                       help="and keep timing until each system has spent this long in timed "
+                            "calls, up to 100 calls (default 1, 0.25 with --quick; 0 turns it off)")
     bench.add_argument("--json", metavar="FILE", help="write all raw results as JSON")
     bench.add_argument("--plot", metavar="FILE.png",
                        help="draw the axisops/peer time ratios as a bar chart (needs matplotlib)")
@@ -170,9 +183,12 @@ def _bench(args, parser, argv) -> int:
                            f"expected some of: {', '.join(bench.SYSTEMS)}\n")
     shape = args.shape or (bench.QUICK_SHAPE if args.quick else bench.FULL_SHAPE)
     repeat = args.repeat or (bench.QUICK_REPEAT if args.quick else bench.FULL_REPEAT)
+    min_time = args.min_time
+    if min_time is None:
+        min_time = bench.QUICK_MIN_TIME if args.quick else bench.FULL_MIN_TIME
 
     start = time.perf_counter()
-    data = bench.run(workloads, shape=shape, repeat=repeat, systems=args.systems,
+    data = bench.run(workloads, shape=shape, repeat=repeat, min_time=min_time, systems=args.systems,
                      seed=args.seed, progress=sys.stderr)
     data["meta"]["wall_s"] = round(time.perf_counter() - start, 2)
     data["meta"]["command"] = "axisops " + " ".join(argv)

@@ -25,6 +25,8 @@ __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
 _CHUNK = 1 << 15
 #: Widest block of ``inner`` one row-order task keeps running values for.
 _INNER_BLOCK = 2048
+#: Outputs one lane-order task scans, row by row of the reduced block.
+_LANE_BLOCK = 64
 
 
 def sum(x, axis=None, *, keepdims=False, dtype=None):
@@ -209,12 +211,13 @@ def _chunking(total: int) -> tuple[int, int]:
 
 
 def _inner_block(view: ReductionView, chunks: int) -> int:
-    if not view.row_order:
-        return 1
-    if view.outer * chunks >= 8:
-        return builtins.min(view.inner, _INNER_BLOCK)
-    # few outer tasks: split the row across tasks so every core has work
-    return builtins.min(_INNER_BLOCK, builtins.max(64, -(-view.inner // 8)))
+    """How many ``inner`` outputs one task handles (never changes any result)."""
+    widest = _INNER_BLOCK if view.row_order else _LANE_BLOCK
+    tasks_without_blocks = view.outer * chunks
+    if tasks_without_blocks >= 8:
+        return builtins.min(view.inner, widest)
+    # few tasks otherwise: split inner so that every core has work
+    return builtins.max(1, builtins.min(widest, -(-view.inner // 8)))
 
 
 def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple:
@@ -254,16 +257,13 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     inner_block = _inner_block(view, chunks)
     partial = np.empty((view.outer, chunks, view.inner), dtype=acc_dtype)
     base = view.base
-    float16_input = x.dtype == np.float16
-    if float16_input:
+    table = None
+    if x.dtype == np.float16:
         base, table = base.view(np.uint16), _float16_table()
-    else:
-        if base.dtype == np.bool_:
-            base = base.view(np.uint8)
-        table = np.zeros(1, np.float32)
-    kern = K.value_kernel(acc_dtype.str, float16_input)
+    elif x.dtype == np.bool_:
+        base = base.view(np.uint8)
     op_code = K.OP_PROD if op == "prod" else K.OP_SUM
-    kern(base, *_kernel_args(view, chunk_len, inner_block), op_code, table, partial)
+    K.reduce_values(base, *_kernel_args(view, chunk_len, inner_block), op_code, table, partial)
 
     if chunks == 1:
         acc = partial[:, 0, :]

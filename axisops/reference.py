@@ -141,7 +141,7 @@ def _accumulated(func, x, axes, keepdims, dtype, op):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # empty means, inf - inf, overflow
         out = func(x, axis=axes, keepdims=keepdims, dtype=acc)
-    return np.asarray(out).astype(res, copy=False)[()]
+        return np.asarray(out).astype(res, copy=False)[()]
 
 
 # ------------------------------------------------------------------------ reductions

@@ -1,6 +1,9 @@
 """Small inlined helpers shared by the kernels."""
 from __future__ import annotations
 
+from numba import types
+from numba.extending import overload
+
 from .._jit import helper
 
 
@@ -22,3 +25,33 @@ def block_size(shape):
     for d in range(shape.size):
         count *= shape[d]
     return count
+
+
+def load(value, table, like):
+    """An element converted to the dtype of the array *like*.
+
+    With ``table=None`` the value converts directly; with a float32 table the value
+    is a float16 bit pattern (uint16) looked up in it (Numba has no float16).
+    """
+
+
+@overload(load, inline="always")
+def _load_impl(value, table, like):
+    target = like.dtype
+    if isinstance(table, types.NoneType):
+        return lambda value, table, like: target(value)
+    return lambda value, table, like: target(table[value])
+
+
+def same_type(value, like):
+    """*value* converted to the scalar type of *like*.
+
+    Numba widens small integers to int64 in arithmetic; narrowing back after each
+    step lets LLVM keep int8/16/32 kernels in narrow vector lanes.
+    """
+
+
+@overload(same_type, inline="always")
+def _same_type_impl(value, like):
+    target = like
+    return lambda value, like: target(value)

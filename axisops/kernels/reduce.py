@@ -14,6 +14,8 @@ Two loop orders (``row``):
   loop LLVM vectorises across ``i``);
 * lane order, otherwise: each output element scans its own reduced elements.
 
+Unit strides get their own loops over contiguous slices, which LLVM vectorises.
+
 Arg-reductions compare integer *keys*: integers compare as themselves (or
 bit-inverted for a minimum), floats as an order-preserving integer map of their
 bit pattern in which every NaN is the greatest key and -0.0 equals +0.0. Integer
@@ -25,108 +27,179 @@ import numpy as np
 from numba import prange
 
 from .._jit import factory, helper, kernel
-from .common import block_offset, block_size
+from .common import block_offset, block_size, load, same_type
 
 KEY_INT_MAX, KEY_INT_MIN, KEY_FLOAT_MAX, KEY_FLOAT_MIN = 0, 1, 2, 3
 OP_SUM, OP_PROD = 0, 1
-#: elements per block when a lane-order arg-reduction looks for a new maximum
-_ARG_BLOCK = 256
+#: elements tested at once when looking for the first position of a maximum
+_FIND_BLOCK = 32
 
 
-@factory
-def value_kernel(acc_dtype: str, float16_input: bool):
-    """Sum/product kernel accumulating in *acc_dtype*.
+# ----------------------------------------------------------------- sums and products
 
-    float16 inputs are read as uint16 bit patterns through a 65536-entry float32
-    table (Numba has no float16 arithmetic).
+
+@helper
+def _row_update(acc, base, p, stride, op, table):
+    """acc[i] (+ or *)= x[p + i * stride] for every i of the block *acc*."""
+    m = acc.size
+    if stride == 1:
+        row = base[p:p + m]
+        if op == OP_PROD:
+            for i in range(m):
+                acc[i] *= load(row[i], table, acc)
+        else:
+            for i in range(m):
+                acc[i] += load(row[i], table, acc)
+    elif op == OP_PROD:
+        for i in range(m):
+            acc[i] *= load(base[p + i * stride], table, acc)
+    else:
+        for i in range(m):
+            acc[i] += load(base[p + i * stride], table, acc)
+
+
+@helper
+def _lane_update(s, j0, j1, base, p, stride, op, table, like):
+    """s (+ or *)= x[p + j * stride] for j in [j0, j1); returns s."""
+    if stride == 1:
+        seg = base[p + j0:p + j1]
+        if op == OP_PROD:
+            for k in range(j1 - j0):
+                s *= load(seg[k], table, like)
+        else:
+            for k in range(j1 - j0):
+                s += load(seg[k], table, like)
+    elif op == OP_PROD:
+        for j in range(j0, j1):
+            s *= load(base[p + j * stride], table, like)
+    else:
+        for j in range(j0, j1):
+            s += load(base[p + j * stride], table, like)
+    return s
+
+
+@kernel(reassociate=True)
+def reduce_values(base, offset, outer_shape, outer_strides, inner, inner_stride,
+                  red_shape, red_strides, n, n_stride, chunk_len, inner_block,
+                  row, op, table, partial):
+    """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
+
+    ``partial`` (outer, chunks, inner) has the accumulator dtype; ``table`` is
+    None, or the float16 -> float32 table when ``base`` holds float16 bits.
     """
-    ACC = np.dtype(acc_dtype).type
-    F16 = float16_input
+    outer = partial.shape[0]
+    chunks = partial.shape[1]
+    total = n * block_size(red_shape)
+    blocks = (inner + inner_block - 1) // inner_block
+    for task in prange(outer * blocks * chunks):
+        c = task % chunks
+        b = (task // chunks) % blocks
+        o = task // (chunks * blocks)
+        p_outer = offset + block_offset(o, outer_shape, outer_strides)
+        t_end = min((c + 1) * chunk_len, total)
+        acc = partial[o, c]
+        if row:
+            i0 = b * inner_block
+            block = acc[i0:min(i0 + inner_block, inner)]
+            block[:] = 1 if op == OP_PROD else 0
+            p_outer += i0 * inner_stride
+            t = c * chunk_len
+            while t < t_end:
+                r = t // n
+                j0 = t - r * n
+                j1 = min(n, j0 + (t_end - t))
+                p_red = p_outer + block_offset(r, red_shape, red_strides)
+                for j in range(j0, j1):
+                    _row_update(block, base, p_red + j * n_stride, inner_stride, op, table)
+                t += j1 - j0
+        else:
+            # lane order: each output i of the block scans its own run of every row
+            i0 = b * inner_block
+            block = acc[i0:min(i0 + inner_block, inner)]
+            block[:] = 1 if op == OP_PROD else 0
+            p_outer += i0 * inner_stride
+            t = c * chunk_len
+            while t < t_end:
+                r = t // n
+                j0 = t - r * n
+                j1 = min(n, j0 + (t_end - t))
+                p_red = p_outer + block_offset(r, red_shape, red_strides)
+                for i in range(block.size):
+                    block[i] = _lane_update(block[i], j0, j1, base, p_red + i * inner_stride,
+                                            n_stride, op, table, block)
+                t += j1 - j0
 
-    @kernel(reassociate=True)
-    def reduce_values(base, offset, outer_shape, outer_strides, inner, inner_stride,
-                      red_shape, red_strides, n, n_stride, chunk_len, inner_block,
-                      row, op, f16_table, partial):
-        outer = partial.shape[0]
-        chunks = partial.shape[1]
-        total = n * block_size(red_shape)
-        blocks = (inner + inner_block - 1) // inner_block if row else inner
-        for task in prange(outer * blocks * chunks):
-            c = task % chunks
-            b = (task // chunks) % blocks
-            o = task // (chunks * blocks)
-            p_outer = offset + block_offset(o, outer_shape, outer_strides)
-            t_end = min((c + 1) * chunk_len, total)
-            ident = ACC(1) if op == OP_PROD else ACC(0)
-            if row:
-                i0 = b * inner_block
-                i1 = min(i0 + inner_block, inner)
-                acc = partial[o, c]
-                for i in range(i0, i1):
-                    acc[i] = ident
-                t = c * chunk_len
-                while t < t_end:
-                    r = t // n
-                    j0 = t - r * n
-                    j1 = min(n, j0 + (t_end - t))
-                    p_red = p_outer + block_offset(r, red_shape, red_strides)
-                    for j in range(j0, j1):
-                        p = p_red + j * n_stride
-                        if op == OP_PROD:
-                            for i in range(i0, i1):
-                                if F16:
-                                    acc[i] *= ACC(f16_table[base[p + i * inner_stride]])
-                                else:
-                                    acc[i] *= ACC(base[p + i * inner_stride])
-                        else:
-                            for i in range(i0, i1):
-                                if F16:
-                                    acc[i] += ACC(f16_table[base[p + i * inner_stride]])
-                                else:
-                                    acc[i] += ACC(base[p + i * inner_stride])
-                    t += j1 - j0
-            else:
-                p_inner = p_outer + b * inner_stride
-                s = ident
-                t = c * chunk_len
-                while t < t_end:
-                    r = t // n
-                    j0 = t - r * n
-                    j1 = min(n, j0 + (t_end - t))
-                    p = p_inner + block_offset(r, red_shape, red_strides)
-                    if op == OP_PROD:
-                        for j in range(j0, j1):
-                            if F16:
-                                s *= ACC(f16_table[base[p + j * n_stride]])
-                            else:
-                                s *= ACC(base[p + j * n_stride])
-                    else:
-                        for j in range(j0, j1):
-                            if F16:
-                                s += ACC(f16_table[base[p + j * n_stride]])
-                            else:
-                                s += ACC(base[p + j * n_stride])
-                    t += j1 - j0
-                partial[o, c, b] = s
 
-    return reduce_values
+# ------------------------------------------------------------------ arg-reductions
 
 
 @helper
 def _key(b, kind, shift, mask, expo):
-    """Order-preserving integer key of one element (see the module docstring)."""
+    """Order-preserving integer key of one element, of *b*'s type (see the module docstring)."""
     if kind == KEY_INT_MAX:
         return b
     if kind == KEY_INT_MIN:
-        return ~b
-    k = b ^ ((b >> shift) & mask)
+        return same_type(~b, b)
+    k = same_type(b ^ (same_type(b >> shift, b) & mask), b)
     if k == -1:  # -0.0: equal to +0.0
-        k = 0
+        k = same_type(0, b)
     if kind == KEY_FLOAT_MIN:
-        k = ~k
-    if (b & mask) > expo:  # NaN, whatever its sign: the greatest key
+        k = same_type(~k, b)
+    if same_type(b & mask, b) > expo:  # NaN, whatever its sign: the greatest key
         k = mask
     return k
+
+
+@helper
+def _row_arg(keys, index, base, p, stride, at, kind, shift, mask, expo):
+    """Running first arg-max per i of the keys of x[p + i * stride]; *at* is the row's index."""
+    m = keys.size
+    if stride == 1:
+        row = base[p:p + m]
+        for i in range(m):
+            key = _key(row[i], kind, shift, mask, expo)
+            better = key > keys[i]
+            keys[i] = key if better else keys[i]
+            index[i] = at if better else index[i]
+    else:
+        for i in range(m):
+            key = _key(base[p + i * stride], kind, shift, mask, expo)
+            better = key > keys[i]
+            keys[i] = key if better else keys[i]
+            index[i] = at if better else index[i]
+
+
+@helper
+def _run_max_key(base, p, stride, j0, j1, lowest, kind, shift, mask, expo):
+    """Greatest key of x[p + j * stride] for j in [j0, j1)."""
+    m = lowest
+    if stride == 1:
+        seg = base[p + j0:p + j1]
+        for k in range(seg.size):
+            m = max(m, _key(seg[k], kind, shift, mask, expo))
+    else:
+        for j in range(j0, j1):
+            m = max(m, _key(base[p + j * stride], kind, shift, mask, expo))
+    return m
+
+
+@helper
+def _run_find_key(base, p, stride, j0, j1, m, kind, shift, mask, expo):
+    """First j in [j0, j1) whose key is *m* (which the caller knows is there)."""
+    j = j0
+    if stride == 1:
+        # test a block at a time with a vectorisable "any", then look inside it
+        while j + _FIND_BLOCK <= j1:
+            seg = base[p + j:p + j + _FIND_BLOCK]
+            hit = False
+            for k in range(_FIND_BLOCK):
+                hit |= _key(seg[k], kind, shift, mask, expo) == m
+            if hit:
+                break
+            j += _FIND_BLOCK
+    while j < j1 - 1 and _key(base[p + j * stride], kind, shift, mask, expo) != m:
+        j += 1
+    return j
 
 
 @factory
@@ -136,17 +209,14 @@ def arg_kernel(key_kind: int, view_dtype: str):
     KT = dt.type
     KIND = key_kind
     SHIFT = KT(dt.itemsize * 8 - 1)
-    if dt.kind == "i":
+    if key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN):
         MASK = KT(np.iinfo(dt).max)
-        EXPO = KT({1: 0, 2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[dt.itemsize])
+        EXPO = KT({2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[dt.itemsize])
+        LOWEST = KT(-np.iinfo(dt).max - 1)  # a key below every float's
     else:
         MASK = KT(0)
         EXPO = KT(0)
-    KMIN = KT(np.iinfo(dt).min)
-    if KIND == KEY_FLOAT_MIN or KIND == KEY_FLOAT_MAX:
-        KMIN = KT(-np.iinfo(dt).max - 1)
-    elif KIND == KEY_INT_MIN:
-        KMIN = ~KT(np.iinfo(dt).max)
+        LOWEST = KT(np.iinfo(dt).min) if KIND == KEY_INT_MAX else ~KT(np.iinfo(dt).max)
 
     @kernel
     def reduce_arg(base, offset, outer_shape, outer_strides, inner, inner_stride,
@@ -155,7 +225,7 @@ def arg_kernel(key_kind: int, view_dtype: str):
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
         total = n * block_size(red_shape)
-        blocks = (inner + inner_block - 1) // inner_block if row else inner
+        blocks = (inner + inner_block - 1) // inner_block
         for task in prange(outer * blocks * chunks):
             c = task % chunks
             b = (task // chunks) % blocks
@@ -163,14 +233,16 @@ def arg_kernel(key_kind: int, view_dtype: str):
             p_outer = offset + block_offset(o, outer_shape, outer_strides)
             t_start = c * chunk_len
             t_end = min(t_start + chunk_len, total)
+            keys = best_keys[o, c]
+            index = best_index[o, c]
             if row:
                 i0 = b * inner_block
                 i1 = min(i0 + inner_block, inner)
-                keys = best_keys[o, c]
-                index = best_index[o, c]
-                for i in range(i0, i1):
-                    keys[i] = KMIN
-                    index[i] = t_start
+                keys = keys[i0:i1]
+                index = index[i0:i1]
+                keys[:] = LOWEST
+                index[:] = t_start
+                p_outer += i0 * inner_stride
                 t = t_start
                 while t < t_end:
                     r = t // n
@@ -178,39 +250,31 @@ def arg_kernel(key_kind: int, view_dtype: str):
                     j1 = min(n, j0 + (t_end - t))
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     for j in range(j0, j1):
-                        p = p_red + j * n_stride
-                        tj = r * n + j
-                        for i in range(i0, i1):
-                            k = _key(base[p + i * inner_stride], KIND, SHIFT, MASK, EXPO)
-                            better = k > keys[i]
-                            keys[i] = k if better else keys[i]
-                            index[i] = tj if better else index[i]
+                        _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
+                                 r * n + j, KIND, SHIFT, MASK, EXPO)
                     t += j1 - j0
             else:
-                p_inner = p_outer + b * inner_stride
-                best = KMIN
-                best_at = t_start
+                # lane order: each output i of the block scans its own run of every row
+                i0 = b * inner_block
+                i1 = min(i0 + inner_block, inner)
+                keys = keys[i0:i1]
+                index = index[i0:i1]
+                keys[:] = LOWEST
+                index[:] = t_start
+                p_outer += i0 * inner_stride
                 t = t_start
                 while t < t_end:
                     r = t // n
                     j0 = t - r * n
                     j1 = min(n, j0 + (t_end - t))
-                    p = p_inner + block_offset(r, red_shape, red_strides)
-                    jb = j0
-                    while jb < j1:
-                        je = min(jb + _ARG_BLOCK, j1)
-                        m = KMIN
-                        for j in range(jb, je):
-                            m = max(m, _key(base[p + j * n_stride], KIND, SHIFT, MASK, EXPO))
-                        if m > best:
-                            best = m
-                            for j in range(jb, je):
-                                if _key(base[p + j * n_stride], KIND, SHIFT, MASK, EXPO) == m:
-                                    best_at = r * n + j
-                                    break
-                        jb = je
+                    p_red = p_outer + block_offset(r, red_shape, red_strides)
+                    for i in range(keys.size):
+                        p = p_red + i * inner_stride
+                        m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, KIND, SHIFT, MASK, EXPO))
+                        if m > keys[i]:
+                            keys[i] = m
+                            index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m,
+                                                             KIND, SHIFT, MASK, EXPO)
                     t += j1 - j0
-                best_keys[o, c, b] = best
-                best_index[o, c, b] = best_at
 
     return reduce_arg
