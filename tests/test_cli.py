@@ -63,7 +63,7 @@ def _available_systems():
 
 def test_bench_tiny_json(tmp_path, capsys):
     path = tmp_path / "bench.json"
-    rc = cli.main(["bench", "--shape", TINY, "--repeat", "2", "--json", str(path)])
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "2", "--min-time", "0", "--json", str(path)])
     captured = capsys.readouterr()
     assert rc == 0, captured.out + captured.err
     data = json.loads(path.read_text())
@@ -93,7 +93,7 @@ def test_bench_tiny_json(tmp_path, capsys):
 def test_bench_ops_filter_and_markdown(tmp_path, capsys):
     md = tmp_path / "BENCH.md"
     path = tmp_path / "bench.json"
-    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--ops", "sum",
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--min-time", "0", "--ops", "sum",
                    "--systems", "axisops,numpy", "--json", str(path), "--markdown", str(md)])
     assert rc == 0
     data = json.loads(path.read_text())
@@ -119,7 +119,7 @@ def test_bench_unknown_op_is_a_usage_error(capsys):
                     reason="matplotlib is not installed (it is not a test dependency)")
 def test_bench_plot_writes_png(tmp_path, capsys):
     png = tmp_path / "ratios.png"
-    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--ops", "argmax",
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--min-time", "0", "--ops", "argmax",
                    "--systems", "axisops,numpy", "--plot", str(png)])
     assert rc == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
