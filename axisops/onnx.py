@@ -37,6 +37,8 @@ version of an operator):
 * ArgMax/ArgMin: ``axis`` (default 0), ``keepdims`` (default 1) and
   ``select_last_index`` (default 0: ties give the first index); int64 result.
   An empty reduced axis raises ``ValueError``, as in ONNX's reference.
+* ONNX's extra element types that NumPy lacks (bfloat16, float8: ``ml_dtypes``,
+  which axisops does not take) run in float32 and come back in their own type.
 
 Importing this module needs the ``onnx`` package; the rest of axisops never
 imports it.
@@ -49,6 +51,11 @@ from onnx.reference.op_run import OpRun
 import axisops
 
 __all__ = ["OPS"]
+
+
+def _widen(x):
+    """``x``, or ``x`` as float32 if its dtype is not NumPy's own (bfloat16, ...)."""
+    return x if x.dtype.kind in "biuf" else x.astype(np.float32)
 
 
 class _Reduce(OpRun):
@@ -67,13 +74,14 @@ class _Reduce(OpRun):
         if not axes and not noop_with_empty_axes:
             axes = None  # every axis
         keepdims = bool(keepdims)
+        x = _widen(data)
         fill = self.empty_value(data.dtype) if data.size == 0 else None
         if fill is not None:
-            shape = axisops.sum(data, axes, keepdims=keepdims).shape
+            shape = axisops.sum(x, axes, keepdims=keepdims).shape
             return (np.full(shape, fill, dtype=data.dtype),)
-        kwargs = {"dtype": data.dtype} if self.keeps_dtype else {}
-        res = getattr(axisops, self.func)(data, axes, keepdims=keepdims, **kwargs)
-        return (np.asarray(res),)
+        kwargs = {"dtype": x.dtype} if self.keeps_dtype else {}
+        res = getattr(axisops, self.func)(x, axes, keepdims=keepdims, **kwargs)
+        return (np.asarray(res).astype(data.dtype, copy=False),)
 
 
 class ReduceSum(_Reduce):
@@ -119,7 +127,7 @@ class _ArgReduce(OpRun):
 
     def _run(self, data, axis=0, keepdims=1, select_last_index=0):
         res = getattr(axisops, self.func)(
-            data,
+            _widen(data),
             int(axis),
             keepdims=bool(keepdims),
             select_last_index=bool(select_last_index),
