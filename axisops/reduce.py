@@ -271,8 +271,9 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
         acc = partial.prod(axis=1, dtype=acc_dtype)
     else:
         acc = partial.sum(axis=1, dtype=acc_dtype)
-    if op == "mean":
-        acc = np.true_divide(acc, count, dtype=acc_dtype)
+    acc = acc.astype(res_dtype, copy=False) if res_dtype.kind in "iu" else acc
+    if op == "mean":  # as NumPy: divide the sum (wrapped to an integer dtype if asked) in place
+        acc = np.true_divide(acc, count, out=np.array(acc), casting="unsafe")
     res = restore_kept_order(acc.astype(res_dtype, copy=False), x.shape, view, out_shape)
     return _scalar_or_array(res)
 

@@ -59,6 +59,28 @@ def _row_update(acc, base, p, stride, op, table):
 
 
 @helper
+def _row_update4(acc, base, p, row_stride, stride, op, table):
+    """_row_update for four rows at once: one pass over *acc* instead of four."""
+    m = acc.size
+    if stride != 1:
+        for k in range(4):
+            _row_update(acc, base, p + k * row_stride, stride, op, table)
+        return
+    r0 = base[p:p + m]
+    r1 = base[p + row_stride:p + row_stride + m]
+    r2 = base[p + 2 * row_stride:p + 2 * row_stride + m]
+    r3 = base[p + 3 * row_stride:p + 3 * row_stride + m]
+    if op == OP_PROD:
+        for i in range(m):
+            acc[i] *= (load(r0[i], table, acc) * load(r1[i], table, acc)) * (
+                load(r2[i], table, acc) * load(r3[i], table, acc))
+    else:
+        for i in range(m):
+            acc[i] += (load(r0[i], table, acc) + load(r1[i], table, acc)) + (
+                load(r2[i], table, acc) + load(r3[i], table, acc))
+
+
+@helper
 def _lane_update(s, j0, j1, base, p, stride, op, table, like):
     """s (+ or *)= x[p + j * stride] for j in [j0, j1); returns s."""
     if stride == 1:
@@ -109,7 +131,11 @@ def reduce_values(base, offset, outer_shape, outer_strides, inner, inner_stride,
                 j0 = t - r * n
                 j1 = min(n, j0 + (t_end - t))
                 p_red = p_outer + block_offset(r, red_shape, red_strides)
-                for j in range(j0, j1):
+                j = j0
+                while j + 4 <= j1:
+                    _row_update4(block, base, p_red + j * n_stride, n_stride, inner_stride, op, table)
+                    j += 4
+                for j in range(j, j1):
                     _row_update(block, base, p_red + j * n_stride, inner_stride, op, table)
                 t += j1 - j0
         else:
@@ -170,6 +196,39 @@ def _row_arg(keys, index, base, p, stride, at, kind, shift, mask, expo):
 
 
 @helper
+def _row_arg4(keys, index, base, p, row_stride, stride, at, kind, shift, mask, expo):
+    """_row_arg for the four rows at, at+1, at+2, at+3: one pass over keys and index."""
+    m = keys.size
+    if stride != 1:
+        for k in range(4):
+            _row_arg(keys, index, base, p + k * row_stride, stride, at + k, kind, shift, mask, expo)
+        return
+    r0 = base[p:p + m]
+    r1 = base[p + row_stride:p + row_stride + m]
+    r2 = base[p + 2 * row_stride:p + 2 * row_stride + m]
+    r3 = base[p + 3 * row_stride:p + 3 * row_stride + m]
+    for i in range(m):
+        best = keys[i]
+        best_at = index[i]
+        k = _key(r0[i], kind, shift, mask, expo)
+        better = k > best
+        best = k if better else best
+        best_at = at if better else best_at
+        k = _key(r1[i], kind, shift, mask, expo)
+        better = k > best
+        best = k if better else best
+        best_at = at + 1 if better else best_at
+        k = _key(r2[i], kind, shift, mask, expo)
+        better = k > best
+        best = k if better else best
+        best_at = at + 2 if better else best_at
+        k = _key(r3[i], kind, shift, mask, expo)
+        better = k > best
+        keys[i] = k if better else best
+        index[i] = at + 3 if better else best_at
+
+
+@helper
 def _run_max_key(base, p, stride, j0, j1, lowest, kind, shift, mask, expo):
     """Greatest key of x[p + j * stride] for j in [j0, j1)."""
     m = lowest
@@ -202,12 +261,89 @@ def _run_find_key(base, p, stride, j0, j1, m, kind, shift, mask, expo):
     return j
 
 
+@helper
+def _raw_float_range(seg, shift, mask):
+    """(greatest, least) raw sortable key ``b ^ ((b >> shift) & mask)`` of float bits.
+
+    Cheaper than ``_key``: positive NaNs sort above +inf, negative NaNs below -inf
+    and -0.0 just below +0.0; ``_float_run_arg`` sorts those cases out after.
+    """
+    hi = seg[0]
+    lo = seg[0]
+    hi = same_type(hi ^ (same_type(hi >> shift, hi) & mask), hi)
+    lo = hi
+    for k in range(seg.size):
+        b = seg[k]
+        rk = same_type(b ^ (same_type(b >> shift, b) & mask), b)
+        hi = max(hi, rk)
+        lo = min(lo, rk)
+    return hi, lo
+
+
+@helper
+def _find_bits(seg, mode, value, mask):
+    """First k with: mode 0, ``(b & mask) > value`` (a NaN); mode 1, ``b == value``;
+    mode 2, ``(b & mask) == 0`` (a zero of either sign). The caller knows there is one."""
+    k = 0
+    m = seg.size
+    while k + _FIND_BLOCK <= m:
+        hit = False
+        for q in range(k, k + _FIND_BLOCK):
+            b = seg[q]
+            if mode == 0:
+                hit |= same_type(b & mask, b) > value
+            elif mode == 1:
+                hit |= b == value
+            else:
+                hit |= same_type(b & mask, b) == 0
+        if hit:
+            break
+        k += _FIND_BLOCK
+    while k < m - 1:
+        b = seg[k]
+        if mode == 0 and same_type(b & mask, b) > value:
+            break
+        if mode == 1 and b == value:
+            break
+        if mode == 2 and same_type(b & mask, b) == 0:
+            break
+        k += 1
+    return k
+
+
+@helper
+def _float_run_arg(seg, kind, shift, mask, expo, best):
+    """(key, position) of the first extreme of a contiguous float run, if its key > *best*.
+
+    Returns ``(best, -1)`` when the run holds nothing better. One cheap pass for the
+    range of raw keys, then one search for the first position of the winner.
+    """
+    hi, lo = _raw_float_range(seg, shift, mask)
+    if hi > expo or lo < same_type(~expo, expo):
+        key = mask  # a NaN: the greatest key for argmax and argmin alike
+        if key <= best:
+            return best, -1
+        return key, _find_bits(seg, 0, expo, mask)
+    raw = hi if kind == KEY_FLOAT_MAX else lo
+    if raw == 0 or raw == -1:  # the extreme is a zero of either sign
+        key = same_type(0, raw) if kind == KEY_FLOAT_MAX else same_type(-1, raw)
+        if key <= best:
+            return best, -1
+        return key, _find_bits(seg, 2, raw, mask)
+    key = raw if kind == KEY_FLOAT_MAX else same_type(~raw, raw)
+    if key <= best:
+        return best, -1
+    bits = same_type(raw ^ (same_type(raw >> shift, raw) & mask), raw)  # the map is an involution
+    return key, _find_bits(seg, 1, bits, mask)
+
+
 @factory
 def arg_kernel(key_kind: int, view_dtype: str):
     """First-index arg-maximum of the keys of a ``view_dtype`` (integer) buffer."""
     dt = np.dtype(view_dtype)
     KT = dt.type
     KIND = key_kind
+    FLOAT = key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN)
     SHIFT = KT(dt.itemsize * 8 - 1)
     if key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN):
         MASK = KT(np.iinfo(dt).max)
@@ -249,7 +385,12 @@ def arg_kernel(key_kind: int, view_dtype: str):
                     j0 = t - r * n
                     j1 = min(n, j0 + (t_end - t))
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
-                    for j in range(j0, j1):
+                    j = j0
+                    while j + 4 <= j1:
+                        _row_arg4(keys, index, base, p_red + j * n_stride, n_stride, inner_stride,
+                                  r * n + j, KIND, SHIFT, MASK, EXPO)
+                        j += 4
+                    for j in range(j, j1):
                         _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
                                  r * n + j, KIND, SHIFT, MASK, EXPO)
                     t += j1 - j0
@@ -270,6 +411,12 @@ def arg_kernel(key_kind: int, view_dtype: str):
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     for i in range(keys.size):
                         p = p_red + i * inner_stride
+                        if FLOAT and n_stride == 1:
+                            m, at = _float_run_arg(base[p + j0:p + j1], KIND, SHIFT, MASK, EXPO, keys[i])
+                            if at >= 0:
+                                keys[i] = m
+                                index[i] = r * n + j0 + at
+                            continue
                         m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, KIND, SHIFT, MASK, EXPO))
                         if m > keys[i]:
                             keys[i] = m
