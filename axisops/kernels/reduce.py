@@ -32,7 +32,7 @@ from .common import block_offset, block_size, load, same_type
 KEY_INT_MAX, KEY_INT_MIN, KEY_FLOAT_MAX, KEY_FLOAT_MIN = 0, 1, 2, 3
 OP_SUM, OP_PROD = 0, 1
 #: elements tested at once when looking for the first position of a maximum
-_FIND_BLOCK = 32
+_FIND_BLOCK = 128
 
 
 # ----------------------------------------------------------------- sums and products
@@ -245,17 +245,17 @@ def _run_max_key(base, p, stride, j0, j1, lowest, kind, shift, mask, expo):
 @helper
 def _run_find_key(base, p, stride, j0, j1, m, kind, shift, mask, expo):
     """First j in [j0, j1) whose key is *m* (which the caller knows is there)."""
-    j = j0
     if stride == 1:
-        # test a block at a time with a vectorisable "any", then look inside it
-        while j + _FIND_BLOCK <= j1:
-            seg = base[p + j:p + j + _FIND_BLOCK]
-            hit = False
-            for k in range(_FIND_BLOCK):
-                hit |= _key(seg[k], kind, shift, mask, expo) == m
-            if hit:
-                break
-            j += _FIND_BLOCK
+        seg = base[p + j0:p + j1]
+        for k in range(0, seg.size, _FIND_BLOCK):
+            blk = seg[k:min(k + _FIND_BLOCK, seg.size)]
+            first = blk.size
+            for q in range(blk.size):
+                first = min(first, q if _key(blk[q], kind, shift, mask, expo) == m else blk.size)
+            if first < blk.size:
+                return j0 + k + first
+        return j1 - 1
+    j = j0
     while j < j1 - 1 and _key(base[p + j * stride], kind, shift, mask, expo) != m:
         j += 1
     return j
@@ -283,32 +283,28 @@ def _raw_float_range(seg, shift, mask):
 @helper
 def _find_bits(seg, mode, value, mask):
     """First k with: mode 0, ``(b & mask) > value`` (a NaN); mode 1, ``b == value``;
-    mode 2, ``(b & mask) == 0`` (a zero of either sign). The caller knows there is one."""
-    k = 0
+    mode 2, ``(b & mask) == 0`` (a zero of either sign). The caller knows there is one.
+
+    Each block of ``_FIND_BLOCK`` takes the least position that matches with a
+    branch-free minimum (one loop per mode, so each vectorises); the search stops
+    at the first block with a match.
+    """
     m = seg.size
-    while k + _FIND_BLOCK <= m:
-        hit = False
-        for q in range(k, k + _FIND_BLOCK):
-            b = seg[q]
-            if mode == 0:
-                hit |= same_type(b & mask, b) > value
-            elif mode == 1:
-                hit |= b == value
-            else:
-                hit |= same_type(b & mask, b) == 0
-        if hit:
-            break
-        k += _FIND_BLOCK
-    while k < m - 1:
-        b = seg[k]
-        if mode == 0 and same_type(b & mask, b) > value:
-            break
-        if mode == 1 and b == value:
-            break
-        if mode == 2 and same_type(b & mask, b) == 0:
-            break
-        k += 1
-    return k
+    for k in range(0, m, _FIND_BLOCK):
+        blk = seg[k:min(k + _FIND_BLOCK, m)]
+        first = blk.size
+        if mode == 0:
+            for q in range(blk.size):
+                first = min(first, q if same_type(blk[q] & mask, value) > value else blk.size)
+        elif mode == 1:
+            for q in range(blk.size):
+                first = min(first, q if blk[q] == value else blk.size)
+        else:
+            for q in range(blk.size):
+                first = min(first, q if same_type(blk[q] & mask, value) == 0 else blk.size)
+        if first < blk.size:
+            return k + first
+    return m - 1
 
 
 @helper
