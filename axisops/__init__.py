@@ -10,12 +10,14 @@ array([1, 0])
 """
 from importlib.metadata import PackageNotFoundError, version as _version
 
-from . import grad
+from . import _jit, grad
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 
 try:
     __version__ = _version("axisops")
 except PackageNotFoundError:  # running from a source tree
     __version__ = "0.1.0"
+
+_jit.initialise_in_background()
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel", "grad", "__version__"]

@@ -11,6 +11,7 @@ caches each closure separately because its cache key includes the closure's valu
 from __future__ import annotations
 
 import functools
+import threading
 
 from numba import njit
 
@@ -36,3 +37,26 @@ def helper(fn):
 def factory(fn):
     """Memoise a kernel factory so each constant combination is compiled once."""
     return functools.lru_cache(maxsize=None)(fn)
+
+
+def initialise_in_background() -> None:
+    """Start Numba's one-time compiler set-up in a daemon thread.
+
+    The first kernel a process runs, even one loaded from the disk cache, waits
+    for Numba to build its typing and target contexts (about 0.2 s here). Doing it
+    at import would put that on every ``import axisops``; doing it in a thread lets
+    it overlap with whatever the program does between the import and its first
+    call. The thread holds Numba's global compiler lock, so a kernel called early
+    simply waits for it.
+    """
+    def run():
+        try:
+            from numba.core.compiler_lock import global_compiler_lock
+            from numba.core.registry import cpu_target
+            with global_compiler_lock:
+                cpu_target.typing_context.refresh()
+                cpu_target.target_context.refresh()
+        except Exception:  # pragma: no cover - the first call does it anyway
+            pass
+
+    threading.Thread(target=run, name="axisops-numba-init", daemon=True).start()
