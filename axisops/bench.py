@@ -419,7 +419,7 @@ def run(
     The result is a dict with ``meta`` (machine, versions, threads, shape,
     repeat, date, skipped systems) and ``results``, one row per
     (workload, system) that ran: ``workload``, ``op``, ``system``,
-    ``times_ms`` (every timed call), ``best_ms``, ``first_call_ms`` (the
+    ``times_ms`` (every timed call), ``best_ms``, ``median_ms``, ``first_call_ms`` (the
     untimed warm-up call, with the runner's setup), ``bytes``, ``gb_per_s``,
     ``ratio_to_best_peer`` (best_ms / the fastest other system's best_ms),
     ``check`` (``"ok"``, ``"MISMATCH"`` or ``"reference"``), plus rows with
@@ -506,6 +506,7 @@ def run(
         timed = {s: r for s, r in wl_rows.items() if s in runners}
         for system, row in timed.items():
             row["best_ms"] = min(row["times_ms"])
+            row["median_ms"] = float(np.median(row["times_ms"]))
             out_bytes = _nbytes(results[system])
             row["bytes"] = in_bytes + out_bytes
             row["gb_per_s"] = row["bytes"] / (row["best_ms"] * 1e-3) / 1e9
