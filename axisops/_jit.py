@@ -60,3 +60,26 @@ def initialise_in_background() -> None:
             pass
 
     threading.Thread(target=run, name="axisops-numba-init", daemon=True).start()
+
+
+#: Below this many elements a kernel runs on the calling thread only: waking the
+#: other workers costs more than the work (milliseconds when another process
+#: holds a core). Results do not depend on the thread count, so this changes
+#: only the time.
+SERIAL_BELOW = 1 << 17
+
+
+def run(kern, work: int, *args):
+    """Call *kern* with *args*, on one thread when *work* (elements) is small."""
+    if work >= SERIAL_BELOW:
+        return kern(*args)
+    import numba
+
+    threads = numba.get_num_threads()
+    if threads == 1:
+        return kern(*args)
+    numba.set_num_threads(1)
+    try:
+        return kern(*args)
+    finally:
+        numba.set_num_threads(threads)

@@ -46,6 +46,10 @@ def strided_base(x: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]]:
     strides = tuple(s // itemsize if n > 1 else 0 for s, n in zip(x.strides, x.shape))
     if x.size == 0:
         return np.zeros(0, x.dtype), 0, strides
+    if x.flags.c_contiguous:  # the common case, without as_strided's overhead
+        base = x.reshape(-1)
+        base.flags.writeable = False
+        return base, 0, strides
     flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)
     low = x[flip]  # same memory, every stride >= 0: data pointer at the lowest address
     offset = sum((n - 1) * -s for n, s in zip(x.shape, strides) if s < 0)

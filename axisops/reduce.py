@@ -14,6 +14,7 @@ import numpy as np
 
 from . import _dtypes
 from ._axes import normalize_axes, reduced_shape
+from ._jit import run
 from ._layout import ReductionView, reduction_view, restore_kept_order
 from .kernels import reduce as K
 
@@ -263,7 +264,7 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     elif x.dtype == np.bool_:
         base = base.view(np.uint8)
     op_code = K.OP_PROD if op == "prod" else K.OP_SUM
-    K.reduce_values(base, *_kernel_args(view, chunk_len, inner_block), op_code, table, partial)
+    run(K.reduce_values, x.size, base, *_kernel_args(view, chunk_len, inner_block), op_code, table, partial)
 
     if chunks == 1:
         acc = partial[:, 0, :]
@@ -316,35 +317,38 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
     key_kind = ((K.KEY_FLOAT_MAX if is_max else K.KEY_FLOAT_MIN) if is_float
                 else (K.KEY_INT_MAX if is_max else K.KEY_INT_MIN))
     keys = np.empty((view.outer, chunks, view.inner), dtype=view_dtype)
-    index = np.empty((view.outer, chunks, view.inner), dtype=np.int64)
-    kern = K.arg_kernel(key_kind, view_dtype.str)
-    kern(view.base.view(view_dtype), *_kernel_args(view, chunk_len, inner_block), keys, index)
+    index = np.empty((view.outer, chunks, view.inner if want_index else 0), dtype=np.int64)
+    kern = K.arg_kernel(key_kind, view_dtype.str, want_index)
+    run(kern, x.size, view.base.view(view_dtype), *_kernel_args(view, chunk_len, inner_block), keys, index)
 
-    if chunks == 1:
-        best = index[:, 0, :]
-    else:  # the first chunk holding the greatest key: chunks are in index order
-        best = np.take_along_axis(index, keys.argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
-    if want_index:
+    if not want_index:
+        res = _keys_to_values(keys.max(axis=1), key_kind, x.dtype)
+    else:
+        if chunks == 1:
+            best = index[:, 0, :]
+        else:  # the first chunk holding the greatest key: chunks are in index order
+            best = np.take_along_axis(index, keys.argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
         if select_last:
             best = (count - 1) - best
         res = best.astype(index_dtype, copy=False)
-    else:
-        res = view.base[_element_offsets(view, best)]
     return _scalar_or_array(restore_kept_order(res, x.shape, view, out_shape))
 
 
-def _element_offsets(view: ReductionView, reduced_index: np.ndarray) -> np.ndarray:
-    """Offsets in ``view.base`` of the elements at ``reduced_index[o, i]``."""
-    outer = np.arange(view.outer, dtype=np.int64)
-    outer_off = _unravel_offsets(outer, view.outer_shape, view.outer_strides)
-    inner_off = np.arange(view.inner, dtype=np.int64) * view.inner_stride
-    r, j = np.divmod(reduced_index, view.n)
-    red_off = _unravel_offsets(r, view.red_shape, view.red_strides) + j * view.n_stride
-    return view.offset + outer_off[:, None] + inner_off[None, :] + red_off
+def _keys_to_values(keys: np.ndarray, key_kind: int, dtype: np.dtype) -> np.ndarray:
+    """Invert the kernels' order-preserving keys (see ``kernels.reduce``).
 
-
-def _unravel_offsets(flat: np.ndarray, shape: np.ndarray, strides: np.ndarray) -> np.ndarray:
-    if shape.size == 0:
-        return np.zeros_like(flat)
-    idx = np.unravel_index(flat, tuple(int(s) for s in shape))
-    return builtins.sum(i * int(s) for i, s in zip(idx, strides))
+    A float extreme that is a zero comes back as +0.0 whatever the sign of the
+    zeros it was taken from (they compare equal), and a NaN as the default NaN.
+    """
+    if key_kind == K.KEY_INT_MAX:
+        return keys.view(dtype)
+    if key_kind == K.KEY_INT_MIN:
+        return (~keys).view(dtype)
+    info = np.iinfo(keys.dtype)
+    mask = keys.dtype.type(info.max)
+    nan = keys == mask
+    k = ~keys if key_kind == K.KEY_FLOAT_MIN else keys
+    bits = k ^ ((k >> (info.bits - 1)) & mask)  # the key map is an involution
+    values = bits.view(dtype).copy()
+    values[nan] = np.nan
+    return values

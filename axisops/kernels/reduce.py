@@ -266,7 +266,7 @@ def _raw_float_range(seg, shift, mask):
     """(greatest, least) raw sortable key ``b ^ ((b >> shift) & mask)`` of float bits.
 
     Cheaper than ``_key``: positive NaNs sort above +inf, negative NaNs below -inf
-    and -0.0 just below +0.0; ``_float_run_arg`` sorts those cases out after.
+    and -0.0 just below +0.0; ``_float_run_key`` sorts those cases out after.
     """
     hi = seg[0]
     lo = seg[0]
@@ -308,34 +308,62 @@ def _find_bits(seg, mode, value, mask):
 
 
 @helper
-def _float_run_arg(seg, kind, shift, mask, expo, best):
-    """(key, position) of the first extreme of a contiguous float run, if its key > *best*.
+def _float_run_key(seg, kind, shift, mask, expo):
+    """Key of the extreme of a contiguous float run, and how to find its first position.
 
-    Returns ``(best, -1)`` when the run holds nothing better. One cheap pass for the
-    range of raw keys, then one search for the first position of the winner.
+    One cheap pass for the range of raw keys. Returns ``(key, mode, value)`` for
+    ``_find_bits(seg, mode, value, mask)``.
     """
     hi, lo = _raw_float_range(seg, shift, mask)
     if hi > expo or lo < same_type(~expo, expo):
-        key = mask  # a NaN: the greatest key for argmax and argmin alike
-        if key <= best:
-            return best, -1
-        return key, _find_bits(seg, 0, expo, mask)
+        return mask, 0, expo  # a NaN: the greatest key for argmax and argmin alike
     raw = hi if kind == KEY_FLOAT_MAX else lo
     if raw == 0 or raw == -1:  # the extreme is a zero of either sign
         key = same_type(0, raw) if kind == KEY_FLOAT_MAX else same_type(-1, raw)
-        if key <= best:
-            return best, -1
-        return key, _find_bits(seg, 2, raw, mask)
+        return key, 2, raw
     key = raw if kind == KEY_FLOAT_MAX else same_type(~raw, raw)
-    if key <= best:
-        return best, -1
     bits = same_type(raw ^ (same_type(raw >> shift, raw) & mask), raw)  # the map is an involution
-    return key, _find_bits(seg, 1, bits, mask)
+    return key, 1, bits
+
+
+@helper
+def _row_max(keys, base, p, stride, kind, shift, mask, expo):
+    """keys[i] = max(keys[i], key of x[p + i * stride]): extremes without positions."""
+    m = keys.size
+    if stride == 1:
+        row = base[p:p + m]
+        for i in range(m):
+            keys[i] = max(keys[i], _key(row[i], kind, shift, mask, expo))
+    else:
+        for i in range(m):
+            keys[i] = max(keys[i], _key(base[p + i * stride], kind, shift, mask, expo))
+
+
+@helper
+def _row_max4(keys, base, p, row_stride, stride, kind, shift, mask, expo):
+    m = keys.size
+    if stride != 1:
+        for k in range(4):
+            _row_max(keys, base, p + k * row_stride, stride, kind, shift, mask, expo)
+        return
+    r0 = base[p:p + m]
+    r1 = base[p + row_stride:p + row_stride + m]
+    r2 = base[p + 2 * row_stride:p + 2 * row_stride + m]
+    r3 = base[p + 3 * row_stride:p + 3 * row_stride + m]
+    for i in range(m):
+        a = max(_key(r0[i], kind, shift, mask, expo), _key(r1[i], kind, shift, mask, expo))
+        b = max(_key(r2[i], kind, shift, mask, expo), _key(r3[i], kind, shift, mask, expo))
+        keys[i] = max(keys[i], max(a, b))
 
 
 @factory
-def arg_kernel(key_kind: int, view_dtype: str):
-    """First-index arg-maximum of the keys of a ``view_dtype`` (integer) buffer."""
+def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
+    """Greatest key, and with *with_index* its first position, of a ``view_dtype`` buffer.
+
+    ``best_index`` is not touched without *with_index* (``max``/``min`` need only
+    the key, which maps back to the value).
+    """
+    WITH_INDEX = with_index
     dt = np.dtype(view_dtype)
     KT = dt.type
     KIND = key_kind
@@ -373,7 +401,8 @@ def arg_kernel(key_kind: int, view_dtype: str):
                 keys = keys[i0:i1]
                 index = index[i0:i1]
                 keys[:] = LOWEST
-                index[:] = t_start
+                if WITH_INDEX:
+                    index[:] = t_start
                 p_outer += i0 * inner_stride
                 t = t_start
                 while t < t_end:
@@ -383,12 +412,20 @@ def arg_kernel(key_kind: int, view_dtype: str):
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     j = j0
                     while j + 4 <= j1:
-                        _row_arg4(keys, index, base, p_red + j * n_stride, n_stride, inner_stride,
-                                  r * n + j, KIND, SHIFT, MASK, EXPO)
+                        if WITH_INDEX:
+                            _row_arg4(keys, index, base, p_red + j * n_stride, n_stride, inner_stride,
+                                      r * n + j, KIND, SHIFT, MASK, EXPO)
+                        else:
+                            _row_max4(keys, base, p_red + j * n_stride, n_stride, inner_stride,
+                                      KIND, SHIFT, MASK, EXPO)
                         j += 4
                     for j in range(j, j1):
-                        _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
-                                 r * n + j, KIND, SHIFT, MASK, EXPO)
+                        if WITH_INDEX:
+                            _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
+                                     r * n + j, KIND, SHIFT, MASK, EXPO)
+                        else:
+                            _row_max(keys, base, p_red + j * n_stride, inner_stride,
+                                     KIND, SHIFT, MASK, EXPO)
                     t += j1 - j0
             else:
                 # lane order: each output i of the block scans its own run of every row
@@ -397,7 +434,8 @@ def arg_kernel(key_kind: int, view_dtype: str):
                 keys = keys[i0:i1]
                 index = index[i0:i1]
                 keys[:] = LOWEST
-                index[:] = t_start
+                if WITH_INDEX:
+                    index[:] = t_start
                 p_outer += i0 * inner_stride
                 t = t_start
                 while t < t_end:
@@ -408,16 +446,19 @@ def arg_kernel(key_kind: int, view_dtype: str):
                     for i in range(keys.size):
                         p = p_red + i * inner_stride
                         if FLOAT and n_stride == 1:
-                            m, at = _float_run_arg(base[p + j0:p + j1], KIND, SHIFT, MASK, EXPO, keys[i])
-                            if at >= 0:
+                            seg = base[p + j0:p + j1]
+                            m, mode, target = _float_run_key(seg, KIND, SHIFT, MASK, EXPO)
+                            if m > keys[i]:
                                 keys[i] = m
-                                index[i] = r * n + j0 + at
+                                if WITH_INDEX:
+                                    index[i] = r * n + j0 + _find_bits(seg, mode, target, MASK)
                             continue
                         m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, KIND, SHIFT, MASK, EXPO))
                         if m > keys[i]:
                             keys[i] = m
-                            index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m,
-                                                             KIND, SHIFT, MASK, EXPO)
+                            if WITH_INDEX:
+                                index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m,
+                                                                 KIND, SHIFT, MASK, EXPO)
                     t += j1 - j0
 
     return reduce_arg
