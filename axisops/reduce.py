@@ -318,8 +318,9 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
                 else (K.KEY_INT_MAX if is_max else K.KEY_INT_MIN))
     keys = np.empty((view.outer, chunks, view.inner), dtype=view_dtype)
     index = np.empty((view.outer, chunks, view.inner if want_index else 0), dtype=np.int64)
-    kern = K.arg_kernel(key_kind, view_dtype.str, want_index)
-    run(kern, x.size, view.base.view(view_dtype), *_kernel_args(view, chunk_len, inner_block), keys, index)
+    kern = K.arg_kernel(key_kind, view_dtype.str)
+    run(kern, x.size, view.base.view(view_dtype), *_kernel_args(view, chunk_len, inner_block),
+        want_index, keys, index)
 
     if not want_index:
         res = _keys_to_values(keys.max(axis=1), key_kind, x.dtype)

@@ -357,13 +357,13 @@ def _row_max4(keys, base, p, row_stride, stride, kind, shift, mask, expo):
 
 
 @factory
-def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
-    """Greatest key, and with *with_index* its first position, of a ``view_dtype`` buffer.
+def arg_kernel(key_kind: int, view_dtype: str):
+    """Greatest key, and with ``with_index`` its first position, of a ``view_dtype`` buffer.
 
-    ``best_index`` is not touched without *with_index* (``max``/``min`` need only
-    the key, which maps back to the value).
+    ``best_index`` is not touched without ``with_index`` (``max``/``min`` need only
+    the key, which maps back to the value). ``with_index`` is a run-time flag
+    tested outside the inner loops: one compiled kernel serves both.
     """
-    WITH_INDEX = with_index
     dt = np.dtype(view_dtype)
     KT = dt.type
     KIND = key_kind
@@ -381,7 +381,7 @@ def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
     @kernel
     def reduce_arg(base, offset, outer_shape, outer_strides, inner, inner_stride,
                    red_shape, red_strides, n, n_stride, chunk_len, inner_block,
-                   row, best_keys, best_index):
+                   row, with_index, best_keys, best_index):
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
         total = n * block_size(red_shape)
@@ -401,7 +401,7 @@ def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
                 keys = keys[i0:i1]
                 index = index[i0:i1]
                 keys[:] = LOWEST
-                if WITH_INDEX:
+                if with_index:
                     index[:] = t_start
                 p_outer += i0 * inner_stride
                 t = t_start
@@ -412,7 +412,7 @@ def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     j = j0
                     while j + 4 <= j1:
-                        if WITH_INDEX:
+                        if with_index:
                             _row_arg4(keys, index, base, p_red + j * n_stride, n_stride, inner_stride,
                                       r * n + j, KIND, SHIFT, MASK, EXPO)
                         else:
@@ -420,7 +420,7 @@ def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
                                       KIND, SHIFT, MASK, EXPO)
                         j += 4
                     for j in range(j, j1):
-                        if WITH_INDEX:
+                        if with_index:
                             _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
                                      r * n + j, KIND, SHIFT, MASK, EXPO)
                         else:
@@ -434,7 +434,7 @@ def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
                 keys = keys[i0:i1]
                 index = index[i0:i1]
                 keys[:] = LOWEST
-                if WITH_INDEX:
+                if with_index:
                     index[:] = t_start
                 p_outer += i0 * inner_stride
                 t = t_start
@@ -450,13 +450,13 @@ def arg_kernel(key_kind: int, view_dtype: str, with_index: bool):
                             m, mode, target = _float_run_key(seg, KIND, SHIFT, MASK, EXPO)
                             if m > keys[i]:
                                 keys[i] = m
-                                if WITH_INDEX:
+                                if with_index:
                                     index[i] = r * n + j0 + _find_bits(seg, mode, target, MASK)
                             continue
                         m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, KIND, SHIFT, MASK, EXPO))
                         if m > keys[i]:
                             keys[i] = m
-                            if WITH_INDEX:
+                            if with_index:
                                 index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m,
                                                                  KIND, SHIFT, MASK, EXPO)
                     t += j1 - j0
