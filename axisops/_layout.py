@@ -157,3 +157,37 @@ def restore_kept_order(flat: np.ndarray, x_shape, view: ReductionView, out_shape
     if list(order) != sorted(order):
         res = np.ascontiguousarray(res.transpose(np.argsort(order)))
     return res.reshape(out_shape)
+
+
+@dataclass
+class AxisView:
+    """One axis of one or several same-shaped arrays, for scans, gathers and windows.
+
+    ``outer`` are the dimensions before the axis and ``inner`` those after it, each
+    coalesced jointly over every array (so an input and a fresh output stay in
+    step); strides are in elements, one list per array.
+    """
+
+    outer_shape: list[int]
+    outer_strides: list[list[int]]
+    n: int
+    n_strides: list[int]
+    inner_shape: list[int]
+    inner_strides: list[list[int]]
+
+
+def axis_view(shape, strides_lists, axis: int) -> AxisView:
+    """Split *shape* at *axis* into coalesced ``outer``, the axis, and ``inner``.
+
+    >>> v = axis_view((4, 5, 6, 7), [(210, 42, 7, 1)], 1)
+    >>> v.outer_shape, v.n, v.inner_shape, v.inner_strides
+    ([4], 5, [42], [[1]])
+    >>> axis_view((4, 5, 6), [(30, 6, 1), (1, 4, 20)], 2).outer_shape  # no common walk
+    [4, 5]
+    """
+    before = [st[:axis] for st in strides_lists]
+    after = [st[axis + 1:] for st in strides_lists]
+    outer_shape, outer_strides = coalesce(shape[:axis], *before)
+    inner_shape, inner_strides = coalesce(shape[axis + 1:], *after)
+    return AxisView(outer_shape, outer_strides, int(shape[axis]),
+                    [int(st[axis]) for st in strides_lists], inner_shape, inner_strides)
