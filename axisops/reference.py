@@ -347,7 +347,7 @@ class grad:
             after = np.cumprod(np.concatenate([ones, blocks[..., :0:-1]], -1), -1)[..., ::-1]
             others = _unblocks(before * after, x.shape, axes)
             out = g.astype(acc) * others
-        return np.ascontiguousarray(out.astype(res))
+        return np.array(out, dtype=res, order="C")  # (ascontiguousarray makes 0-d 1-d)
 
     @staticmethod
     def max(g, x, axis=None, keepdims=False):
@@ -378,4 +378,4 @@ class grad:
         count = np.sum(mask, axis=axes, keepdims=True)
         with np.errstate(all="ignore"):
             out = (g.astype(acc) / count.astype(acc)) * mask
-        return np.ascontiguousarray(out.astype(res))
+        return np.array(out, dtype=res, order="C")  # (ascontiguousarray makes 0-d 1-d)
