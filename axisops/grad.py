@@ -60,17 +60,19 @@ def prod(g, x, axis=None, keepdims=False):
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.prod")
     x_shape, axes, g = _expand(g, x.shape, axis, keepdims, "grad.prod")
+    dtype = np.result_type(x.dtype, g.dtype, np.float16)
+    if x.size == 0:
+        return np.zeros(x_shape, dtype)
+    work = np.float32 if dtype == np.float16 else dtype  # float16 multiplies in float32
     kept = [d for d in range(x.ndim) if d not in axes]
     # move the reduced axes to the end and flatten them: (kept..., R)
-    moved = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
-    dtype = np.result_type(moved.dtype, g.dtype, np.float16) if moved.dtype.kind != "f" else np.result_type(moved.dtype, g.dtype)
-    moved = moved.astype(dtype, copy=False)
-    ones = np.ones(moved.shape[:-1] + (1,), dtype)
+    moved = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1]).astype(work)
+    ones = np.ones(moved.shape[:-1] + (1,), work)
     before = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
     after = np.cumprod(np.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
     others = (before * after).reshape([x.shape[d] for d in kept] + [x.shape[d] for d in axes])
     others = np.transpose(others, np.argsort(kept + list(axes)))
-    return np.array(np.broadcast_to(g, x_shape) * others, dtype=dtype)
+    return np.asarray(np.broadcast_to(g.astype(work), x_shape) * others).astype(dtype)
 
 
 def max(g, x, axis=None, keepdims=False):
@@ -97,8 +99,10 @@ def _extreme_grad(g, x, axis, keepdims, forward, op):
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, op)
     x_shape, axes, g = _expand(g, x.shape, axis, keepdims, op)
+    if any(x_shape[d] == 0 for d in axes):
+        raise ValueError(f"{op}: the forward reduces an empty set, so there is no gradient")
     if x.size == 0:
-        return np.zeros(x_shape, np.result_type(g.dtype, np.float16))
+        return np.zeros(x_shape, np.result_type(g.dtype, x.dtype, np.float16))
     extreme = np.asarray(forward(x, axes, keepdims=True))
     hit = x == extreme  # NaN never equals: a NaN slice gets 0/0, NaN, like torch
     count = np.add.reduce(hit, axis=axes, keepdims=True)
