@@ -20,6 +20,8 @@ contiguous block of dimensions becomes one; size-1 dimensions are dropped.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,11 +108,11 @@ class ReductionView:
 
     @property
     def outer(self) -> int:
-        return int(np.prod(self.outer_shape, dtype=np.int64))
+        return math.prod(self.outer_shape.tolist())
 
     @property
     def reduced_count(self) -> int:
-        return int(np.prod(self.red_shape, dtype=np.int64)) * self.n
+        return math.prod(self.red_shape.tolist()) * self.n
 
     @property
     def row_order(self) -> bool:

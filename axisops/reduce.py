@@ -7,6 +7,8 @@ same dtypes, and a NumPy scalar where NumPy returns one.
 """
 from __future__ import annotations
 
+import math
+
 import builtins
 import warnings
 
@@ -182,7 +184,7 @@ def unravel(idx, shape, axis):
     if idx.dtype.kind not in "iu":
         raise TypeError(f"unravel: indices must be integers, got {idx.dtype}")
     block = tuple(shape[d] for d in axes)
-    count = int(np.prod(block, dtype=np.int64))
+    count = math.prod(block)
     if idx.size and (idx.min() < 0 or idx.max() >= count):
         bad = idx.reshape(-1)[np.argmax((idx.reshape(-1) < 0) | (idx.reshape(-1) >= count))]
         raise IndexError(f"unravel: index {bad} is out of range [0, {count}) for the reduced block {block}")
@@ -196,7 +198,7 @@ def _prepare(op: str, x, axis):
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, op)
     axes = normalize_axes(axis, x.ndim, op)
-    count = int(np.prod([x.shape[d] for d in axes], dtype=np.int64))
+    count = math.prod(x.shape[d] for d in axes)
     return x, axes, count
 
 
@@ -282,7 +284,7 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
 def _empty_value_reduction(op, out_shape, res_dtype, count):
     if op == "prod":
         return np.ones(out_shape, res_dtype)
-    if op == "mean" and count == 0 and int(np.prod(out_shape)) > 0:
+    if op == "mean" and count == 0 and math.prod(out_shape) > 0:
         warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
         return np.full(out_shape, np.nan, res_dtype)
     return np.zeros(out_shape, res_dtype)

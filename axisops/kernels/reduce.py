@@ -35,6 +35,21 @@ OP_SUM, OP_PROD = 0, 1
 _FIND_BLOCK = 128
 
 
+@helper
+def _task(task, blocks, chunks):
+    """(outer o, inner block b, chunk c) of a task number; chunks vary fastest."""
+    return task // (chunks * blocks), (task // chunks) % blocks, task % chunks
+
+
+@helper
+def _run(t, t_end, n):
+    """Row r of the reduced block holding flat position t, and the part [j0, j1) of
+    that row's n elements that lies before t_end."""
+    r = t // n
+    j0 = t - r * n
+    return r, j0, min(n, j0 + (t_end - t))
+
+
 # ----------------------------------------------------------------- sums and products
 
 
@@ -59,25 +74,33 @@ def _row_update(acc, base, p, stride, op, table):
 
 
 @helper
-def _row_update4(acc, base, p, row_stride, stride, op, table):
-    """_row_update for four rows at once: one pass over *acc* instead of four."""
+def _row_update8(acc, base, p, row_stride, stride, op, table):
+    """_row_update for eight rows at once: one pass over *acc* instead of eight."""
     m = acc.size
     if stride != 1:
-        for k in range(4):
+        for k in range(8):
             _row_update(acc, base, p + k * row_stride, stride, op, table)
         return
     r0 = base[p:p + m]
     r1 = base[p + row_stride:p + row_stride + m]
     r2 = base[p + 2 * row_stride:p + 2 * row_stride + m]
     r3 = base[p + 3 * row_stride:p + 3 * row_stride + m]
+    r4 = base[p + 4 * row_stride:p + 4 * row_stride + m]
+    r5 = base[p + 5 * row_stride:p + 5 * row_stride + m]
+    r6 = base[p + 6 * row_stride:p + 6 * row_stride + m]
+    r7 = base[p + 7 * row_stride:p + 7 * row_stride + m]
     if op == OP_PROD:
         for i in range(m):
-            acc[i] *= (load(r0[i], table, acc) * load(r1[i], table, acc)) * (
-                load(r2[i], table, acc) * load(r3[i], table, acc))
+            acc[i] *= ((load(r0[i], table, acc) * load(r1[i], table, acc))
+                       * (load(r2[i], table, acc) * load(r3[i], table, acc))) * (
+                (load(r4[i], table, acc) * load(r5[i], table, acc))
+                * (load(r6[i], table, acc) * load(r7[i], table, acc)))
     else:
         for i in range(m):
-            acc[i] += (load(r0[i], table, acc) + load(r1[i], table, acc)) + (
-                load(r2[i], table, acc) + load(r3[i], table, acc))
+            acc[i] += ((load(r0[i], table, acc) + load(r1[i], table, acc))
+                       + (load(r2[i], table, acc) + load(r3[i], table, acc))) + (
+                (load(r4[i], table, acc) + load(r5[i], table, acc))
+                + (load(r6[i], table, acc) + load(r7[i], table, acc)))
 
 
 @helper
@@ -114,41 +137,30 @@ def reduce_values(base, offset, outer_shape, outer_strides, inner, inner_stride,
     total = n * block_size(red_shape)
     blocks = (inner + inner_block - 1) // inner_block
     for task in prange(outer * blocks * chunks):
-        c = task % chunks
-        b = (task // chunks) % blocks
-        o = task // (chunks * blocks)
+        o, b, c = _task(task, blocks, chunks)
         p_outer = offset + block_offset(o, outer_shape, outer_strides)
         t_end = min((c + 1) * chunk_len, total)
-        acc = partial[o, c]
+        i0 = b * inner_block
+        block = partial[o, c, i0:min(i0 + inner_block, inner)]
+        block[:] = 1 if op == OP_PROD else 0
+        p_outer += i0 * inner_stride
         if row:
-            i0 = b * inner_block
-            block = acc[i0:min(i0 + inner_block, inner)]
-            block[:] = 1 if op == OP_PROD else 0
-            p_outer += i0 * inner_stride
             t = c * chunk_len
             while t < t_end:
-                r = t // n
-                j0 = t - r * n
-                j1 = min(n, j0 + (t_end - t))
+                r, j0, j1 = _run(t, t_end, n)
                 p_red = p_outer + block_offset(r, red_shape, red_strides)
                 j = j0
-                while j + 4 <= j1:
-                    _row_update4(block, base, p_red + j * n_stride, n_stride, inner_stride, op, table)
-                    j += 4
+                while j + 8 <= j1:
+                    _row_update8(block, base, p_red + j * n_stride, n_stride, inner_stride, op, table)
+                    j += 8
                 for j in range(j, j1):
                     _row_update(block, base, p_red + j * n_stride, inner_stride, op, table)
                 t += j1 - j0
         else:
             # lane order: each output i of the block scans its own run of every row
-            i0 = b * inner_block
-            block = acc[i0:min(i0 + inner_block, inner)]
-            block[:] = 1 if op == OP_PROD else 0
-            p_outer += i0 * inner_stride
             t = c * chunk_len
             while t < t_end:
-                r = t // n
-                j0 = t - r * n
-                j1 = min(n, j0 + (t_end - t))
+                r, j0, j1 = _run(t, t_end, n)
                 p_red = p_outer + block_offset(r, red_shape, red_strides)
                 for i in range(block.size):
                     block[i] = _lane_update(block[i], j0, j1, base, p_red + i * inner_stride,
@@ -387,28 +399,22 @@ def arg_kernel(key_kind: int, view_dtype: str):
         total = n * block_size(red_shape)
         blocks = (inner + inner_block - 1) // inner_block
         for task in prange(outer * blocks * chunks):
-            c = task % chunks
-            b = (task // chunks) % blocks
-            o = task // (chunks * blocks)
+            o, b, c = _task(task, blocks, chunks)
             p_outer = offset + block_offset(o, outer_shape, outer_strides)
             t_start = c * chunk_len
             t_end = min(t_start + chunk_len, total)
-            keys = best_keys[o, c]
-            index = best_index[o, c]
+            i0 = b * inner_block
+            i1 = min(i0 + inner_block, inner)
+            keys = best_keys[o, c, i0:i1]
+            index = best_index[o, c, i0:i1]
+            keys[:] = LOWEST
+            if with_index:
+                index[:] = t_start
+            p_outer += i0 * inner_stride
             if row:
-                i0 = b * inner_block
-                i1 = min(i0 + inner_block, inner)
-                keys = keys[i0:i1]
-                index = index[i0:i1]
-                keys[:] = LOWEST
-                if with_index:
-                    index[:] = t_start
-                p_outer += i0 * inner_stride
                 t = t_start
                 while t < t_end:
-                    r = t // n
-                    j0 = t - r * n
-                    j1 = min(n, j0 + (t_end - t))
+                    r, j0, j1 = _run(t, t_end, n)
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     j = j0
                     while j + 4 <= j1:
@@ -429,19 +435,9 @@ def arg_kernel(key_kind: int, view_dtype: str):
                     t += j1 - j0
             else:
                 # lane order: each output i of the block scans its own run of every row
-                i0 = b * inner_block
-                i1 = min(i0 + inner_block, inner)
-                keys = keys[i0:i1]
-                index = index[i0:i1]
-                keys[:] = LOWEST
-                if with_index:
-                    index[:] = t_start
-                p_outer += i0 * inner_stride
                 t = t_start
                 while t < t_end:
-                    r = t // n
-                    j0 = t - r * n
-                    j1 = min(n, j0 + (t_end - t))
+                    r, j0, j1 = _run(t, t_end, n)
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     for i in range(keys.size):
                         p = p_red + i * inner_stride
