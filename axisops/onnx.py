@@ -1,9 +1,10 @@
-"""ONNX reduction operators that run on axisops, for ``onnx.reference``.
+"""ONNX reduction and scan operators that run on axisops, for ``onnx.reference``.
 
 ``OPS`` lists :class:`onnx.reference.op_run.OpRun` subclasses, one per ONNX
-operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean and
-ReduceProd. Pass it as ``new_ops`` and :class:`onnx.reference.ReferenceEvaluator`
-runs those nodes on axisops instead of its own NumPy code:
+operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean,
+ReduceProd, CumSum and CumProd. Pass it as ``new_ops`` and
+:class:`onnx.reference.ReferenceEvaluator` runs those nodes on axisops instead
+of its own NumPy code:
 
 >>> import numpy as np
 >>> from onnx import TensorProto, helper
@@ -19,6 +20,21 @@ runs those nodes on axisops instead of its own NumPy code:
 >>> x = np.array([[1, 3, 3], [2, 0, 2]], dtype=np.float32)
 >>> sess.run(None, {"x": x})[0].tolist()
 [[2], [2]]
+
+CumSum takes its axis as a second input, a 0-D integer tensor:
+
+>>> node = helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=1)
+>>> graph = helper.make_graph(
+...     [node], "cumsum",
+...     [helper.make_tensor_value_info("x", TensorProto.INT32, [2, 3]),
+...      helper.make_tensor_value_info("axis", TensorProto.INT64, [])],
+...     [helper.make_tensor_value_info("y", TensorProto.INT32, [2, 3])])
+>>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+>>> sess = ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)
+>>> y = sess.run(None, {"x": np.array([[1, 2, 3], [4, 5, 6]], dtype=np.int32),
+...                     "axis": np.array(1)})[0]
+>>> y.tolist(), y.dtype
+([[0, 1, 3], [0, 4, 9]], dtype('int32'))
 
 ONNX semantics, for every opset from 11 on (the evaluator matches ``new_ops`` by
 domain and class name, whatever the model's opset, so one class serves every
@@ -37,6 +53,18 @@ version of an operator):
 * ArgMax/ArgMin: ``axis`` (default 0), ``keepdims`` (default 1) and
   ``select_last_index`` (default 0: ties give the first index); int64 result.
   An empty reduced axis raises ``ValueError``, as in ONNX's reference.
+* CumSum (opset 11, 14) and CumProd (opset 26): the second input ``axis`` is an
+  integer tensor (int32 or int64 in a valid model), 0-D as the specification
+  says, or 1-D with one element as ONNX Runtime also accepts (ONNX's reference
+  raises ``ValueError`` for that; any other shape raises ``ValueError`` here).
+  A float or bool ``axis`` raises ``TypeError``, as in ONNX's reference; one out
+  of range raises ``numpy.exceptions.AxisError``. ``exclusive=1`` starts from
+  the identity (0 or 1) and leaves the element itself out; ``reverse=1`` scans
+  from the end; both default to 0 and combine. The result has the input's
+  element type (``dtype=x.dtype``: an int32 CumSum wraps in int32, where
+  ``np.cumsum`` would give int64); float16 accumulates in float32, where ONNX's
+  reference accumulates in float16, so long float16 scans can differ from it
+  in the last bits.
 * ONNX's extra element types that NumPy lacks (bfloat16, float8: ``ml_dtypes``,
   which axisops does not take) run in float32 and come back in their own type.
 
@@ -144,4 +172,42 @@ class ArgMin(_ArgReduce):
     func = "argmin"
 
 
-OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd]
+class _Scan(OpRun):
+    """CumSum/CumProd: ``x``, the ``axis`` input, ``exclusive`` and ``reverse``."""
+
+    func = ""
+
+    def _run(self, x, axis, exclusive=0, reverse=0):
+        wide = _widen(x)
+        res = getattr(axisops, self.func)(
+            wide,
+            _scan_axis(type(self).__name__, axis),
+            dtype=wide.dtype,
+            exclusive=bool(exclusive),
+            reverse=bool(reverse),
+        )
+        return (np.asarray(res).astype(x.dtype, copy=False),)
+
+
+def _scan_axis(op, axis):
+    """The ``axis`` input of CumSum/CumProd as an int (a 0-D or one-element tensor)."""
+    axis = np.asarray(axis)
+    if axis.dtype.kind not in "iu":
+        raise TypeError(f"{op}: axis must be an int32 or int64 tensor, got {axis.dtype}")
+    if axis.ndim > 1 or axis.size != 1:
+        raise ValueError(
+            f"{op}: axis must be a 0-D tensor (or a 1-D tensor of one element), "
+            f"got shape {axis.shape}"
+        )
+    return int(axis.reshape(()))
+
+
+class CumSum(_Scan):
+    func = "cumsum"
+
+
+class CumProd(_Scan):
+    func = "cumprod"
+
+
+OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd, CumSum, CumProd]
