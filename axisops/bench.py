@@ -24,11 +24,17 @@ How a run measures, and why:
   and each system keeps its best time.  On a shared, noisy machine a burst of load then
   hits every system alike instead of ruining one system's whole series.
 * PyTorch and ONNX Runtime are given as many threads as the process has cores,
-  as is numba (its default); NumPy's reductions are single-threaded.
+  as is numba (its default); NumPy's reductions and scans are single-threaded.
 * GB/s counts bytes read plus bytes written: the inputs' ``nbytes`` plus the
   result's ``nbytes``.
 * Every system's result is checked against the reference system's (NumPy), so a
-  fast wrong answer shows up as ``MISMATCH`` in the table.
+  fast wrong answer shows up as ``MISMATCH`` in the table.  Where a system
+  returns more than NumPy does (``cummax``: values and indices, NumPy's
+  ``maximum.accumulate`` only values), the check compares the part NumPy has,
+  and the whole result against a workload's ``full_reference`` system (PyTorch)
+  when that one ran.  GB/s counts what each system actually writes, so such a
+  system moves more bytes than NumPy; the workload's ``note`` says so in the
+  table.
 """
 
 from __future__ import annotations
@@ -146,7 +152,7 @@ def thread_counts(systems: Sequence[str]) -> Dict[str, Any]:
             except Exception:  # pragma: no cover
                 out[system] = None
         elif system == "numpy":
-            out[system] = "1 (NumPy reductions are single-threaded)"
+            out[system] = "1 (NumPy reductions and scans are single-threaded)"
         elif system == "torch":
             out[system] = _torch().get_num_threads()
         elif system == "onnxruntime":
@@ -234,8 +240,18 @@ class Workload:
         System name -> factory; ``factory(*inputs)`` returns a runner (a
         callable of no arguments).  Only the runner is timed.
     check : callable, optional
-        ``check(result, expected) -> bool``; the default compares integers
-        exactly and floats with a tolerance fit for float32 sums.
+        ``check(result, expected) -> bool``; the default (:func:`default_check`)
+        compares integers exactly and floats with a tolerance fit for float32
+        sums, and a tuple result against a non-tuple reference by its first
+        element.
+    note : str, optional
+        A sentence printed under the workload's verdict (e.g. that the systems
+        do not compute the same outputs).
+    full_reference : str, optional
+        A system whose whole (tuple) result every other system's tuple result is
+        also checked against, for workloads where the reference system (NumPy)
+        computes only part of the result: ``"torch"`` for ``cummax``, whose
+        indices NumPy does not give.
     """
 
     name: str
@@ -244,6 +260,7 @@ class Workload:
     systems: Dict[str, Factory]
     check: Optional[Callable[[Any, Any], bool]] = None
     note: str = ""
+    full_reference: str = ""
 
 
 def random_float32(shape: Tuple[int, ...], rng: np.random.Generator) -> Inputs:
@@ -324,9 +341,60 @@ def reduction_workload(op: str, axis, setup=random_float32) -> Workload:
     )
 
 
-#: The benchmark workloads, in table order.  Later operator families (scans:
-#: cummax/cumsum; gather: take, take_along_axis, scatter add; windows:
-#: unfold/fold) append their own :class:`Workload` entries here.
+# How each scan is spelled by each peer: the numpy function, the torch function,
+# the ONNX op_type (None: ONNX has no such operator), and a note for the table.
+_SCANS = {
+    "cumsum": (np.cumsum, "cumsum", "CumSum", ""),
+    "cummax": (
+        np.maximum.accumulate, "cummax", None,
+        "NumPy (np.maximum.accumulate) computes the values only; axisops and torch also "
+        "write the int64 indices, so they move 16 bytes per element to NumPy's 8 "
+        "(their indices are checked against each other)",
+    ),
+}
+
+
+def scan_workload(op: str, axis: int, setup=random_float32) -> Workload:
+    """A scan ``op(x, axis)`` workload: axisops, NumPy, torch, and ONNX Runtime if
+    ONNX has the operator (CumSum: the axis is a constant int64 input)."""
+    np_fn, torch_name, onnx_op, note = _SCANS[op]
+
+    def axisops_factory(x):
+        fn = _axisops_fn(op)
+        return lambda: fn(x, axis)
+
+    def numpy_factory(x):
+        return lambda: np_fn(x, axis=axis)
+
+    def torch_factory(x):
+        torch = _torch()
+        fn = getattr(torch, torch_name)
+        t = torch.from_numpy(x)
+        return lambda: fn(t, axis)
+
+    def onnx_factory(x):
+        return onnx_runner(
+            onnx_op, x, out_dtype=x.dtype, out_rank=x.ndim,
+            constants=[np.array(axis, dtype=np.int64)],
+        )
+
+    systems = {"axisops": axisops_factory, "numpy": numpy_factory, "torch": torch_factory}
+    if onnx_op is not None:
+        systems["onnxruntime"] = onnx_factory
+    return Workload(
+        name=f"{op} axis={axis}",
+        op=op,
+        setup=setup,
+        systems=systems,
+        note=note,
+        # A tuple result (values, indices): torch's is the one with indices.
+        full_reference="torch" if op in ("cummax", "cummin") else "",
+    )
+
+
+#: The benchmark workloads, in table order.  Later operator families (gather:
+#: take, take_along_axis, scatter add; windows: unfold/fold) append their own
+#: :class:`Workload` entries here.
 WORKLOADS: List[Workload] = [
     reduction_workload("argmax", 0),
     reduction_workload("argmax", 1),
@@ -334,6 +402,9 @@ WORKLOADS: List[Workload] = [
     reduction_workload("sum", 1),
     reduction_workload("sum", (0, 2)),
     reduction_workload("max", -1),
+    scan_workload("cummax", 1),
+    scan_workload("cummax", -1),
+    scan_workload("cumsum", 1),
 ]
 
 
@@ -372,7 +443,13 @@ def _to_numpy(result: Any) -> Any:
 
 
 def default_check(result: Any, expected: Any) -> bool:
-    """Integers and bools exactly; floats to a float32-sum tolerance."""
+    """Integers and bools exactly; floats to a float32-sum tolerance.
+
+    Tuples element by element.  A tuple result against a non-tuple reference
+    (``(values, indices)`` against NumPy's values) compares its first element.
+    """
+    if isinstance(result, tuple) and not isinstance(expected, tuple):
+        return bool(result) and default_check(result[0], expected)
     if isinstance(expected, tuple):
         return (
             isinstance(result, tuple)
@@ -422,8 +499,11 @@ def run(
     ``times_ms`` (every timed call), ``best_ms``, ``median_ms``, ``first_call_ms`` (the
     untimed warm-up call, with the runner's setup), ``bytes``, ``gb_per_s``,
     ``ratio_to_best_peer`` (best_ms / the fastest other system's best_ms),
-    ``check`` (``"ok"``, ``"MISMATCH"`` or ``"reference"``), plus rows with
-    ``error`` for a system that could not run a workload.
+    ``check`` (``"ok"``, ``"MISMATCH"`` or ``"reference"``), ``checked_against``
+    (the systems whose results it was compared with: the reference, and the
+    workload's ``full_reference`` where that one ran), plus rows with
+    ``error`` for a system that could not run a workload.  ``meta["notes"]``
+    maps a workload's name to its ``note``.
     """
     if repeat < 1:
         raise ValueError(f"repeat must be at least 1, got {repeat}")
@@ -512,10 +592,20 @@ def run(
             row["gb_per_s"] = row["bytes"] / (row["best_ms"] * 1e-3) / 1e9
             if system == REFERENCE:
                 row["check"] = "reference"
-            elif reference is None:
+                continue
+            against = {}
+            if reference is not None:
+                against[REFERENCE] = reference
+            full = results.get(workload.full_reference)
+            if system != workload.full_reference and isinstance(full, tuple) \
+                    and isinstance(results[system], tuple):
+                against[workload.full_reference] = full
+            if not against:
                 row["check"] = "unchecked"
-            else:
-                row["check"] = "ok" if check(results[system], reference) else "MISMATCH"
+                continue
+            row["checked_against"] = list(against)
+            ok = all(check(results[system], expected) for expected in against.values())
+            row["check"] = "ok" if ok else "MISMATCH"
         for system, row in timed.items():
             peers = [r["best_ms"] for s, r in timed.items() if s != system]
             row["ratio_to_best_peer"] = row["best_ms"] / min(peers) if peers else None
@@ -541,6 +631,7 @@ def run(
             load_average_after=_load(),
             systems=usable,
             skipped_systems=skipped,
+            notes={w.name: w.note for w in workloads if w.note},
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         ),
         "results": rows,
@@ -701,15 +792,22 @@ def format_table(data: Dict[str, Any]) -> str:
         fmt(["-" * w for w in widths]),
     ]
     verdicts = _verdicts(data)
+    notes = meta.get("notes", {})
+
+    def verdict(name):
+        lines.append(f"  -> {verdicts.get(name, '')}")
+        if name in notes:
+            lines.append(f"     (note: {notes[name]})")
+
     previous = None
     for cells in rows:
         if previous is not None and cells[0] != previous:
-            lines.append(f"  -> {verdicts.get(previous, '')}")
+            verdict(previous)
         label = cells[0] if cells[0] != previous else ""
         lines.append(fmt((label,) + tuple(cells[1:])))
         previous = cells[0]
     if previous is not None:
-        lines.append(f"  -> {verdicts.get(previous, '')}")
+        verdict(previous)
     for system, reason in meta.get("skipped_systems", {}).items():
         lines.append(f"(skipped {system}: {reason})")
     return "\n".join(lines)
@@ -754,7 +852,11 @@ def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops benc
         shown = [f"**{c}**" if bold and i in (1, 4) and c not in ("-", "") else c for i, c in enumerate(cells)]
         lines.append("| " + " | ".join(shown) + " |")
     lines += ["", "## Verdicts", ""]
-    lines += [f"* **{name}**: {text}" for name, text in _verdicts(data).items()]
+    notes = meta.get("notes", {})
+    lines += [
+        f"* **{name}**: {text}" + (f". *Note: {notes[name]}.*" if name in notes else "")
+        for name, text in _verdicts(data).items()
+    ]
     for system, reason in meta.get("skipped_systems", {}).items():
         lines.append(f"* skipped {system}: {reason}")
     lines.append("")

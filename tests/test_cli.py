@@ -7,6 +7,7 @@ import importlib.util
 import json
 import sys
 
+import numpy as np
 import pytest
 
 import axisops
@@ -73,8 +74,12 @@ def test_bench_tiny_json(tmp_path, capsys):
     assert data["meta"]["systems"] == systems
     assert data["meta"]["cores"] >= 1 and data["meta"]["versions"]["numpy"]
     rows = {(r["workload"], r["system"]): r for r in data["results"]}
+    assert {r["system"] for r in data["results"]} == set(systems)
     for workload in bench.WORKLOADS:
         for system in systems:
+            if system not in workload.systems:  # e.g. ONNX has no cummax
+                assert (workload.name, system) not in rows
+                continue
             row = rows[(workload.name, system)]
             assert "error" not in row
             assert len(row["times_ms"]) == 2 and all(t > 0 for t in row["times_ms"])
@@ -87,7 +92,9 @@ def test_bench_tiny_json(tmp_path, capsys):
     assert captured.out.count("-> axisops is") == len(bench.WORKLOADS)
     for workload in bench.WORKLOADS:
         for system in systems:
-            assert f"{workload.name:<18} {system:<12} best" in captured.err
+            if system in workload.systems:
+                assert f"{workload.name:<18} {system:<12} best" in captured.err
+    assert "(note: NumPy (np.maximum.accumulate) computes the values only" in captured.out
 
 
 def test_bench_ops_filter_and_markdown(tmp_path, capsys):
@@ -105,6 +112,89 @@ def test_bench_ops_filter_and_markdown(tmp_path, capsys):
     assert "| sum axis=1 | **axisops** |" in text and "| sum axis=(0, 2) | numpy |" in text
     assert f"axisops {axisops.__version__}" in text and "numba" in text
     assert data["meta"]["cpu"] in text
+
+
+def test_bench_workloads_and_operator_names():
+    names = [w.name for w in bench.WORKLOADS]
+    assert len(set(names)) == len(names)
+    for name in ("argmax axis=0", "sum axis=(0, 2)", "max axis=-1",
+                 "cummax axis=1", "cummax axis=-1", "cumsum axis=1"):
+        assert name in names
+    assert bench.operator_names() == ["argmax", "sum", "max", "cummax", "cumsum"]
+    cummax = bench.select(["cummax"])
+    assert [w.name for w in cummax] == ["cummax axis=1", "cummax axis=-1"]
+    assert set(cummax[0].systems) == {"axisops", "numpy", "torch"}  # no ONNX operator
+    assert cummax[0].full_reference == "torch" and "values only" in cummax[0].note
+    assert set(bench.select(["cumsum"])[0].systems) == set(bench.SYSTEMS)
+
+
+def test_bench_scan_workloads_run_tiny():
+    data = bench.run(bench.select(["cummax", "cumsum"]), shape=(2, 3, 4), repeat=1,
+                     systems=["axisops", "numpy"], progress=None)
+    rows = {(r["workload"], r["system"]): r for r in data["results"]}
+    assert set(rows) == {(name, system)
+                         for name in ("cummax axis=1", "cummax axis=-1", "cumsum axis=1")
+                         for system in ("axisops", "numpy")}
+    for (name, system), row in rows.items():
+        assert "error" not in row, row
+        assert row["check"] == ("reference" if system == "numpy" else "ok"), row
+    # Bytes moved count what each system writes: values and int64 indices for
+    # axisops' cummax, values only for NumPy's maximum.accumulate.
+    n = 2 * 3 * 4
+    assert rows[("cummax axis=1", "axisops")]["bytes"] == n * (4 + 4 + 8)
+    assert rows[("cummax axis=1", "numpy")]["bytes"] == n * (4 + 4)
+    assert rows[("cumsum axis=1", "axisops")]["bytes"] == n * (4 + 4)
+    assert set(data["meta"]["notes"]) == {"cummax axis=1", "cummax axis=-1"}
+
+
+def test_bench_cli_scan_ops(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--min-time", "0",
+                   "--ops", "cummax,cumsum", "--json", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
+    data = json.loads(path.read_text())
+    assert {r["op"] for r in data["results"]} == {"cummax", "cumsum"}
+    assert all(r["check"] in ("ok", "reference") for r in data["results"])
+    if "torch" in _available_systems():  # axisops' indices were checked against torch's
+        row = next(r for r in data["results"]
+                   if r["workload"] == "cummax axis=-1" and r["system"] == "axisops")
+        assert row["checked_against"] == ["numpy", "torch"]
+
+
+def test_default_check_tuple_against_values():
+    values = np.array([[1.0, 3.0, 3.0]], dtype=np.float32)
+    indices = np.array([[0, 1, 2]])
+    assert bench.default_check((values, indices), values)
+    assert not bench.default_check((values + 1, indices), values)
+    assert bench.default_check((values, indices), (values, indices))
+    assert not bench.default_check((values, indices + 1), (values, indices))
+    assert not bench.default_check((), values)
+
+
+def test_bench_full_reference_catches_wrong_indices():
+    # A system whose values are right but whose indices differ from the full
+    # reference's is a MISMATCH, although NumPy (values only) agrees with it.
+    peer = next((s for s in ("torch", "onnxruntime") if s in _available_systems()), None)
+    if peer is None:
+        pytest.skip("needs torch or onnxruntime to be importable")
+
+    def cummax(x):
+        values = np.maximum.accumulate(x, axis=-1)
+        indices = np.broadcast_to(np.arange(x.shape[-1]), x.shape)
+        return values, indices
+
+    workload = bench.Workload(
+        name="fake cummax", op="fake", setup=bench.random_float32,
+        systems={"axisops": lambda x: lambda: (cummax(x)[0], cummax(x)[1] * 0),
+                 "numpy": lambda x: lambda: cummax(x)[0],
+                 peer: lambda x: lambda: cummax(x)},
+        full_reference=peer,
+    )
+    data = bench.run([workload], shape=(2, 3, 4), repeat=1,
+                     systems=["axisops", "numpy", peer], progress=None)
+    checks = {r["system"]: r["check"] for r in data["results"]}
+    assert checks == {"axisops": "MISMATCH", "numpy": "reference", peer: "ok"}
 
 
 def test_bench_unknown_op_is_a_usage_error(capsys):
