@@ -1,7 +1,7 @@
 """axisops: fast, correct tensor axis operators for NumPy users.
 
-Reductions and arg-reductions along any axes, with their gradients in
-:mod:`axisops.grad`. Kernels are compiled by Numba on first use (or ahead of
+Reductions and arg-reductions along any axes and scans along one axis, with
+their gradients in :mod:`axisops.grad`. Kernels are compiled by Numba on first use (or ahead of
 time with ``axisops warmup``) and cached on disk.
 
 >>> import numpy as np, axisops
@@ -12,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import _jit, grad
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
+from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
 
 try:
     __version__ = _version("axisops")
@@ -20,4 +21,6 @@ except PackageNotFoundError:  # running from a source tree
 
 _jit.initialise_in_background()
 
-__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel", "grad", "__version__"]
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
+           "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices",
+           "grad", "__version__"]

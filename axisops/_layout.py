@@ -193,3 +193,62 @@ def axis_view(shape, strides_lists, axis: int) -> AxisView:
     inner_shape, inner_strides = coalesce(shape[axis + 1:], *after)
     return AxisView(outer_shape, outer_strides, int(shape[axis]),
                     [int(st[axis]) for st in strides_lists], inner_shape, inner_strides)
+
+
+@dataclass
+class ScanView:
+    """A scan (or any operator that keeps the shape) along one axis, seen by a kernel.
+
+    The input is walked as ``(outer, n, mid, inner)``: ``outer`` and ``mid`` are
+    walked by unravelling (C order), ``inner`` is the last dimension after the
+    axis. The dimensions are coalesced jointly with a fresh C-contiguous output of
+    the same shape, so the output is simply a C-contiguous ``(outer, n, mid,
+    inner)`` array and ``reshape(x.shape)`` of it is a view.
+    """
+
+    base: np.ndarray
+    offset: int
+    outer_shape: np.ndarray
+    outer_strides: np.ndarray
+    n: int
+    n_stride: int
+    mid_shape: np.ndarray
+    mid_strides: np.ndarray
+    inner: int
+    inner_stride: int
+
+    @property
+    def outer(self) -> int:
+        return math.prod(self.outer_shape.tolist())
+
+    @property
+    def mid(self) -> int:
+        return math.prod(self.mid_shape.tolist())
+
+    @property
+    def out_shape(self) -> tuple[int, int, int, int]:
+        return (self.outer, self.n, self.mid, self.inner)
+
+
+def scan_view(x: np.ndarray, axis: int) -> ScanView:
+    """The ``ScanView`` of *x* along *axis* (no copy; see :func:`strided_base`).
+
+    >>> v = scan_view(np.zeros((4, 5, 6, 7)), 1)
+    >>> v.out_shape, v.n_stride, v.inner_stride
+    ((4, 5, 1, 42), 42, 1)
+    >>> v = scan_view(np.zeros((4, 5, 6)).transpose(2, 0, 1), 1)  # shape (6, 4, 5)
+    >>> v.out_shape, v.n_stride, v.inner_stride
+    ((6, 4, 1, 5), 30, 6)
+    """
+    base, offset, strides = strided_base(x)
+    c_strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
+    v = axis_view(x.shape, [strides, c_strides], axis)
+    inner_shape, (inner_strides, _) = v.inner_shape, v.inner_strides
+    inner, inner_stride = (inner_shape[-1], inner_strides[-1]) if inner_shape else (1, 0)
+    return ScanView(
+        base=base, offset=offset,
+        outer_shape=_as_index_array(v.outer_shape), outer_strides=_as_index_array(v.outer_strides[0]),
+        n=v.n, n_stride=v.n_strides[0] if v.n > 1 else 0,
+        mid_shape=_as_index_array(inner_shape[:-1]), mid_strides=_as_index_array(inner_strides[:-1]),
+        inner=inner, inner_stride=inner_stride,
+    )

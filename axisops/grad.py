@@ -3,8 +3,8 @@
 Each function takes the gradient ``g`` of the forward's output first, then what
 the forward must save (``x_shape`` where the gradient does not depend on the
 values, ``x`` itself where it does), then the forward's own arguments, and
-returns the gradient with respect to ``x`` with ``x``'s shape. ``argmax`` and
-``argmin`` have no gradient.
+returns the gradient with respect to ``x`` with ``x``'s shape (also where the
+forward flattened it, ``axis=None``). ``argmax`` and ``argmin`` have no gradient.
 
 >>> import numpy as np
 >>> from axisops import grad
@@ -14,13 +14,19 @@ array([[0. , 0.5, 0.5],
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _indices
 from . import reduce as _reduce
-from ._axes import normalize_axes, reduced_shape
+from . import scan as _scan
+from ._axes import normalize_axes, normalize_axis, reduced_shape
+from ._jit import run
+from .kernels import scan as _scan_kernels
 
-__all__ = ["sum", "mean", "prod", "max", "min"]
+__all__ = ["sum", "mean", "prod", "max", "min",
+           "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
 
 def sum(g, x_shape, axis=None, keepdims=False):
@@ -120,3 +126,134 @@ def _expand(g, x_shape, axis, keepdims, op):
     if g.shape != expected:
         raise ValueError(f"{op}: g has shape {g.shape}, expected the forward's output shape {expected}")
     return x_shape, axes, g.reshape(reduced_shape(x_shape, axes, True))
+
+
+# ----------------------------------------------------------------------- scans
+
+
+def cumsum(g, x_shape, axis=None, exclusive=False, reverse=False):
+    """Gradient of :func:`axisops.cumsum`: the cumulative sum of ``g`` the other way.
+
+    Returned in ``g``'s dtype (float16 accumulates in float32), with ``x``'s shape.
+
+    >>> cumsum(np.array([1., 2., 3.]), (3,))
+    array([6., 5., 3.])
+    >>> cumsum(np.array([1., 2., 3.]), (3,), exclusive=True)
+    array([5., 3., 0.])
+    """
+    x_shape, axis, g = _scan_g(g, x_shape, axis, "grad.cumsum")
+    res = _scan.cumsum(g, axis, dtype=g.dtype, exclusive=exclusive, reverse=not reverse)
+    return res.reshape(x_shape)
+
+
+def cumprod(g, x, axis=None, exclusive=False, reverse=False):
+    """Gradient of :func:`axisops.cumprod`, exact with zeros in ``x`` (no division).
+
+    ``dx_k`` is the product of the elements before ``k`` times
+    ``sum over j >= k of g_j * (product of x_i for k < i <= j)``, computed by a
+    forward and a backward pass along the axis. The result dtype is
+    ``result_type(x, g, float16)``; float16 is computed in float32.
+
+    >>> cumprod(np.ones(3), np.array([2., 0., 5.]))
+    array([1., 2., 0.])
+    """
+    x = _dtypes.as_array(x)
+    _dtypes.check_dtype(x.dtype, "grad.cumprod")
+    x_shape, axis, g = _scan_g(g, x.shape, axis, "grad.cumprod")
+    dtype = np.result_type(x.dtype, g.dtype, np.float16)
+    work = np.float32 if dtype == np.float16 else dtype
+    x3, g3 = _lanes(x, axis, work), _lanes(g, axis, work)
+    out = np.empty(x3.shape, work)
+    run(_scan_kernels.cumprod_vjp, out.size, x3, g3, bool(exclusive), bool(reverse), out)
+    return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def cummax(g, indices, x_shape, axis=None):
+    """Gradient of :func:`axisops.cummax`: ``g`` summed at the positions in ``indices``.
+
+    Paddle's and PyTorch's backward, a scatter-add along the axis, done lane by
+    lane in order (deterministic). ``indices`` is the forward's, of ``g``'s shape,
+    each in ``[0, n)``. Returned in ``g``'s dtype (float16 summed in float32).
+
+    >>> values, indices = _scan.cummax(np.array([1., 3., 2., 3.]))
+    >>> cummax(np.array([1., 10., 100., 1000.]), indices, (4,))
+    array([   1.,  110.,    0., 1000.])
+    """
+    return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummax")
+
+
+def cummin(g, indices, x_shape, axis=None):
+    """Gradient of :func:`axisops.cummin`: ``g`` summed at the positions in ``indices``.
+
+    >>> values, indices = _scan.cummin(np.array([3., 1., 2.]))
+    >>> cummin(np.array([1., 2., 4.]), indices, (3,))
+    array([1., 6., 0.])
+    """
+    return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummin")
+
+
+def logcumsumexp(g, x, axis=None):
+    """Gradient of :func:`axisops.logcumsumexp`: ``dx_k = sum over j >= k of g_j exp(x_k - y_j)``.
+
+    Computed by one backward pass whose factors never exceed 1 (stable for large
+    inputs). A factor ``exp(x_k - y_j)`` is taken as 1 where ``x_k == y_j``, also
+    for equal infinities, so a ``-inf`` prefix passes ``g`` through (PyTorch's
+    formula gives NaN there); a NaN in a lane makes the lane's gradient NaN. The
+    result has ``x``'s float dtype (float64 for integers); float16 is computed in
+    float32.
+
+    >>> logcumsumexp(np.array([1., 1.]), np.array([0., 0.]))
+    array([1.5, 0.5])
+    """
+    x = _dtypes.as_array(x)
+    _dtypes.check_dtype(x.dtype, "grad.logcumsumexp")
+    x_shape, axis, g = _scan_g(g, x.shape, axis, "grad.logcumsumexp")
+    dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+    work = np.float32 if dtype == np.float16 else dtype
+    x3 = _lanes(x, axis, work)
+    y3 = _lanes(_scan.logcumsumexp(x3, 1), 1, work)
+    out = np.empty(x3.shape, work)
+    run(_scan_kernels.logcumsumexp_vjp, out.size, x3, y3, _lanes(g, axis, work), out)
+    return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def _scan_g(g, x_shape, axis, op):
+    """Check ``g`` against a scan's output shape; return (x_shape, axis, g).
+
+    For ``axis=None`` the forward scanned the flattened array, so ``g`` is 1-D (0-d
+    for a 0-d ``x``); the gradients scan it flat and reshape the result to ``x_shape``.
+    """
+    x_shape = tuple(int(n) for n in x_shape)
+    g = np.asarray(g)
+    if axis is None:
+        expected = (math.prod(x_shape),) if x_shape else ()
+    else:
+        axis = normalize_axis(axis, len(x_shape), op)
+        expected = x_shape
+    if g.shape != expected:
+        raise ValueError(f"{op}: g has shape {g.shape}, expected the forward's output shape {expected}")
+    return x_shape, axis, g
+
+
+def _lanes(a, axis, dtype):
+    """*a* as a C-contiguous ``(outer, n, inner)`` array of *dtype* scanned along *axis*
+    (``None``: the flattened array)."""
+    a = np.ascontiguousarray(a, dtype=dtype)
+    if axis is None:
+        return a.reshape(1, -1, 1)
+    return a.reshape(math.prod(a.shape[:axis]), a.shape[axis], -1)
+
+
+def _extreme_scan_grad(g, indices, x_shape, axis, op):
+    x_shape, axis, g = _scan_g(g, x_shape, axis, op)
+    indices = _indices.as_index_array(indices, op)
+    if indices.shape != g.shape:
+        raise ValueError(f"{op}: indices has shape {indices.shape}, expected g's shape {g.shape}")
+    n = math.prod(x_shape) if axis is None else x_shape[axis]
+    _indices.check_in_range(indices, n, op)
+    dtype = np.dtype(np.int64) if g.dtype == np.bool_ else g.dtype
+    work = np.float32 if dtype == np.float16 else dtype
+    g3 = _lanes(g, axis, work)
+    out = np.zeros(g3.shape, work)
+    run(_scan_kernels.scatter_add_lanes, out.size, _lanes(indices, axis, np.int64), g3, out)
+    return out.astype(dtype, copy=False).reshape(x_shape)

@@ -1,0 +1,557 @@
+"""Scan kernels over a ``ScanView`` (see ``axisops._layout``).
+
+A scan runs along ``n`` for every *lane* ``(o, m, i)``: ``o`` walks the outer
+dimensions, ``m`` the middle ones and ``i`` the innermost, so the output, a fresh
+C-contiguous array of shape ``(outer, n, mid, inner)``, is written row by row.
+
+Work is split into tasks ``(lane group g = (o, m), inner block b, chunk c)``.
+A chunk is a fixed run of ``chunk_len`` scan steps, fixed by the shape and never
+by the thread count, so results are bit-identical for any number of threads. With
+one chunk a task scans its lanes from the start. With several (a long axis and
+too few lanes to keep the cores busy), the kernel runs three phases:
+
+A. every chunk but the last folds its elements into one summary per lane;
+B. the summaries are combined in order into each chunk's carry-in;
+C. every chunk scans its elements again, starting from its carry-in.
+
+Phase C reads the input a second time, which beats scanning and then fixing the
+output up (that reads and writes the output twice). The running state of a task
+lives in ``carry[g, c, i0:i1]``, so row-order scans keep their accumulators in a
+small cache-resident block.
+
+Two loop orders, as in the reductions: *row order* when ``inner > 1`` (each step
+updates a block of lanes from one contiguous output row, which LLVM vectorises),
+and *lane order* when ``inner == 1`` (each lane scans its own run serially).
+
+Extreme scans (``cummax``/``cummin``) compare the order-preserving integer keys
+of ``kernels.reduce`` on the integer bit view of any dtype; the key map is
+chosen by run-time masks so that one kernel per element width serves every
+dtype, both directions and float16 (see :func:`_key`). The running state is
+(key, bits, index); an element takes over when its key is ``>=`` the running
+key, which is exactly PyTorch's rule: ties pass to the later element, a NaN
+(the greatest key) takes over from anything and only a NaN takes over from it.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import prange
+
+from .._jit import factory, helper, kernel
+from .common import block_offset, load, same_type
+from .reduce import OP_PROD, OP_SUM, _task
+
+__all__ = ["OP_SUM", "OP_PROD", "scan_values", "scan_logaddexp", "extreme_kernel",
+           "cumprod_vjp", "logcumsumexp_vjp", "scatter_add_lanes"]
+
+
+@helper
+def _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides):
+    """Element offset of lane group g = (o, m) and its outer index o and middle index m."""
+    o = g // mids
+    m = g - o * mids
+    p = offset + block_offset(o, outer_shape, outer_strides) + block_offset(m, mid_shape, mid_strides)
+    return p, o, m
+
+
+@helper
+def _position(j, n, reverse):
+    """Index along the axis of scan step j."""
+    return n - 1 - j if reverse else j
+
+
+# --------------------------------------------------------------- sums and products
+
+
+@helper
+def _row_scan(acc, orow, base, p, stride, op, exclusive, table):
+    """One scan step for a block of lanes: acc (+ or *)= x[p + i*stride]; orow = acc
+    (the value before the step when *exclusive*)."""
+    m = acc.size
+    if stride == 1:
+        row = base[p:p + m]
+        if op == OP_PROD:
+            if exclusive:
+                for i in range(m):
+                    a = acc[i]
+                    orow[i] = a
+                    acc[i] = a * load(row[i], table, acc)
+            else:
+                for i in range(m):
+                    a = acc[i] * load(row[i], table, acc)
+                    acc[i] = a
+                    orow[i] = a
+        elif exclusive:
+            for i in range(m):
+                a = acc[i]
+                orow[i] = a
+                acc[i] = a + load(row[i], table, acc)
+        else:
+            for i in range(m):
+                a = acc[i] + load(row[i], table, acc)
+                acc[i] = a
+                orow[i] = a
+    else:
+        for i in range(m):
+            a = acc[i]
+            v = load(base[p + i * stride], table, acc)
+            b = a * v if op == OP_PROD else a + v
+            acc[i] = b
+            orow[i] = a if exclusive else b
+
+
+@helper
+def _row_fold(acc, base, p, stride, op, table):
+    """acc (+ or *)= x[p + i*stride] for a block of lanes."""
+    m = acc.size
+    if stride == 1:
+        row = base[p:p + m]
+        if op == OP_PROD:
+            for i in range(m):
+                acc[i] *= load(row[i], table, acc)
+        else:
+            for i in range(m):
+                acc[i] += load(row[i], table, acc)
+    elif op == OP_PROD:
+        for i in range(m):
+            acc[i] *= load(base[p + i * stride], table, acc)
+    else:
+        for i in range(m):
+            acc[i] += load(base[p + i * stride], table, acc)
+
+
+@helper
+def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, table, like):
+    """Scan steps [j0, j1) of one lane from running value s into olane; returns s."""
+    if reverse:
+        for j in range(j0, j1):
+            q = n - 1 - j
+            v = load(base[p + q * stride], table, like)
+            t = s * v if op == OP_PROD else s + v
+            olane[q] = s if exclusive else t
+            s = t
+    elif stride == 1 and not exclusive:
+        seg = base[p + j0:p + j1]
+        out = olane[j0:j1]
+        if op == OP_PROD:
+            for k in range(seg.size):
+                s = s * load(seg[k], table, like)
+                out[k] = s
+        else:
+            for k in range(seg.size):
+                s = s + load(seg[k], table, like)
+                out[k] = s
+    else:
+        for q in range(j0, j1):
+            v = load(base[p + q * stride], table, like)
+            t = s * v if op == OP_PROD else s + v
+            olane[q] = s if exclusive else t
+            s = t
+    return s
+
+
+@helper
+def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
+    """Fold scan steps [j0, j1) of one lane into s (in increasing position order)."""
+    q0 = n - j1 if reverse else j0
+    q1 = n - j0 if reverse else j1
+    for q in range(q0, q1):
+        v = load(base[p + q * stride], table, like)
+        s = s * v if op == OP_PROD else s + v
+    return s
+
+
+@kernel
+def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
+                inner, inner_stride, chunk_len, inner_block, op, exclusive, reverse, table,
+                carry, out):
+    """Cumulative sums (``op=OP_SUM``) or products of a ``ScanView`` into ``out``.
+
+    ``out`` (outer, n, mid, inner) and ``carry`` (outer * mid, chunks, inner) have
+    the accumulator dtype; ``table`` is None, or the float16 -> float32 table when
+    ``base`` holds float16 bits. Sums within a chunk run in scan order.
+    """
+    mids = out.shape[2]
+    groups = out.shape[0] * mids
+    chunks = carry.shape[1]
+    blocks = (inner + inner_block - 1) // inner_block
+    tasks = groups * blocks * chunks
+    identity = 1 if op == OP_PROD else 0
+    row = inner > 1
+    if chunks > 1:
+        for task in prange(tasks):  # A: the total of every chunk but the last
+            g, b, c = _task(task, blocks, chunks)
+            if c == chunks - 1:
+                continue
+            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+            i0 = b * inner_block
+            acc = carry[g, c + 1, i0:min(i0 + inner_block, inner)]
+            acc[:] = identity
+            j1 = min((c + 1) * chunk_len, n)
+            if row:
+                for j in range(c * chunk_len, j1):
+                    q = _position(j, n, reverse)
+                    _row_fold(acc, base, p + q * n_stride + i0 * inner_stride, inner_stride, op, table)
+            else:
+                acc[0] = _lane_fold(acc[0], base, p, n_stride, c * chunk_len, j1, n, op, reverse,
+                                    table, acc)
+        for g in prange(groups):  # B: carry-in of chunk c = carry-in of c-1 (+) total of c-1
+            carry[g, 0, :] = identity
+            for c in range(2, chunks):
+                prev = carry[g, c - 1]
+                cur = carry[g, c]
+                for i in range(inner):
+                    cur[i] = prev[i] * cur[i] if op == OP_PROD else prev[i] + cur[i]
+    for task in prange(tasks):  # C: scan every chunk from its carry-in
+        g, b, c = _task(task, blocks, chunks)
+        p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+        i0 = b * inner_block
+        i1 = min(i0 + inner_block, inner)
+        acc = carry[g, c, i0:i1]
+        if chunks == 1:
+            acc[:] = identity
+        j1 = min((c + 1) * chunk_len, n)
+        if row:
+            for j in range(c * chunk_len, j1):
+                q = _position(j, n, reverse)
+                _row_scan(acc, out[o, q, m, i0:i1], base, p + q * n_stride + i0 * inner_stride,
+                          inner_stride, op, exclusive, table)
+        else:
+            acc[0] = _lane_scan(acc[0], out[o, :, m, 0], base, p, n_stride, c * chunk_len, j1, n,
+                                op, exclusive, reverse, table, acc)
+
+
+# ------------------------------------------------------------------ log-sum-exp
+
+
+@helper
+def _log_add_exp(acc, x):
+    """log(exp(acc) + exp(x)) as PyTorch's ``_log_add_exp_helper``: NaN propagates;
+    equal infinities give themselves; otherwise max + log1p(exp(min - max))."""
+    if acc != acc or x != x:
+        return acc + x
+    mx = max(acc, x)
+    mn = min(acc, x)
+    if mn == mx and not math.isfinite(mn):
+        return x
+    return mx + math.log1p(math.exp(mn - mx))
+
+
+@kernel
+def scan_logaddexp(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
+                   inner, inner_stride, chunk_len, inner_block, reverse, table, carry, out):
+    """``log(cumsum(exp(x)))`` of a ``ScanView``, stably, into ``out``.
+
+    ``carry`` holds the accumulators (float64); ``out`` the result dtype (float32
+    or float64; float16 results are written as float32 and rounded by the caller).
+    """
+    mids = out.shape[2]
+    groups = out.shape[0] * mids
+    chunks = carry.shape[1]
+    blocks = (inner + inner_block - 1) // inner_block
+    tasks = groups * blocks * chunks
+    if chunks > 1:
+        for task in prange(tasks):  # A
+            g, b, c = _task(task, blocks, chunks)
+            if c == chunks - 1:
+                continue
+            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+            i0 = b * inner_block
+            acc = carry[g, c + 1, i0:min(i0 + inner_block, inner)]
+            acc[:] = -np.inf
+            for j in range(c * chunk_len, min((c + 1) * chunk_len, n)):
+                pq = p + _position(j, n, reverse) * n_stride + i0 * inner_stride
+                for i in range(acc.size):
+                    acc[i] = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
+        for g in prange(groups):  # B
+            carry[g, 0, :] = -np.inf
+            for c in range(2, chunks):
+                for i in range(inner):
+                    carry[g, c, i] = _log_add_exp(carry[g, c - 1, i], carry[g, c, i])
+    for task in prange(tasks):  # C
+        g, b, c = _task(task, blocks, chunks)
+        p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+        i0 = b * inner_block
+        i1 = min(i0 + inner_block, inner)
+        acc = carry[g, c, i0:i1]
+        if chunks == 1:
+            acc[:] = -np.inf
+        for j in range(c * chunk_len, min((c + 1) * chunk_len, n)):
+            q = _position(j, n, reverse)
+            pq = p + q * n_stride + i0 * inner_stride
+            orow = out[o, q, m, i0:i1]
+            for i in range(acc.size):
+                a = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
+                acc[i] = a
+                orow[i] = a
+
+
+# ------------------------------------------------------------- cummax and cummin
+
+
+@helper
+def _key(b, shift, fmask, fone, xmask, expo, top):
+    """Order-preserving signed key of the bit pattern b (any dtype, see below).
+
+    Floats (``fmask`` = all bits but the sign, ``fone`` = 1): a negative number's
+    magnitude is negated, so -0.0 and +0.0 both map to 0; a NaN of either sign
+    becomes ``top``, the greatest key. Integers (``fmask = fone = 0``, ``expo``
+    = 0): the bits themselves. ``xmask`` then flips the sign bit (unsigned types
+    and bool, viewed as signed) and/or every bit (a minimum: ``~`` reverses the
+    order of two's-complement integers).
+    """
+    s = same_type(b >> shift, b)
+    k = same_type(same_type(b ^ same_type(s & fmask, b), b) + same_type(s & fone, b), b)
+    k = same_type(k ^ xmask, b)
+    return top if same_type(b & fmask, b) > expo else k
+
+
+@helper
+def _row_extreme(keys, bits, index, obits, oindex, base, p, stride, at, shift, fmask, fone,
+                 xmask, expo, top):
+    """One step of the extreme scan for a block of lanes; writes the state when obits.size."""
+    m = keys.size
+    write = obits.size > 0
+    if stride == 1:
+        row = base[p:p + m]
+        for i in range(m):
+            b = row[i]
+            k = _key(b, shift, fmask, fone, xmask, expo, top)
+            take = k >= keys[i]
+            keys[i] = k if take else keys[i]
+            bits[i] = b if take else bits[i]
+            index[i] = at if take else index[i]
+            if write:
+                obits[i] = bits[i]
+                oindex[i] = index[i]
+    else:
+        for i in range(m):
+            b = base[p + i * stride]
+            k = _key(b, shift, fmask, fone, xmask, expo, top)
+            take = k >= keys[i]
+            keys[i] = k if take else keys[i]
+            bits[i] = b if take else bits[i]
+            index[i] = at if take else index[i]
+            if write:
+                obits[i] = bits[i]
+                oindex[i] = index[i]
+
+
+@factory
+def extreme_kernel(bits_dtype: str):
+    """The cummax/cummin kernel for one element width (``bits_dtype`` int8..int64).
+
+    Arguments after the view: the key masks (see :func:`_key`), then ``keys``,
+    ``bits``, ``index`` (outer * mid, chunks, inner) scratch for the running
+    state, and the outputs ``values`` (bits dtype) and ``indices`` (int32 or
+    int64), both (outer, n, mid, inner).
+    """
+    KT = np.dtype(bits_dtype).type
+    SHIFT = KT(np.dtype(bits_dtype).itemsize * 8 - 1)
+    LOWEST = KT(np.iinfo(bits_dtype).min)
+    TOP = KT(np.iinfo(bits_dtype).max)
+
+    @kernel
+    def scan_extreme(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
+                     inner, inner_stride, chunk_len, inner_block, fmask, fone, xmask, expo,
+                     keys, bits, index, values, indices):
+        mids = values.shape[2]
+        groups = values.shape[0] * mids
+        chunks = keys.shape[1]
+        blocks = (inner + inner_block - 1) // inner_block
+        tasks = groups * blocks * chunks
+        none_bits = values[0, 0, 0, 0:0]
+        none_index = indices[0, 0, 0, 0:0]
+        if chunks > 1:
+            for task in prange(tasks):  # A: the state at the end of every chunk but the last
+                g, b, c = _task(task, blocks, chunks)
+                if c == chunks - 1:
+                    continue
+                p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape,
+                                      mid_strides)
+                i0 = b * inner_block
+                i1 = min(i0 + inner_block, inner)
+                k = keys[g, c + 1, i0:i1]
+                kb = bits[g, c + 1, i0:i1]
+                ki = index[g, c + 1, i0:i1]
+                k[:] = LOWEST
+                kb[:] = 0
+                ki[:] = 0
+                j1 = min((c + 1) * chunk_len, n)
+                if inner > 1:
+                    for j in range(c * chunk_len, j1):
+                        _row_extreme(k, kb, ki, none_bits, none_index, base,
+                                     p + j * n_stride + i0 * inner_stride, inner_stride, j,
+                                     SHIFT, fmask, fone, xmask, expo, TOP)
+                else:
+                    _lane_extreme(k, kb, ki, none_bits, none_index, base, p, n_stride,
+                                  c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
+            for g in prange(groups):  # B: a chunk's state takes over when its key is >=
+                keys[g, 0, :] = LOWEST
+                for c in range(2, chunks):
+                    for i in range(inner):
+                        if keys[g, c, i] < keys[g, c - 1, i]:
+                            keys[g, c, i] = keys[g, c - 1, i]
+                            bits[g, c, i] = bits[g, c - 1, i]
+                            index[g, c, i] = index[g, c - 1, i]
+        for task in prange(tasks):  # C
+            g, b, c = _task(task, blocks, chunks)
+            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape,
+                                  mid_strides)
+            i0 = b * inner_block
+            i1 = min(i0 + inner_block, inner)
+            k = keys[g, c, i0:i1]
+            kb = bits[g, c, i0:i1]
+            ki = index[g, c, i0:i1]
+            if chunks == 1 or c == 0:
+                k[:] = LOWEST
+                kb[:] = 0
+                ki[:] = 0
+            j1 = min((c + 1) * chunk_len, n)
+            if inner > 1:
+                for j in range(c * chunk_len, j1):
+                    _row_extreme(k, kb, ki, values[o, j, m, i0:i1], indices[o, j, m, i0:i1], base,
+                                 p + j * n_stride + i0 * inner_stride, inner_stride, j, SHIFT,
+                                 fmask, fone, xmask, expo, TOP)
+            else:
+                _lane_extreme(k, kb, ki, values[o, :, m, 0], indices[o, :, m, 0], base, p,
+                              n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
+
+    return scan_extreme
+
+
+@helper
+def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1, shift, fmask,
+                  fone, xmask, expo, top):
+    """Scan steps [j0, j1) of one lane, the running state in registers; the state
+    only (no output) when ``ovalues`` is empty."""
+    k = keys[0]
+    v = bits[0]
+    at = index[0]
+    if ovalues.size == 0:
+        for j in range(j0, j1):
+            b = base[p + j * stride]
+            kb = _key(b, shift, fmask, fone, xmask, expo, top)
+            take = kb >= k
+            k = kb if take else k
+            v = b if take else v
+            at = j if take else at
+    elif stride == 1:
+        seg = base[p + j0:p + j1]
+        ov = ovalues[j0:j1]
+        oi = oindices[j0:j1]
+        for t in range(seg.size):
+            b = seg[t]
+            kb = _key(b, shift, fmask, fone, xmask, expo, top)
+            take = kb >= k
+            k = kb if take else k
+            v = b if take else v
+            at = j0 + t if take else at
+            ov[t] = v
+            oi[t] = at
+    else:
+        for j in range(j0, j1):
+            b = base[p + j * stride]
+            kb = _key(b, shift, fmask, fone, xmask, expo, top)
+            take = kb >= k
+            k = kb if take else k
+            v = b if take else v
+            at = j if take else at
+            ovalues[j] = v
+            oindices[j] = at
+    keys[0] = k
+    bits[0] = v
+    index[0] = at
+
+
+# ------------------------------------------------------------------- gradients
+#
+# The vector-Jacobian products work on C-contiguous (outer, n, inner) arrays of
+# one float dtype (the caller makes them): tasks are (outer o, inner block), and
+# each lane is walked along n by one task, in a fixed order, so the results do
+# not depend on the thread count.
+
+_GRAD_BLOCK = 1024
+
+
+@kernel
+def cumprod_vjp(x, g, exclusive, reverse, out):
+    """Gradient of a cumulative product without dividing: dx_k = P_k * S_k.
+
+    In scan order, ``P_k`` is the product of the elements before step k and
+    ``S_k = g_k + x_{k+1} S_{k+1}`` (inclusive; ``S_k = g_{k+1} + x_{k+1} S_{k+1}``
+    with ``S_{n-1} = 0`` when exclusive). Zeros in x need no special case.
+    """
+    outer, n, inner = x.shape
+    blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
+    for task in prange(outer * blocks):
+        o = task // blocks
+        i0 = (task - o * blocks) * _GRAD_BLOCK
+        i1 = min(i0 + _GRAD_BLOCK, inner)
+        xs = x[o]
+        gs = g[o]
+        os = out[o]
+        q = _position(0, n, reverse)
+        os[q, i0:i1] = 1
+        for j in range(1, n):
+            qp = q
+            q = _position(j, n, reverse)
+            for i in range(i0, i1):
+                os[q, i] = os[qp, i] * xs[qp, i]
+        s = np.zeros(i1 - i0, out.dtype)
+        for j in range(n - 1, -1, -1):
+            q = _position(j, n, reverse)
+            if j < n - 1:
+                qn = _position(j + 1, n, reverse)
+                for i in range(i0, i1):
+                    s[i - i0] = (gs[qn, i] if exclusive else gs[q, i]) + xs[qn, i] * s[i - i0]
+            elif not exclusive:
+                for i in range(i0, i1):
+                    s[i - i0] = gs[q, i]
+            for i in range(i0, i1):
+                os[q, i] = os[q, i] * s[i - i0]
+
+
+@helper
+def _exp_diff(a, b):
+    """exp(a - b), taken as 1 where a == b (also for equal infinities)."""
+    return 1.0 if a == b else math.exp(a - b)
+
+
+@kernel
+def logcumsumexp_vjp(x, y, g, out):
+    """Gradient of ``y = logcumsumexp(x)``: dx_k = exp(x_k - y_k) * Q_k with
+    ``Q_k = g_k + exp(y_k - y_{k+1}) Q_{k+1}``; every factor is at most 1, since y
+    is non-decreasing and x_k <= y_k, so nothing overflows."""
+    outer, n, inner = x.shape
+    blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
+    for task in prange(outer * blocks):
+        o = task // blocks
+        i0 = (task - o * blocks) * _GRAD_BLOCK
+        i1 = min(i0 + _GRAD_BLOCK, inner)
+        q = np.zeros(i1 - i0, out.dtype)
+        for j in range(n - 1, -1, -1):
+            for i in range(i0, i1):
+                if j == n - 1:
+                    q[i - i0] = g[o, j, i]
+                else:
+                    q[i - i0] = g[o, j, i] + _exp_diff(y[o, j, i], y[o, j + 1, i]) * q[i - i0]
+                out[o, j, i] = _exp_diff(x[o, j, i], y[o, j, i]) * q[i - i0]
+
+
+@kernel
+def scatter_add_lanes(index, g, out):
+    """out[o, index[o, j, i], i] += g[o, j, i], for j in increasing order in every lane.
+
+    ``out`` must hold zeros; every index must be in [0, out.shape[1]).
+    """
+    outer, n, inner = g.shape
+    blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
+    for task in prange(outer * blocks):
+        o = task // blocks
+        i0 = (task - o * blocks) * _GRAD_BLOCK
+        i1 = min(i0 + _GRAD_BLOCK, inner)
+        for j in range(n):
+            for i in range(i0, i1):
+                out[o, index[o, j, i], i] += g[o, j, i]
