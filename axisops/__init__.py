@@ -11,6 +11,7 @@ array([1, 0])
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import _jit, grad
+from ._alloc import pool_limit
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
 
@@ -23,4 +24,4 @@ _jit.initialise_in_background()
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices",
-           "grad", "__version__"]
+           "grad", "pool_limit", "__version__"]

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _dtypes
+from . import _alloc, _dtypes
 from ._axes import normalize_axis
 from ._jit import run
 from ._layout import ScanView, scan_view
@@ -225,7 +225,7 @@ def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
         return np.zeros(shape, res_dtype)
     view = scan_view(x, axis)
     block, chunks, chunk_len = _plan(view)
-    out = np.empty(view.out_shape, acc_dtype)
+    out = _alloc.empty(view.out_shape, acc_dtype)
     carry = np.empty((view.outer * view.mid, chunks, view.inner), acc_dtype)
     base, table = _numeric_base(view, x.dtype)
     run(K.scan_values, x.size, base, *_view_args(view, block, chunk_len), op_code,
@@ -242,7 +242,7 @@ def _logcumsumexp(x, axis, reverse):
         return np.zeros(shape, res_dtype)
     view = scan_view(x, axis)
     block, chunks, chunk_len = _plan(view)
-    out = np.empty(view.out_shape, np.float32 if res_dtype == np.float16 else res_dtype)
+    out = _alloc.empty(view.out_shape, np.float32 if res_dtype == np.float16 else res_dtype)
     carry = np.empty((view.outer * view.mid, chunks, view.inner), np.float64)
     base, table = _numeric_base(view, x.dtype)
     run(K.scan_logaddexp, x.size, base, *_view_args(view, block, chunk_len), bool(reverse),
@@ -273,9 +273,9 @@ def _extreme(op, x, axis, index_dtype, invert):
     block, chunks, chunk_len = _plan(view)
     bits = np.dtype(f"i{x.dtype.itemsize}")
     lanes = (view.outer * view.mid, chunks, view.inner)
-    keys, state_bits, state_index = np.empty(lanes, bits), np.empty(lanes, bits), np.empty(lanes, np.int64)
-    values = np.empty(view.out_shape, bits)
-    indices = np.empty(view.out_shape, index_dtype)
+    keys, state_bits, state_index = np.empty(lanes, bits), np.empty(lanes, bits), np.empty(lanes, index_dtype)
+    values = _alloc.empty(view.out_shape, bits)
+    indices = _alloc.empty(view.out_shape, index_dtype)
     kern = K.extreme_kernel(bits.str)
     run(kern, x.size, view.base.view(bits), *_view_args(view, block, chunk_len),
         *_key_masks(x.dtype, bits, invert), keys, state_bits, state_index, values, indices)

@@ -27,7 +27,7 @@ Extreme scans (``cummax``/``cummin``) compare the order-preserving integer keys
 of ``kernels.reduce`` on the integer bit view of any dtype; the key map is
 chosen by run-time masks so that one kernel per element width serves every
 dtype, both directions and float16 (see :func:`_key`). The running state is
-(key, bits, index); an element takes over when its key is ``>=`` the running
+(key, value bits, index); an element takes over when its key is ``>=`` the running
 key, which is exactly PyTorch's rule: ties pass to the later element, a NaN
 (the greatest key) takes over from anything and only a NaN takes over from it.
 """
@@ -308,34 +308,33 @@ def _key(b, shift, fmask, fone, xmask, expo, top):
 
 
 @helper
-def _row_extreme(keys, bits, index, obits, oindex, base, p, stride, at, shift, fmask, fone,
-                 xmask, expo, top):
-    """One step of the extreme scan for a block of lanes; writes the state when obits.size."""
+def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at, shift, fmask,
+                 fone, xmask, expo, top):
+    """One step of the extreme scan for a block of lanes.
+
+    The running keys live in *keys*; the running values and indices are the
+    previous output row (*prev_bits*, *prev_index*), and this step's go to
+    *obits*, *oindex* (which may be the same arrays: an in-place update). The
+    ``max`` of the keys, rather than a select, lets LLVM vectorise the loop.
+    """
     m = keys.size
-    write = obits.size > 0
     if stride == 1:
         row = base[p:p + m]
         for i in range(m):
             b = row[i]
             k = _key(b, shift, fmask, fone, xmask, expo, top)
             take = k >= keys[i]
-            keys[i] = k if take else keys[i]
-            bits[i] = b if take else bits[i]
-            index[i] = at if take else index[i]
-            if write:
-                obits[i] = bits[i]
-                oindex[i] = index[i]
+            keys[i] = max(k, keys[i])
+            obits[i] = b if take else prev_bits[i]
+            oindex[i] = at if take else prev_index[i]
     else:
         for i in range(m):
             b = base[p + i * stride]
             k = _key(b, shift, fmask, fone, xmask, expo, top)
             take = k >= keys[i]
-            keys[i] = k if take else keys[i]
-            bits[i] = b if take else bits[i]
-            index[i] = at if take else index[i]
-            if write:
-                obits[i] = bits[i]
-                oindex[i] = index[i]
+            keys[i] = max(k, keys[i])
+            obits[i] = b if take else prev_bits[i]
+            oindex[i] = at if take else prev_index[i]
 
 
 @factory
@@ -343,8 +342,8 @@ def extreme_kernel(bits_dtype: str):
     """The cummax/cummin kernel for one element width (``bits_dtype`` int8..int64).
 
     Arguments after the view: the key masks (see :func:`_key`), then ``keys``,
-    ``bits``, ``index`` (outer * mid, chunks, inner) scratch for the running
-    state, and the outputs ``values`` (bits dtype) and ``indices`` (int32 or
+    ``bits``, ``index`` (outer * mid, chunks, inner; ``index`` of the index dtype)
+    scratch for the running state, and the outputs ``values`` (bits dtype) and ``indices`` (int32 or
     int64), both (outer, n, mid, inner).
     """
     KT = np.dtype(bits_dtype).type
@@ -381,9 +380,8 @@ def extreme_kernel(bits_dtype: str):
                 j1 = min((c + 1) * chunk_len, n)
                 if inner > 1:
                     for j in range(c * chunk_len, j1):
-                        _row_extreme(k, kb, ki, none_bits, none_index, base,
-                                     p + j * n_stride + i0 * inner_stride, inner_stride, j,
-                                     SHIFT, fmask, fone, xmask, expo, TOP)
+                        _row_extreme(k, kb, ki, kb, ki, base, p + j * n_stride + i0 * inner_stride,
+                                     inner_stride, j, SHIFT, fmask, fone, xmask, expo, TOP)
                 else:
                     _lane_extreme(k, kb, ki, none_bits, none_index, base, p, n_stride,
                                   c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
@@ -410,10 +408,16 @@ def extreme_kernel(bits_dtype: str):
                 ki[:] = 0
             j1 = min((c + 1) * chunk_len, n)
             if inner > 1:
+                prev_bits = kb
+                prev_index = ki
                 for j in range(c * chunk_len, j1):
-                    _row_extreme(k, kb, ki, values[o, j, m, i0:i1], indices[o, j, m, i0:i1], base,
+                    obits = values[o, j, m, i0:i1]
+                    oindex = indices[o, j, m, i0:i1]
+                    _row_extreme(k, prev_bits, prev_index, obits, oindex, base,
                                  p + j * n_stride + i0 * inner_stride, inner_stride, j, SHIFT,
                                  fmask, fone, xmask, expo, TOP)
+                    prev_bits = obits
+                    prev_index = oindex
             else:
                 _lane_extreme(k, kb, ki, values[o, :, m, 0], indices[o, :, m, 0], base, p,
                               n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
@@ -434,7 +438,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
             b = base[p + j * stride]
             kb = _key(b, shift, fmask, fone, xmask, expo, top)
             take = kb >= k
-            k = kb if take else k
+            k = max(kb, k)
             v = b if take else v
             at = j if take else at
     elif stride == 1:
@@ -445,7 +449,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
             b = seg[t]
             kb = _key(b, shift, fmask, fone, xmask, expo, top)
             take = kb >= k
-            k = kb if take else k
+            k = max(kb, k)
             v = b if take else v
             at = j0 + t if take else at
             ov[t] = v
@@ -455,7 +459,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
             b = base[p + j * stride]
             kb = _key(b, shift, fmask, fone, xmask, expo, top)
             take = kb >= k
-            k = kb if take else k
+            k = max(kb, k)
             v = b if take else v
             at = j if take else at
             ovalues[j] = v
