@@ -230,7 +230,7 @@ def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
     base, table = _numeric_base(view, x.dtype)
     run(K.scan_values, x.size, base, *_view_args(view, block, chunk_len), op_code,
         bool(exclusive), bool(reverse), table, carry, out)
-    return out.astype(res_dtype, copy=False).reshape(shape)
+    return _rounded(out, res_dtype).reshape(shape)
 
 
 def _logcumsumexp(x, axis, reverse):
@@ -247,7 +247,16 @@ def _logcumsumexp(x, axis, reverse):
     base, table = _numeric_base(view, x.dtype)
     run(K.scan_logaddexp, x.size, base, *_view_args(view, block, chunk_len), bool(reverse),
         table, carry, out)
-    return out.astype(res_dtype, copy=False).reshape(shape)
+    return _rounded(out, res_dtype).reshape(shape)
+
+
+def _rounded(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """*out* in the result dtype. A float32 accumulator beyond float16's range
+    becomes inf, as a float16 scan would, without the cast's overflow warning."""
+    if out.dtype == dtype:
+        return out
+    with np.errstate(over="ignore"):
+        return out.astype(dtype)
 
 
 def _key_masks(dtype: np.dtype, bits: np.dtype, invert: bool) -> tuple:

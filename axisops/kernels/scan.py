@@ -153,16 +153,26 @@ def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, tab
 
 @helper
 def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
-    """Fold scan steps [j0, j1) of one lane into s (in increasing position order)."""
+    """Fold scan steps [j0, j1) of one lane into s (in increasing position order;
+    a contiguous run is vectorised, reassociated, in a fixed lane order)."""
     q0 = n - j1 if reverse else j0
     q1 = n - j0 if reverse else j1
+    if stride == 1:
+        seg = base[p + q0:p + q1]
+        if op == OP_PROD:
+            for k in range(seg.size):
+                s *= load(seg[k], table, like)
+        else:
+            for k in range(seg.size):
+                s += load(seg[k], table, like)
+        return s
     for q in range(q0, q1):
         v = load(base[p + q * stride], table, like)
         s = s * v if op == OP_PROD else s + v
     return s
 
 
-@kernel
+@kernel(reassociate=True)
 def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                 inner, inner_stride, chunk_len, inner_block, op, exclusive, reverse, table,
                 carry, out):
@@ -170,7 +180,8 @@ def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape
 
     ``out`` (outer, n, mid, inner) and ``carry`` (outer * mid, chunks, inner) have
     the accumulator dtype; ``table`` is None, or the float16 -> float32 table when
-    ``base`` holds float16 bits. Sums within a chunk run in scan order.
+    ``base`` holds float16 bits. The scans themselves run in scan order; only the
+    chunk totals of phase A are reassociated (vectorised, in a fixed order).
     """
     mids = out.shape[2]
     groups = out.shape[0] * mids
