@@ -154,8 +154,8 @@ def cumprod(g, x, axis=None, exclusive=False, reverse=False):
     forward and a backward pass along the axis. The result dtype is
     ``result_type(x, g, float16)``; float16 is computed in float32.
 
-    >>> cumprod(np.ones(3), np.array([2., 0., 5.]))
-    array([1., 2., 0.])
+    >>> cumprod(np.ones(3), np.array([2., 0., 5.]))   # y = [2, 0, 0]
+    array([ 1., 12.,  0.])
     """
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.cumprod")
