@@ -40,7 +40,7 @@ from numba import prange
 
 from .._jit import factory, helper, kernel
 from .common import block_offset, load, same_type
-from .reduce import OP_PROD, OP_SUM, _task
+from .reduce import OP_PROD, OP_SUM, _row_update, _task
 
 __all__ = ["OP_SUM", "OP_PROD", "scan_values", "scan_logaddexp", "extreme_kernel",
            "cumprod_vjp", "logcumsumexp_vjp", "scatter_add_lanes"]
@@ -99,26 +99,6 @@ def _row_scan(acc, orow, base, p, stride, op, exclusive, table):
             b = a * v if op == OP_PROD else a + v
             acc[i] = b
             orow[i] = a if exclusive else b
-
-
-@helper
-def _row_fold(acc, base, p, stride, op, table):
-    """acc (+ or *)= x[p + i*stride] for a block of lanes."""
-    m = acc.size
-    if stride == 1:
-        row = base[p:p + m]
-        if op == OP_PROD:
-            for i in range(m):
-                acc[i] *= load(row[i], table, acc)
-        else:
-            for i in range(m):
-                acc[i] += load(row[i], table, acc)
-    elif op == OP_PROD:
-        for i in range(m):
-            acc[i] *= load(base[p + i * stride], table, acc)
-    else:
-        for i in range(m):
-            acc[i] += load(base[p + i * stride], table, acc)
 
 
 @helper
@@ -203,7 +183,7 @@ def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape
             if row:
                 for j in range(c * chunk_len, j1):
                     q = _position(j, n, reverse)
-                    _row_fold(acc, base, p + q * n_stride + i0 * inner_stride, inner_stride, op, table)
+                    _row_update(acc, base, p + q * n_stride + i0 * inner_stride, inner_stride, op, table)
             else:
                 acc[0] = _lane_fold(acc[0], base, p, n_stride, c * chunk_len, j1, n, op, reverse,
                                     table, acc)
@@ -439,20 +419,12 @@ def extreme_kernel(bits_dtype: str):
 @helper
 def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1, shift, fmask,
                   fone, xmask, expo, top):
-    """Scan steps [j0, j1) of one lane, the running state in registers; the state
-    only (no output) when ``ovalues`` is empty."""
+    """Scan steps [j0, j1) of one lane, the running state in registers and back in
+    ``keys[0], bits[0], index[0]``; the state only (no output) when ``ovalues`` is empty."""
     k = keys[0]
     v = bits[0]
     at = index[0]
-    if ovalues.size == 0:
-        for j in range(j0, j1):
-            b = base[p + j * stride]
-            kb = _key(b, shift, fmask, fone, xmask, expo, top)
-            take = kb >= k
-            k = max(kb, k)
-            v = b if take else v
-            at = j if take else at
-    elif stride == 1:
+    if stride == 1 and ovalues.size > 0:  # the common case, on contiguous slices
         seg = base[p + j0:p + j1]
         ov = ovalues[j0:j1]
         oi = oindices[j0:j1]
@@ -466,6 +438,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
             ov[t] = v
             oi[t] = at
     else:
+        write = ovalues.size > 0
         for j in range(j0, j1):
             b = base[p + j * stride]
             kb = _key(b, shift, fmask, fone, xmask, expo, top)
@@ -473,8 +446,9 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
             k = max(kb, k)
             v = b if take else v
             at = j if take else at
-            ovalues[j] = v
-            oindices[j] = at
+            if write:
+                ovalues[j] = v
+                oindices[j] = at
     keys[0] = k
     bits[0] = v
     index[0] = at
