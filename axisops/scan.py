@@ -62,7 +62,9 @@ def cumsum(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
         Result dtype; by default NumPy's (int64 for small signed ints and bool,
         uint64 for small unsigned ints). Integers accumulate in 64 bits and wrap
         to the result dtype exactly as NumPy's do; float16 accumulates in float32
-        and each output is rounded once; ``dtype=bool`` is a logical or-scan.
+        and each output is rounded once; ``dtype=bool`` is a logical or-scan. A
+        ``dtype`` whose accumulator differs from ``x``'s own (``int32`` data summed
+        as ``float64``, say) converts ``x`` once before the scan.
     exclusive : bool
         Each output leaves out its own element (ONNX CumSum ``exclusive``): the
         first output is 0.
@@ -223,6 +225,12 @@ def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
     res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, op)
     if x.size == 0:
         return np.zeros(shape, res_dtype)
+    if res_dtype == np.bool_:  # a logical scan of the elements' truth values
+        x = x.astype(np.bool_, copy=False)
+    elif acc_dtype != _dtypes.sum_dtypes(x.dtype, None, op)[1]:
+        # A dtype= that changes the accumulator: convert once, so that the kernel is
+        # compiled per input dtype (with its own accumulator) and not per pair.
+        x = x.astype(acc_dtype)
     view = scan_view(x, axis)
     block, chunks, chunk_len = _plan(view)
     out = _alloc.empty(view.out_shape, acc_dtype)

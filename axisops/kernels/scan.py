@@ -134,25 +134,39 @@ def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, tab
 @helper
 def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
     """Fold scan steps [j0, j1) of one lane into s (in increasing position order;
-    a contiguous run is vectorised, reassociated, in a fixed lane order)."""
+    a contiguous run of a sum in eight interleaved partial sums)."""
     q0 = n - j1 if reverse else j0
     q1 = n - j0 if reverse else j1
-    if stride == 1:
-        seg = base[p + q0:p + q1]
-        if op == OP_PROD:
-            for k in range(seg.size):
-                s *= load(seg[k], table, like)
-        else:
-            for k in range(seg.size):
-                s += load(seg[k], table, like)
-        return s
+    if stride == 1 and op == OP_SUM:
+        return s + _sum8(base[p + q0:p + q1], table, like)
     for q in range(q0, q1):
         v = load(base[p + q * stride], table, like)
         s = s * v if op == OP_PROD else s + v
     return s
 
 
-@kernel(reassociate=True)
+@helper
+def _sum8(seg, table, like):
+    """Sum of a contiguous run in eight interleaved partial sums, added up in a fixed
+    tree: vectorisable without fast-math, and the same bits on every run."""
+    z = like.dtype.type(0)
+    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = z
+    m = seg.size - seg.size % 8
+    for k in range(0, m, 8):
+        s0 += load(seg[k], table, like)
+        s1 += load(seg[k + 1], table, like)
+        s2 += load(seg[k + 2], table, like)
+        s3 += load(seg[k + 3], table, like)
+        s4 += load(seg[k + 4], table, like)
+        s5 += load(seg[k + 5], table, like)
+        s6 += load(seg[k + 6], table, like)
+        s7 += load(seg[k + 7], table, like)
+    for k in range(m, seg.size):
+        s0 += load(seg[k], table, like)
+    return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@kernel
 def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                 inner, inner_stride, chunk_len, inner_block, op, exclusive, reverse, table,
                 carry, out):
@@ -160,8 +174,8 @@ def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape
 
     ``out`` (outer, n, mid, inner) and ``carry`` (outer * mid, chunks, inner) have
     the accumulator dtype; ``table`` is None, or the float16 -> float32 table when
-    ``base`` holds float16 bits. The scans themselves run in scan order; only the
-    chunk totals of phase A are reassociated (vectorised, in a fixed order).
+    ``base`` holds float16 bits. No fast-math: compiled with ``reassoc``, long float
+    products of a blocked scan came out NaN where the serial product is finite.
     """
     mids = out.shape[2]
     groups = out.shape[0] * mids
