@@ -240,8 +240,8 @@ def _lanes(a, axis, dtype):
     (``None``: the flattened array)."""
     a = np.ascontiguousarray(a, dtype=dtype)
     if axis is None:
-        return a.reshape(1, -1, 1)
-    return a.reshape(math.prod(a.shape[:axis]), a.shape[axis], -1)
+        return a.reshape(1, a.size, 1)
+    return a.reshape(math.prod(a.shape[:axis]), a.shape[axis], math.prod(a.shape[axis + 1:]))
 
 
 def _extreme_scan_grad(g, indices, x_shape, axis, op):

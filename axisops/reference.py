@@ -690,7 +690,10 @@ class grad:
         prefix product ``P_k = prod_{i<k} x_i`` and
         ``S_k = sum_{j>=k} g_j * prod_{k<i<=j} x_i``; exclusive:
         ``S_k = sum_{j>k} g_j * prod_{k<i<j} x_i``; reverse is the same on the
-        flipped lane. Computed by a double loop over the lane, in the result dtype
+        flipped lane. ``S_k`` is summed in nested form, ``g_k + x_{k+1} (g_{k+1} +
+        x_{k+2} (...))``, so a factor multiplies only the terms that contain it: with
+        infinities in ``x`` that gives inf where the expanded sum would add inf and
+        inf * 0. A double loop over the lane, in the result dtype
         ``result_type(x, g, float16)`` (float16 in float32).
 
         >>> grad.cumprod(np.ones(3), np.array([2.0, 0.0, 5.0]))
@@ -709,18 +712,19 @@ class grad:
             xl, gl = xl[:, ::-1], gl[:, ::-1]
         m, n = xl.shape
         out = np.zeros((m, n), acc)
-        e = int(bool(exclusive))
         with np.errstate(all="ignore"):
-            before = np.ones(m, acc)                 # P_k
+            before = np.ones((m, n), acc)            # P_k
+            for k in range(1, n):
+                before[:, k] = before[:, k - 1] * xl[:, k - 1]
             for k in range(n):
-                total = np.zeros(m, acc)             # S_k (T_k when exclusive)
-                between = np.ones(m, acc)            # prod_{k<i<=j} (prod_{k<i<j})
-                for j in range(k + e, n):
-                    if j > k + e:
-                        between = between * xl[:, j - e]
-                    total = total + gl[:, j] * between
-                out[:, k] = before * total
-                before = before * xl[:, k]
+                # S_k in nested (Horner) form, innermost first: inclusive
+                # g_k + x_{k+1} (g_{k+1} + x_{k+2} (...)); exclusive
+                # g_{k+1} + x_{k+1} (g_{k+2} + x_{k+2} (...)).
+                first, shift = (k + 1, 0) if exclusive else (k, 1)
+                total = np.zeros(m, acc)
+                for j in range(n - 1, first - 1, -1):
+                    total = gl[:, j] if j == n - 1 else gl[:, j] + xl[:, j + shift] * total
+                out[:, k] = before[:, k] * total
         if reverse:
             out = out[:, ::-1]
         return _unlanes(out.astype(res), x.shape, axis).reshape(x.shape)

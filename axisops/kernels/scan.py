@@ -484,11 +484,13 @@ def cumprod_vjp(x, g, exclusive, reverse, out):
 
     In scan order, ``P_k`` is the product of the elements before step k and
     ``S_k = g_k + x_{k+1} S_{k+1}`` (inclusive; ``S_k = g_{k+1} + x_{k+1} S_{k+1}``
-    with ``S_{n-1} = 0`` when exclusive). Zeros in x need no special case.
+    with ``S_{n-1} = 0`` and ``S_{n-2} = g_{n-1}`` when exclusive). Zeros in x need
+    no special case, and a factor is multiplied in only where the sum has terms,
+    so an infinity gives inf * 0 only where the product itself has it.
     """
     outer, n, inner = x.shape
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
-    for task in prange(outer * blocks):
+    for task in prange(outer * blocks if n > 0 else 0):
         o = task // blocks
         i0 = (task - o * blocks) * _GRAD_BLOCK
         i1 = min(i0 + _GRAD_BLOCK, inner)
@@ -505,13 +507,16 @@ def cumprod_vjp(x, g, exclusive, reverse, out):
         s = np.zeros(i1 - i0, out.dtype)
         for j in range(n - 1, -1, -1):
             q = _position(j, n, reverse)
-            if j < n - 1:
-                qn = _position(j + 1, n, reverse)
+            qn = _position(j + 1, n, reverse)
+            if j == n - 1:  # S = g_{n-1}; T = 0, the empty sum
+                for i in range(i0, i1):
+                    s[i - i0] = 0 if exclusive else gs[q, i]
+            elif exclusive and j == n - 2:  # T = g_{n-1}: x_{n-1} is in no exclusive output
+                for i in range(i0, i1):
+                    s[i - i0] = gs[qn, i]
+            else:
                 for i in range(i0, i1):
                     s[i - i0] = (gs[qn, i] if exclusive else gs[q, i]) + xs[qn, i] * s[i - i0]
-            elif not exclusive:
-                for i in range(i0, i1):
-                    s[i - i0] = gs[q, i]
             for i in range(i0, i1):
                 os[q, i] = os[q, i] * s[i - i0]
 
