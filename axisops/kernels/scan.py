@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import prange
+from numba import njit, prange
 
 from .._jit import factory, helper, kernel
 from .common import block_offset, load, same_type
@@ -64,7 +64,7 @@ def _position(j, n, reverse):
 # --------------------------------------------------------------- sums and products
 
 
-@helper
+@njit(cache=True)
 def _row_scan(acc, orow, base, p, stride, op, exclusive, table):
     """One scan step for a block of lanes: acc (+ or *)= x[p + i*stride]; orow = acc
     (the value before the step when *exclusive*)."""
@@ -101,7 +101,7 @@ def _row_scan(acc, orow, base, p, stride, op, exclusive, table):
             orow[i] = a if exclusive else b
 
 
-@helper
+@njit(cache=True)
 def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, table, like):
     """Scan steps [j0, j1) of one lane from running value s into olane; returns s."""
     if reverse:
@@ -131,7 +131,7 @@ def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, tab
     return s
 
 
-@helper
+@njit(cache=True)
 def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
     """Fold scan steps [j0, j1) of one lane into s (in increasing position order;
     a contiguous run of a sum in eight interleaved partial sums)."""
@@ -312,7 +312,7 @@ def _key(b, shift, fmask, fone, xmask, expo, top):
     return top if same_type(b & fmask, b) > expo else k
 
 
-@helper
+@njit(cache=True)
 def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at, shift, fmask,
                  fone, xmask, expo, top):
     """One step of the extreme scan for a block of lanes.
@@ -430,7 +430,7 @@ def extreme_kernel(bits_dtype: str):
     return scan_extreme
 
 
-@helper
+@njit(cache=True)
 def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1, shift, fmask,
                   fone, xmask, expo, top):
     """Scan steps [j0, j1) of one lane, the running state in registers and back in
