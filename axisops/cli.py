@@ -252,6 +252,11 @@ def _arg_call(op, x, axis, np):
     op(x, axis, select_last_index=True)
 
 
+def _scan_index_call(op, x, axis, np):
+    op(x, axis)
+    op(x, axis, index_dtype=np.int32)
+
+
 def _take_call(op, x, axis, np):
     n = x.size if axis is None else x.shape[axis]
     op(x, np.array([0, n - 1, 1], dtype=np.int64), axis)
@@ -303,8 +308,8 @@ WARMUP_OPS = {
     "mean": (_reduce_call, _ALL_LAYOUTS, None),
     "cumsum": (_reduce_call, _ONE_AXIS, None),
     "cumprod": (_reduce_call, _ONE_AXIS, None),
-    "cummax": (_reduce_call, _ONE_AXIS, None),
-    "cummin": (_reduce_call, _ONE_AXIS, None),
+    "cummax": (_scan_index_call, _ONE_AXIS, None),
+    "cummin": (_scan_index_call, _ONE_AXIS, None),
     "logcumsumexp": (_reduce_call, _ONE_AXIS, _FLOATS),
     "take": (_take_call, _ONE_AXIS, None),
     "take_along_axis": (_take_along_call, ("last", "middle", "first", "transposed"), None),

@@ -5,8 +5,41 @@ The edge-case generator and the comparison helpers live in ``tests/cases.py``
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+
+#: Compiled by a second process while the suite starts (see pytest_sessionstart).
+_PRECOMPILED_OPS = "cumsum,cumprod,cummax,cummin,logcumsumexp,argmax,argmin,sum,prod,mean,max,min"
+_precompiler = None
+
+
+def pytest_sessionstart(session):
+    """Compile kernels into Numba's disk cache in a second process, on the second core.
+
+    From a cold cache most of the suite's time is compilation, which runs on one
+    core. ``axisops warmup`` in a background process compiles the common kernels
+    while the tests start on the others; a test that needs a kernel first loads
+    it from the disk cache if it is there, or compiles it itself (both are
+    correct: Numba writes its cache files atomically). Set
+    ``AXISOPS_TEST_NO_PRECOMPILE=1`` to leave it out.
+    """
+    global _precompiler
+    if os.environ.get("AXISOPS_TEST_NO_PRECOMPILE") or (os.cpu_count() or 1) < 2:
+        return
+    code = ("import sys; from axisops.cli import main; "
+            f"sys.exit(main(['warmup', '--ops', {_PRECOMPILED_OPS!r}]))")
+    _precompiler = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _precompiler is not None and _precompiler.poll() is None:
+        _precompiler.terminate()
+        _precompiler.wait()
 
 
 def thread_counts():
