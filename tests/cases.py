@@ -50,6 +50,7 @@ __all__ = [
     "ALL_DTYPES", "INT_DTYPES", "FLOAT_DTYPES", "cases", "values", "axes",
     "single_axes", "bad_axes", "order_sensitive", "dtype_name",
     "outcome", "compare_outcomes", "mismatch", "snapshot", "changed", "AxisError",
+    "distinct_values", "finite_difference",
 ]
 
 INT_DTYPES = tuple(np.dtype(t) for t in (
@@ -361,3 +362,23 @@ def changed(x, before):
              "f_contiguous")
     diffs = [n for n, a, b in zip(names, after, before) if a != b]
     return f"input modified: {', '.join(diffs)}" if diffs else None
+
+
+# ------------------------------------------------------- gradient checks shared by tests
+
+def distinct_values(rng, shape):
+    """Float64 values with no ties and gaps much wider than a finite-difference step."""
+    n = int(np.prod(shape, dtype=np.int64))
+    return (rng.permutation(n) * 0.37 - n * 0.15 + rng.random(n) * 0.01).reshape(shape)
+
+
+def finite_difference(f, x, w, h=1e-6):
+    """Central differences of ``sum(w * f(x))`` with respect to every element of *x*."""
+    out = np.empty_like(x)
+    flat, o = x.reshape(-1), out.reshape(-1)
+    for i in range(flat.size):
+        xp, xm = flat.copy(), flat.copy()
+        xp[i] += h
+        xm[i] -= h
+        o[i] = (np.sum(w * f(xp.reshape(x.shape))) - np.sum(w * f(xm.reshape(x.shape)))) / (2 * h)
+    return out

@@ -7,7 +7,6 @@ upstream gradient ``g`` of ``y``'s shape, ``grad.f`` returns ``dL/dx`` for
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -15,7 +14,7 @@ import pytest
 import axisops
 from axisops import reference as ref
 from cases import (FLOAT_DTYPES, axes, cases, changed, compare_outcomes, mismatch,
-                   outcome, snapshot)
+                   outcome, snapshot, distinct_values, finite_difference)
 
 SHAPE_OPS = ("sum", "mean")      # grad takes x_shape
 VALUE_OPS = ("prod", "max", "min")  # grad takes x
@@ -180,27 +179,10 @@ def _fd_axes(ndim):
     return [a for a in axes(ndim) if a != ()] + [()]
 
 
-def _distinct(rng, shape):
-    """Values with no ties and gaps much wider than the finite-difference step."""
-    n = math.prod(shape)
-    return (rng.permutation(n) * 0.37 - n * 0.15 + rng.random(n) * 0.01).reshape(shape)
-
-
-def _finite_difference(f, x, w, h=1e-6):
-    out = np.empty_like(x)
-    flat, o = x.reshape(-1), out.reshape(-1)
-    for i in range(flat.size):
-        xp, xm = flat.copy(), flat.copy()
-        xp[i] += h
-        xm[i] -= h
-        o[i] = (np.sum(w * f(xp.reshape(x.shape))) - np.sum(w * f(xm.reshape(x.shape)))) / (2 * h)
-    return out
-
-
 @pytest.mark.parametrize("shape", FD_SHAPES, ids=str)
 @pytest.mark.parametrize("op", GRAD_OPS)
 def test_finite_differences(op, shape, rng):
-    x = _distinct(rng, shape)
+    x = distinct_values(rng, shape)
     if op == "prod":
         x = 0.5 + rng.random(shape)
         x.reshape(-1)[0] = 0.0       # a zero, where dividing by x would fail
@@ -208,7 +190,7 @@ def test_finite_differences(op, shape, rng):
     for axis in _fd_axes(len(shape)):
         for keepdims in (False, True):
             w = rng.standard_normal(_out_shape(shape, axis, keepdims))
-            fd = _finite_difference(
+            fd = finite_difference(
                 lambda v: getattr(np, op)(v, axis=axis, keepdims=keepdims), x, w)
             got = _call(axisops, op, w, x, axis, keepdims)
             if not np.allclose(got, fd, rtol=1e-6, atol=1e-6):

@@ -15,7 +15,7 @@ import pytest
 import axisops
 from axisops import reference as ref
 from cases import (FLOAT_DTYPES, cases, changed, compare_outcomes, mismatch, outcome,
-                   single_axes, snapshot)
+                   single_axes, snapshot, distinct_values, finite_difference)
 
 OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 DIRECTIONS = ({}, {"exclusive": True}, {"reverse": True}, {"exclusive": True, "reverse": True})
@@ -267,23 +267,6 @@ def test_scatter_of_ties_and_nan(op):
 FD_SHAPES = [(5,), (3, 4), (2, 3, 2)]
 
 
-def _distinct(rng, shape):
-    """Values with no ties and gaps much wider than the finite-difference step."""
-    n = math.prod(shape)
-    return (rng.permutation(n) * 0.37 - n * 0.15 + rng.random(n) * 0.01).reshape(shape)
-
-
-def _finite_difference(f, x, w, h=1e-6):
-    out = np.empty_like(x)
-    flat, o = x.reshape(-1), out.reshape(-1)
-    for i in range(flat.size):
-        xp, xm = flat.copy(), flat.copy()
-        xp[i] += h
-        xm[i] -= h
-        o[i] = (np.sum(w * f(xp.reshape(x.shape))) - np.sum(w * f(xm.reshape(x.shape)))) / (2 * h)
-    return out
-
-
 def _forward(op, axis, kwargs):
     if op in ("cummax", "cummin"):
         return lambda v: getattr(ref, op)(v, axis).values
@@ -294,7 +277,7 @@ def _forward(op, axis, kwargs):
 @pytest.mark.parametrize("shape", FD_SHAPES, ids=str)
 @pytest.mark.parametrize("op", OPS)
 def test_finite_differences(op, shape, rng):
-    x = _distinct(rng, shape)
+    x = distinct_values(rng, shape)
     if op == "cumprod":
         x = 0.5 + rng.random(shape)
         x.reshape(-1)[1] = 0.0       # a zero, where dividing by x would fail
@@ -302,7 +285,7 @@ def test_finite_differences(op, shape, rng):
     for axis in single_axes(len(shape)):
         for kwargs in options(op, x, axis):
             w = rng.standard_normal(out_shape(shape, axis))
-            fd = _finite_difference(_forward(op, axis, kwargs), x, w)
+            fd = finite_difference(_forward(op, axis, kwargs), x, w)
             got = call(axisops, op, w, x, axis, kwargs)
             if not np.allclose(got, fd, rtol=1e-6, atol=1e-6):
                 failures.append(f"{_describe(op, x, axis, kwargs)}: got\n{got}\n"
