@@ -7,7 +7,6 @@ upstream gradient ``g`` of ``y``'s shape, ``grad.f`` returns ``dL/dx`` for
 """
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
