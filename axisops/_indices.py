@@ -38,9 +38,9 @@ def check_in_range(indices: np.ndarray, n: int, op: str, *, negative: bool = Fal
     if indices.size == 0:
         return
     low = -n if negative else 0
-    bad = (indices < low) | (indices >= n) if indices.dtype.kind == "i" or low == 0 else None
-    if bad is None:  # unsigned indices are never below a negative bound
-        bad = indices >= n
+    bad = indices >= n
+    if indices.dtype.kind == "i":  # unsigned indices are never below the bound
+        bad |= indices < low
     if not bad.any():
         return
     first = int(np.argmax(bad.reshape(-1)))

@@ -211,7 +211,7 @@ def logcumsumexp(g, x, axis=None):
     dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     work = np.float32 if dtype == np.float16 else dtype
     x3 = _lanes(x, axis, work)
-    y3 = _lanes(_scan.logcumsumexp(x3, 1), 1, work)
+    y3 = _scan.logcumsumexp(x3, 1)  # (outer, n, inner) in the work dtype, like x3
     out = np.empty(x3.shape, work)
     run(_scan_kernels.logcumsumexp_vjp, out.size, x3, y3, _lanes(g, axis, work), out)
     return out.astype(dtype, copy=False).reshape(x_shape)
