@@ -1,8 +1,9 @@
 """axisops: fast, correct tensor axis operators for NumPy users.
 
-Reductions and arg-reductions along any axes and scans along one axis, with
-their gradients in :mod:`axisops.grad`. Kernels are compiled by Numba on first use (or ahead of
-time with ``axisops warmup``) and cached on disk.
+Reductions and arg-reductions along any axes, scans along one axis, and gathers
+and scatters along an axis, with their gradients in :mod:`axisops.grad`. Kernels
+are compiled by Numba on first use (or ahead of time with ``axisops warmup``) and
+cached on disk.
 
 >>> import numpy as np, axisops
 >>> axisops.argmax(np.array([[1, 3], [4, 2]]), axis=1)
@@ -12,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import _jit, grad
 from ._alloc import pool_limit
+from .gather import gather_nd, scatter, take, take_along_axis
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
 
@@ -24,4 +26,5 @@ _jit.initialise_in_background()
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices",
+           "take", "take_along_axis", "gather_nd", "scatter",
            "grad", "pool_limit", "__version__"]

@@ -1,0 +1,571 @@
+"""Gather and scatter along an axis: take, take_along_axis, gather_nd, scatter.
+
+Every function validates its arguments, views the arrays in place (no copy for
+any strides; see ``axisops._layout``), converts the indices to int64 once, and
+runs one kernel from ``axisops.kernels.gather``. Kernels check every index as they
+use it and never touch memory outside the arrays; an out-of-range index under
+``mode="raise"`` is reported by the kernel and turned into an ``IndexError`` here
+that names the first bad index in C order, where it is, and the valid range.
+
+Decisions the contract leaves open, written down here:
+
+* Results are always new C-contiguous arrays of ``x``'s dtype, never NumPy
+  scalars (a 0-d result is a 0-d array).
+* ``mode="clip"`` clips to ``[0, n-1]`` as NumPy does, so a negative index gives
+  the first element; ``"wrap"`` is ``i mod n``; ``"fill"`` reads ``fill_value`` for
+  every index outside ``[-n, n)``. ``fill_value`` must be representable in ``x``'s
+  dtype exactly (``ValueError`` otherwise); it is only looked at with ``"fill"``.
+  Taking from an empty axis raises ``IndexError`` except with ``"fill"``.
+* uint64 indices above the int64 range are simply out of range (wrapped and
+  clipped exactly with ``"wrap"``/``"clip"``).
+* ``take_along_axis(x, indices, None)`` takes from the flattened ``x`` with 1-D
+  indices, as NumPy's does.
+* ``gather_nd`` needs ``1 <= indices.shape[-1] <= x.ndim - batch_dims``, as ONNX.
+* ``scatter``'s ``updates`` may have ``indices``' shape, be larger in every
+  dimension (its leading part is used, as torch's ``src``), or broadcast to it (a
+  scalar); they are cast to ``x``'s dtype with ``casting="same_kind"``. For each
+  destination, ``x``'s element comes first and then the updates in C order of the
+  indices: ``None`` keeps the last; ``"add"``/``"mul"`` combine in that order in
+  ``x``'s dtype (integers wrap; float16 accumulates in float32, rounded once);
+  ``"max"``/``"min"`` propagate NaN and keep the earlier value on ties. For bool,
+  add is or, mul is and. So float32 ``"add"`` equals ``np.add.at`` bit for bit.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from . import _alloc, _dtypes
+from ._axes import normalize_axis
+from ._indices import as_index_array, check_in_range
+from ._jit import run
+from ._layout import coalesce, strided_base
+from .kernels import gather as K
+
+__all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
+
+_MODES = {"raise": K.MODE_RAISE, "wrap": K.MODE_WRAP, "clip": K.MODE_CLIP, "fill": K.MODE_FILL}
+_REDUCES = {None: K.OP_ASSIGN, "add": K.OP_ADD, "mul": K.OP_MUL, "max": K.OP_MAX, "min": K.OP_MIN}
+#: Elements a gather task copies (at least one index): enough to amortise the
+#: task's set-up, small enough to balance the threads.
+_TASK_ELEMENTS = 1 << 15
+#: Inner lanes a scatter task owns: its destinations (n rows of this many
+#: elements) stay in the core's cache while it applies the updates.
+_SCATTER_BLOCK = 256
+
+
+def take(x, indices, axis=None, *, mode="raise", fill_value=0):
+    """Take elements along an axis, as ``numpy.take`` and ONNX Gather.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    indices : array_like of int
+        Any integer dtype and shape; negative indices count from the end.
+    axis : int or None
+        The axis to take along; ``None`` takes from the flattened array.
+    mode : {"raise", "wrap", "clip", "fill"}
+        Out-of-range indices (outside ``[-n, n)``): ``IndexError``; wrapped mod
+        ``n``; clipped to ``[0, n-1]`` (negative ones too, as NumPy); or read as
+        ``fill_value``.
+    fill_value : scalar
+        The value of out-of-range positions with ``mode="fill"``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``x.shape[:axis] + indices.shape + x.shape[axis+1:]`` (``indices.shape``
+        for ``axis=None``), ``x``'s dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, axisops
+    >>> x = np.array([[1, 2, 3], [4, 5, 6]])
+    >>> axisops.take(x, [2, -3], axis=1)
+    array([[3, 1],
+           [6, 4]])
+    >>> axisops.take(x, [[0, 5]], axis=None)
+    array([[1, 6]])
+    >>> axisops.take(x, [1, 3], axis=1, mode="fill", fill_value=-1)
+    array([[ 2, -1],
+           [ 5, -1]])
+    >>> axisops.take(x, [3], axis=1)
+    Traceback (most recent call last):
+    ...
+    IndexError: take: index 3 at position (0,) of indices is out of range [-3, 3)
+    """
+    x = _as_data(x, "take")
+    indices = as_index_array(indices, "take")
+    mode_code = _mode(mode, "take")
+    if axis is None:
+        outer, n_dims, rest = (), x.shape, ()
+        axis_strides = slice(0, x.ndim)
+    else:
+        axis = normalize_axis(axis, x.ndim, "take")
+        outer, n_dims, rest = x.shape[:axis], x.shape[axis:axis + 1], x.shape[axis + 1:]
+        axis_strides = slice(axis, axis + 1)
+    n = math.prod(n_dims)
+    out_shape = outer + indices.shape + rest
+    fill = _fill(fill_value, x.dtype, mode_code, "take")
+    _check_empty_axis(indices, n, mode_code, "take")
+    if math.prod(out_shape) == 0:
+        return np.empty(out_shape, x.dtype)
+    base, offset, strides = strided_base(x)
+    outer_shape, (outer_strides,) = coalesce(outer, strides[:len(outer)])
+    n_shape, (n_strides,) = coalesce(n_dims, strides[axis_strides])
+    if not n_shape:  # a single element
+        n_shape, n_strides = [1], [0]
+    idx = np.ascontiguousarray(_int64(indices, n, mode_code)).reshape(-1)
+    out = _gather_rows("take", base, offset, outer_shape, outer_strides, idx, 0, idx.size,
+                       n, n_shape, n_strides, rest, strides[len(strides) - len(rest):],
+                       mode_code, fill, x.dtype)
+    if out is None:
+        check_in_range(indices, n, "take", negative=True)
+    return out.reshape(out_shape)
+
+
+def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
+    """Take values along an axis at per-element indices: ``np.take_along_axis``,
+    ``torch.gather`` and ONNX GatherElements.
+
+    ``indices`` has ``x.ndim`` dimensions. Along ``axis`` it may have any length.
+    Every other dimension of ``indices`` may equal ``x``'s; be 1, or meet a 1 in
+    ``x``, and broadcast as NumPy does; or be smaller than ``x``'s (but not 1), and
+    use only the leading part of ``x`` as PyTorch and ONNX do. ``axis=None`` takes
+    from the flattened ``x`` with 1-D indices. ``mode`` and ``fill_value`` are as in
+    :func:`take`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x``'s dtype; along ``axis`` the length of ``indices``, elsewhere the sizes
+        above.
+
+    Examples
+    --------
+    >>> import numpy as np, axisops
+    >>> x = np.array([[10, 30, 20], [60, 40, 50]])
+    >>> axisops.take_along_axis(x, np.argsort(x, axis=1), axis=1)
+    array([[10, 20, 30],
+           [40, 50, 60]])
+    >>> axisops.take_along_axis(x, np.array([[2], [0]]), axis=1)  # one per row
+    array([[20],
+           [60]])
+    >>> axisops.take_along_axis(x, np.array([[-1, 0]]), axis=0)  # leading part, negative index
+    array([[60, 30]])
+    """
+    x = _as_data(x, "take_along_axis")
+    indices = as_index_array(indices, "take_along_axis")
+    mode_code = _mode(mode, "take_along_axis")
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None indices must be 1-D, "
+                             f"got {indices.ndim} dimensions")
+        x, axis = _flat(x), 0
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices must have x's {x.ndim} dimensions, "
+                         f"got {indices.ndim}")
+    axis = normalize_axis(axis, x.ndim, "take_along_axis")
+    n = x.shape[axis]
+    out_shape = _along_shape(x.shape, indices.shape, axis)
+    fill = _fill(fill_value, x.dtype, mode_code, "take_along_axis")
+    _check_empty_axis(indices, n, mode_code, "take_along_axis")
+    if math.prod(out_shape) == 0:
+        return np.empty(out_shape, x.dtype)
+    idx = _int64(indices, n, mode_code)
+    base, offset, xs = strided_base(x)
+    ibase, ioffset, istr = strided_base(idx)
+    # Strides over the result's shape: 0 where an array is broadcast along a dimension.
+    xs = [0 if x.shape[d] == 1 else s for d, s in enumerate(xs)]
+    istr = [0 if indices.shape[d] == 1 else s for d, s in enumerate(istr)]
+    cs = _c_strides(out_shape)
+    outer, (x_outer, i_outer, _) = coalesce(out_shape[:axis], xs[:axis], istr[:axis], cs[:axis])
+    rest, (x_rest, i_rest, _) = coalesce(out_shape[axis + 1:], xs[axis + 1:], istr[axis + 1:],
+                                         cs[axis + 1:])
+    inner, x_inner, i_inner = (rest[-1], x_rest[-1], i_rest[-1]) if rest else (1, 0, 0)
+    m = out_shape[axis]
+    rowlen = math.prod(rest)
+    jchunk = max(1, min(m, _TASK_ELEMENTS // max(rowlen, 1)))
+    outers = math.prod(outer)
+    tasks = outers * -(-m // jchunk)
+    bad = np.zeros(tasks, np.uint8)
+    bits = _bits(x.dtype)
+    out = _alloc.empty((outers * m * rowlen,), bits)
+    run(K.take_along, out.size, base.view(bits), offset, _i64(outer), _i64(x_outer),
+        _i64(i_outer), n, xs[axis] if n > 1 else 0, ibase, ioffset, m, istr[axis],
+        _i64(rest[:-1]), _i64(x_rest[:-1]), _i64(i_rest[:-1]), inner, x_inner, i_inner,
+        jchunk, mode_code, fill.view(bits)[()], bad, out)
+    if bad.any():
+        check_in_range(indices, n, "take_along_axis", negative=True)
+    return out.view(x.dtype).reshape(out_shape)
+
+
+def gather_nd(x, indices, *, batch_dims=0):
+    """Gather slices at index tuples: ONNX GatherND, ``batch_dims`` included.
+
+    The last dimension of ``indices`` holds tuples of ``q`` indices into the
+    ``q`` dimensions of ``x`` after the first ``batch_dims`` (which ``x`` and
+    ``indices`` share); each tuple picks the slice ``x[b..., i0, ..., iq-1]``.
+    Negative indices count from the end of their dimension.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``indices.shape[:-1] + x.shape[batch_dims + q:]``, ``x``'s dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, axisops
+    >>> x = np.arange(12).reshape(2, 3, 2)
+    >>> axisops.gather_nd(x, [[0, 1], [1, -1]])
+    array([[ 2,  3],
+           [10, 11]])
+    >>> axisops.gather_nd(x, [[2], [0]], batch_dims=1)  # row 2 of batch 0, row 0 of batch 1
+    array([[4, 5],
+           [6, 7]])
+    """
+    x = _as_data(x, "gather_nd")
+    indices = as_index_array(indices, "gather_nd")
+    b = _batch_dims(batch_dims, x, indices)
+    q = indices.shape[-1] if indices.ndim else 0
+    if not 1 <= q <= x.ndim - b:
+        raise ValueError(f"gather_nd: the last dimension of indices (the tuple length) must be "
+                         f"in [1, {x.ndim - b}] for x of {x.ndim} dimensions and batch_dims={b}, "
+                         f"got {q}")
+    dims = x.shape[b:b + q]
+    rest = x.shape[b + q:]
+    out_shape = indices.shape[:-1] + rest
+    flat = _flat_tuples(indices, dims)
+    if math.prod(out_shape) == 0:
+        return np.empty(out_shape, x.dtype)
+    base, offset, strides = strided_base(x)
+    batch = x.shape[:b]
+    m = math.prod(indices.shape[b:-1])
+    # The batch dimensions are walked by unravelling (not coalesced): the index
+    # rows are in C order of them.
+    n_shape, (n_strides,) = coalesce(dims, strides[b:b + q])
+    if not n_shape:
+        n_shape, n_strides = [1], [0]
+    out = _gather_rows("gather_nd", base, offset, list(batch), list(strides[:b]), flat.reshape(-1),
+                       m, m, math.prod(dims), n_shape, n_strides, rest, strides[b + q:],
+                       K.MODE_RAISE, np.zeros((), x.dtype), x.dtype)
+    assert out is not None  # every tuple was checked by _flat_tuples
+    return out.reshape(out_shape)
+
+
+def scatter(x, indices, updates, axis, *, reduce=None):
+    """``x`` with ``updates`` written along ``axis`` at ``indices``: ONNX ScatterElements,
+    ``torch.scatter`` and ``torch.scatter_reduce(..., include_self=True)``.
+
+    For every position ``p`` of ``indices`` (in C order), the destination is ``p``
+    with ``p[axis]`` replaced by ``indices[p]``; ``updates[p]`` is written there
+    (``reduce=None``: the last one wins) or combined with what is there
+    (``"add"``, ``"mul"``, ``"max"``, ``"min"``). The result is the same, bit for
+    bit, for any number of threads, also for float ``"add"`` with repeated indices.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides; never modified.
+    indices : array_like of int
+        ``x.ndim`` dimensions, each no larger than ``x``'s except along ``axis``;
+        values in ``[-n, n)``, ``n = x.shape[axis]`` (``IndexError`` otherwise).
+    updates : array_like
+        ``indices``' shape, or larger (its leading part is used), or broadcastable
+        to it; cast to ``x``'s dtype (``same_kind``).
+    axis : int
+    reduce : None, "add", "mul", "max" or "min"
+
+    Returns
+    -------
+    numpy.ndarray
+        A new C-contiguous array of ``x``'s shape and dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, axisops
+    >>> axisops.scatter(np.zeros(4), [1, 3, 1], [1., 2., 3.], 0, reduce="add")
+    array([0., 4., 0., 2.])
+    >>> axisops.scatter(np.zeros(4), [1, 3, 1], [1., 2., 3.], 0)  # the last write wins
+    array([0., 3., 0., 2.])
+    >>> axisops.scatter(np.ones((2, 3), int), [[2, 0]], [[7, 8]], 1, reduce="max")
+    array([[8, 1, 7],
+           [1, 1, 1]])
+    """
+    x = _as_data(x, "scatter")
+    indices = as_index_array(indices, "scatter")
+    if reduce not in _REDUCES:
+        raise ValueError(f"scatter: reduce must be None, 'add', 'mul', 'max' or 'min', got {reduce!r}")
+    if axis is None or isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"scatter: axis must be an int, got {axis!r}")
+    if indices.ndim != x.ndim:
+        raise ValueError(f"scatter: indices must have x's {x.ndim} dimensions, got {indices.ndim}")
+    axis = normalize_axis(axis, x.ndim, "scatter")
+    for d in range(x.ndim):
+        if d != axis and indices.shape[d] > x.shape[d]:
+            raise ValueError(f"scatter: indices has size {indices.shape[d]} in dimension {d}, "
+                             f"larger than x's {x.shape[d]}")
+    updates = _scatter_updates(updates, indices.shape, x.dtype)
+    n = x.shape[axis] if x.ndim else 1
+    out, upd, finish = _scatter_work(x, updates, reduce)
+    if indices.size and x.ndim:
+        if n == 0:
+            check_in_range(indices, n, "scatter", negative=True)
+        op = _REDUCES[reduce]
+        if x.dtype == np.bool_:  # or and and are max and min of 0 and 1
+            op = {K.OP_ADD: K.OP_MAX, K.OP_MUL: K.OP_MIN}.get(op, op)
+        idx = _int64(indices, n, K.MODE_RAISE)
+        if _scatter_into(out, idx, upd, axis, op, K.MODE_RAISE):
+            check_in_range(indices, n, "scatter", negative=True)
+    return finish(out)
+
+
+# --------------------------------------------------------------------- helpers
+
+
+def _as_data(x, op):
+    x = _dtypes.as_array(x)
+    _dtypes.check_dtype(x.dtype, op)
+    return x
+
+
+def _mode(mode, op) -> int:
+    try:
+        return _MODES[mode]
+    except (KeyError, TypeError):
+        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}") from None
+
+
+def _fill(fill_value, dtype: np.dtype, mode: int, op: str) -> np.ndarray:
+    """``fill_value`` as a 0-d array of *dtype* (zero unless mode is fill)."""
+    if mode != K.MODE_FILL:
+        return np.zeros((), dtype)
+    value = np.asarray(fill_value)
+    try:
+        with np.errstate(all="ignore"):
+            cast = value.astype(dtype)
+            exact = value.shape == () and value.dtype.kind in "biuf" and (
+                bool(cast == value) or (dtype.kind == "f" and bool(np.isnan(value))))
+    except (TypeError, ValueError, OverflowError):
+        exact = False
+    if not exact:
+        raise ValueError(f"{op}: fill_value {fill_value!r} cannot be represented in {dtype}")
+    return cast
+
+
+def _check_empty_axis(indices, n, mode, op):
+    """An index into an empty axis exists only as a fill."""
+    if n == 0 and indices.size and mode != K.MODE_FILL:
+        check_in_range(indices, n, op, negative=True)
+
+
+def _int64(indices: np.ndarray, n: int, mode: int) -> np.ndarray:
+    """*indices* as int64, resolving the uint64 values that int64 cannot hold."""
+    if indices.dtype == np.uint64 and indices.size and n > 0:
+        if mode == K.MODE_WRAP:
+            indices = indices % np.uint64(n)
+        elif mode == K.MODE_CLIP:
+            indices = np.minimum(indices, np.uint64(n - 1))
+        else:  # n itself is out of range: filled, or reported
+            indices = np.minimum(indices, np.uint64(n))
+    return indices.astype(np.int64, copy=False)
+
+
+def _i64(values) -> np.ndarray:
+    return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+def _bits(dtype: np.dtype) -> np.dtype:
+    """The signed integer dtype of the same width: gathers move bits."""
+    return np.dtype(f"i{dtype.itemsize}")
+
+
+def _c_strides(shape) -> list[int]:
+    return [math.prod(shape[d + 1:]) for d in range(len(shape))]
+
+
+def _flat(x: np.ndarray) -> np.ndarray:
+    """The C-order flattening of *x* (a view when its elements are equally spaced)."""
+    return x.reshape(-1)
+
+
+def _gather_rows(op, base, offset, outer_shape, outer_strides, idx, idx_outer, m, n,
+                 n_shape, n_strides, rest, rest_strides, mode, fill, dtype):
+    """Run ``take_rows``; ``None`` when an index was out of range under raise."""
+    rest_shape, (rest_str,) = coalesce(rest, rest_strides)
+    inner, inner_stride = (rest_shape[-1], rest_str[-1]) if rest_shape else (1, 0)
+    rowlen = math.prod(rest_shape)
+    outers = math.prod(outer_shape)
+    jchunk = max(1, min(m, _TASK_ELEMENTS // max(rowlen, 1)))
+    bad = np.zeros(outers * -(-m // jchunk), np.uint8)
+    bits = _bits(dtype)
+    out = _alloc.empty((outers * m * rowlen,), bits)
+    run(K.take_rows, out.size, base.view(bits), offset, _i64(outer_shape), _i64(outer_strides),
+        idx, idx_outer, m, n, _i64(n_shape), _i64(n_strides), _i64(rest_shape[:-1]),
+        _i64(rest_str[:-1]), inner, inner_stride, jchunk, mode, fill.view(bits)[()], bad, out)
+    if mode == K.MODE_RAISE and bad.any():
+        return None
+    return out.view(dtype)
+
+
+def _along_shape(x_shape, i_shape, axis) -> tuple[int, ...]:
+    """The result shape of take_along_axis (see its docstring for the rules)."""
+    shape = []
+    for d, (xn, im) in enumerate(zip(x_shape, i_shape)):
+        if d == axis or im == xn or xn == 1 or (im < xn and im != 1):
+            shape.append(im)
+        elif im == 1:
+            shape.append(xn)
+        else:
+            raise ValueError(f"take_along_axis: indices has size {im} in dimension {d}, which "
+                             f"neither matches, broadcasts with, nor fits in x's {xn}")
+    return tuple(shape)
+
+
+def _batch_dims(batch_dims, x, indices) -> int:
+    if isinstance(batch_dims, (bool, np.bool_)) or not isinstance(batch_dims, (int, np.integer)):
+        raise TypeError(f"gather_nd: batch_dims must be an int, got {batch_dims!r}")
+    b = int(batch_dims)
+    if indices.ndim < 1:
+        raise ValueError("gather_nd: indices must have at least 1 dimension (the index tuples)")
+    if not 0 <= b < min(x.ndim, indices.ndim):
+        raise ValueError(f"gather_nd: batch_dims must be in [0, {min(x.ndim, indices.ndim)}) "
+                         f"for x of {x.ndim} and indices of {indices.ndim} dimensions, got {b}")
+    if x.shape[:b] != indices.shape[:b]:
+        raise ValueError(f"gather_nd: the {b} batch dimensions of x {x.shape[:b]} and of "
+                         f"indices {indices.shape[:b]} must be equal")
+    return b
+
+
+def _flat_tuples(indices: np.ndarray, dims) -> np.ndarray:
+    """Each index tuple as one flat index over *dims* (C order), checked first.
+
+    The tuples are few next to the slices they pick, so NumPy does this.
+    """
+    for t, d in enumerate(dims):
+        comp = indices[..., t]
+        bad_any = (comp >= d) if indices.dtype.kind == "u" else ((comp >= d) | (comp < -d))
+        if bad_any.any():
+            _raise_first_tuple_error(indices, dims)
+    work = _int64(indices, max(dims) if dims else 1, K.MODE_RAISE)
+    work = np.where(work < 0, work + np.asarray(dims, np.int64), work)
+    flat = np.zeros(indices.shape[:-1], np.int64)
+    for t, d in enumerate(dims):
+        flat = flat * d + work[..., t]
+    return np.ascontiguousarray(flat)
+
+
+def _raise_first_tuple_error(indices, dims):
+    """IndexError naming the first component (C order) outside its dimension's range."""
+    flat = indices.reshape(-1, len(dims))
+    limits = np.asarray(dims, dtype=np.uint64 if indices.dtype.kind == "u" else np.int64)
+    bad = flat >= limits
+    if indices.dtype.kind == "i":
+        bad |= flat < -limits
+    first = int(np.argmax(bad.reshape(-1)))
+    tuple_no, t = divmod(first, len(dims))
+    where = np.unravel_index(first, indices.shape)
+    d = dims[t]
+    raise IndexError(f"gather_nd: index {flat[tuple_no, t]} at position "
+                     f"{tuple(int(w) for w in where)} of indices is out of range [{-d}, {d})")
+
+
+def _scatter_updates(updates, shape, dtype: np.dtype) -> np.ndarray:
+    """*updates* as an array of *shape* (a view: leading part or broadcast), in *dtype*'s kind."""
+    updates = np.asarray(updates)
+    if updates.dtype.kind not in "biuf" or not np.can_cast(updates.dtype, dtype, "same_kind"):
+        raise TypeError(f"scatter: cannot cast updates from {updates.dtype} to {dtype}")
+    if updates.shape != shape:
+        if updates.ndim == len(shape) and all(u >= s for u, s in zip(updates.shape, shape)):
+            updates = updates[tuple(slice(0, s) for s in shape)]
+        else:
+            try:
+                updates = np.broadcast_to(updates, shape)
+            except ValueError:
+                raise ValueError(f"scatter: updates of shape {updates.shape} neither match, "
+                                 f"contain, nor broadcast to indices' shape {shape}") from None
+    return updates
+
+
+def _scatter_work(x, updates, reduce):
+    """(out, updates, finish): the arrays the scatter kernel combines.
+
+    The kernel runs on int64, float32 or float64 only (three compilations): small
+    integers are widened (sums and products wrap to the same bits when cast back,
+    max and min are unchanged), uint64 is seen as int64 (with its sign bit flipped
+    for max and min, which keeps the order), bool as int64 with add as max (or) and
+    mul as min (and), float16 in float32 (rounded once at the end).
+    ``reduce=None`` moves bits: float16 as its int16 bit pattern.
+    """
+    dt = x.dtype
+    if dt.kind == "f" and dt.itemsize >= 4:
+        work = dt
+    elif dt == np.float16 and reduce is not None:
+        work = np.dtype(np.float32)
+    else:
+        work = np.dtype(np.int64)
+    upd = updates.astype(dt, copy=False)  # first in x's dtype: max(x, 300) of int8 is max(x, 44)
+    out = _alloc.empty(x.shape, work)
+    flip = None
+    if work.kind == "i":
+        if dt == np.float16:
+            xv, upd = x.view(np.int16), upd.view(np.int16)
+        elif dt == np.uint64:
+            xv, upd = x.view(np.int64), upd.view(np.int64)
+            if reduce in ("max", "min"):
+                flip = np.int64(np.iinfo(np.int64).min)
+        else:
+            xv = x
+        np.copyto(out, xv, casting="unsafe")
+        upd = upd.astype(np.int64, copy=False)
+        if flip is not None:
+            out ^= flip
+            upd = upd ^ flip
+    else:
+        np.copyto(out, x, casting="unsafe")
+        upd = upd.astype(work, copy=False)
+
+    def finish(res):
+        if flip is not None:
+            res ^= flip
+        if res.dtype == dt:
+            return res
+        if dt == np.float16 and work.kind == "i":
+            return res.astype(np.int16).view(np.float16)
+        if dt == np.uint64:
+            return res.view(np.uint64)
+        if dt == np.bool_:
+            return res != 0
+        with np.errstate(over="ignore"):
+            return res.astype(dt)
+
+    return out, upd, finish
+
+
+def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
+    """Run ``scatter_lanes`` into the C-contiguous *out*; True when an index was
+    out of range under raise. *idx* and *upd* have the same shape, at most *out*'s
+    outside *axis*; bool work (add as or, mul as and) is mapped by the caller."""
+    shape = idx.shape
+    ibase, ioffset, istr = strided_base(idx)
+    ubase, uoffset, ustr = strided_base(upd)
+    cs = _c_strides(out.shape)
+    outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], cs[:axis], istr[:axis], ustr[:axis])
+    rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], cs[axis + 1:], istr[axis + 1:],
+                                              ustr[axis + 1:])
+    inner, o_inner, i_inner, u_inner = ((rest[-1], o_rest[-1], i_rest[-1], u_rest[-1])
+                                        if rest else (1, 0, 0, 0))
+    lanes = math.prod(outer) * math.prod(rest[:-1]) * -(-inner // _SCATTER_BLOCK)
+    parts = 1
+    threads = numba.get_num_threads()
+    if lanes < 2 * threads and out.shape[axis] >= 2 * threads:
+        parts = threads  # few lanes: split each by destination range (same result)
+    bad = np.zeros(lanes * parts, np.uint8)
+    run(K.scatter_lanes, idx.size, out.reshape(-1), _i64(outer), _i64(o_outer), _i64(i_outer),
+        _i64(u_outer), out.shape[axis], cs[axis], ibase, ioffset, shape[axis], istr[axis],
+        ubase, uoffset, ustr[axis], _i64(rest[:-1]), _i64(o_rest[:-1]), _i64(i_rest[:-1]),
+        _i64(u_rest[:-1]), inner, o_inner, i_inner, u_inner, _SCATTER_BLOCK, parts, op, mode, bad)
+    return bool(bad.any())
