@@ -51,9 +51,13 @@ _REDUCES = {None: K.OP_ASSIGN, "add": K.OP_ADD, "mul": K.OP_MUL, "max": K.OP_MAX
 #: Elements a gather task copies (at least one index): enough to amortise the
 #: task's set-up, small enough to balance the threads.
 _TASK_ELEMENTS = 1 << 15
-#: Inner lanes a scatter task owns: its destinations (n rows of this many
-#: elements) stay in the core's cache while it applies the updates.
-_SCATTER_BLOCK = 256
+#: Bytes of a row's inner lanes that one take_along_axis or scatter task owns:
+#: its part of x (or of the result), n rows of this many bytes, stays in the
+#: core's cache while it runs over the axis.
+_BLOCK_BYTES = 256
+#: With fewer lanes than this, long axes are split too (gathers) or lanes are
+#: split by destination range (scatter) to keep the cores busy.
+_MIN_TASKS = 16
 
 
 def take(x, indices, axis=None, *, mode="raise", fill_value=0):
@@ -187,17 +191,17 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
                                          cs[axis + 1:])
     inner, x_inner, i_inner = (rest[-1], x_rest[-1], i_rest[-1]) if rest else (1, 0, 0)
     m = out_shape[axis]
-    rowlen = math.prod(rest)
-    jchunk = max(1, min(m, _TASK_ELEMENTS // max(rowlen, 1)))
-    outers = math.prod(outer)
-    tasks = outers * -(-m // jchunk)
-    bad = np.zeros(tasks, np.uint8)
+    outers, mids = math.prod(outer), math.prod(rest[:-1])
+    block = max(1, _BLOCK_BYTES // x.itemsize) if inner > 1 else 1
+    lanes = outers * mids * -(-inner // block)
+    jchunk = m if lanes >= _MIN_TASKS else max(1, -(-m // _MIN_TASKS))
+    bad = np.zeros(lanes * -(-m // jchunk), np.uint8)
     bits = _bits(x.dtype)
-    out = _alloc.empty((outers * m * rowlen,), bits)
+    out = _alloc.empty((outers * m * mids * inner,), bits)
     run(K.take_along, out.size, base.view(bits), offset, _i64(outer), _i64(x_outer),
         _i64(i_outer), n, xs[axis] if n > 1 else 0, ibase, ioffset, m, istr[axis],
         _i64(rest[:-1]), _i64(x_rest[:-1]), _i64(i_rest[:-1]), inner, x_inner, i_inner,
-        jchunk, mode_code, fill.view(bits)[()], bad, out)
+        block, jchunk, mode_code, fill.view(bits)[()], bad, out)
     if bad.any():
         check_in_range(indices, n, "take_along_axis", negative=True)
     return out.view(x.dtype).reshape(out_shape)
@@ -229,16 +233,8 @@ def gather_nd(x, indices, *, batch_dims=0):
     """
     x = _as_data(x, "gather_nd")
     indices = as_index_array(indices, "gather_nd")
-    b = _batch_dims(batch_dims, x, indices)
-    q = indices.shape[-1] if indices.ndim else 0
-    if not 1 <= q <= x.ndim - b:
-        raise ValueError(f"gather_nd: the last dimension of indices (the tuple length) must be "
-                         f"in [1, {x.ndim - b}] for x of {x.ndim} dimensions and batch_dims={b}, "
-                         f"got {q}")
-    dims = x.shape[b:b + q]
-    rest = x.shape[b + q:]
-    out_shape = indices.shape[:-1] + rest
-    flat = _flat_tuples(indices, dims)
+    b, dims, out_shape, flat = _nd_plan(x.shape, indices, batch_dims, "gather_nd")
+    q, rest = len(dims), x.shape[b + len(dims):]
     if math.prod(out_shape) == 0:
         return np.empty(out_shape, x.dtype)
     base, offset, strides = strided_base(x)
@@ -295,25 +291,10 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     array([[8, 1, 7],
            [1, 1, 1]])
     """
-    x = _as_data(x, "scatter")
-    indices = as_index_array(indices, "scatter")
-    if reduce not in _REDUCES:
-        raise ValueError(f"scatter: reduce must be None, 'add', 'mul', 'max' or 'min', got {reduce!r}")
-    if axis is None or isinstance(axis, (bool, np.bool_)):
-        raise TypeError(f"scatter: axis must be an int, got {axis!r}")
-    if indices.ndim != x.ndim:
-        raise ValueError(f"scatter: indices must have x's {x.ndim} dimensions, got {indices.ndim}")
-    axis = normalize_axis(axis, x.ndim, "scatter")
-    for d in range(x.ndim):
-        if d != axis and indices.shape[d] > x.shape[d]:
-            raise ValueError(f"scatter: indices has size {indices.shape[d]} in dimension {d}, "
-                             f"larger than x's {x.shape[d]}")
-    updates = _scatter_updates(updates, indices.shape, x.dtype)
-    n = x.shape[axis] if x.ndim else 1
+    x, indices, updates, axis = _scatter_args(x, indices, updates, axis, reduce, "scatter")
+    n = x.shape[axis]
     out, upd, finish = _scatter_work(x, updates, reduce)
-    if indices.size and x.ndim:
-        if n == 0:
-            check_in_range(indices, n, "scatter", negative=True)
+    if indices.size:
         op = _REDUCES[reduce]
         if x.dtype == np.bool_:  # or and and are max and min of 0 and 1
             op = {K.OP_ADD: K.OP_MAX, K.OP_MUL: K.OP_MIN}.get(op, op)
@@ -425,22 +406,34 @@ def _along_shape(x_shape, i_shape, axis) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _batch_dims(batch_dims, x, indices) -> int:
+def _nd_plan(x_shape, indices, batch_dims, op):
+    """Check gather_nd's arguments; (batch_dims, indexed dims, result shape, flat indices).
+
+    The flat indices (int64, shape ``indices.shape[:-1]``) number each tuple's
+    slice in C order over the indexed dimensions.
+    """
     if isinstance(batch_dims, (bool, np.bool_)) or not isinstance(batch_dims, (int, np.integer)):
-        raise TypeError(f"gather_nd: batch_dims must be an int, got {batch_dims!r}")
-    b = int(batch_dims)
+        raise TypeError(f"{op}: batch_dims must be an int, got {batch_dims!r}")
+    b, ndim = int(batch_dims), len(x_shape)
     if indices.ndim < 1:
-        raise ValueError("gather_nd: indices must have at least 1 dimension (the index tuples)")
-    if not 0 <= b < min(x.ndim, indices.ndim):
-        raise ValueError(f"gather_nd: batch_dims must be in [0, {min(x.ndim, indices.ndim)}) "
-                         f"for x of {x.ndim} and indices of {indices.ndim} dimensions, got {b}")
-    if x.shape[:b] != indices.shape[:b]:
-        raise ValueError(f"gather_nd: the {b} batch dimensions of x {x.shape[:b]} and of "
+        raise ValueError(f"{op}: indices must have at least 1 dimension (the index tuples)")
+    if not 0 <= b < min(ndim, indices.ndim):
+        raise ValueError(f"{op}: batch_dims must be in [0, {min(ndim, indices.ndim)}) "
+                         f"for x of {ndim} and indices of {indices.ndim} dimensions, got {b}")
+    if tuple(x_shape[:b]) != indices.shape[:b]:
+        raise ValueError(f"{op}: the {b} batch dimensions of x {tuple(x_shape[:b])} and of "
                          f"indices {indices.shape[:b]} must be equal")
-    return b
+    q = indices.shape[-1]
+    if not 1 <= q <= ndim - b:
+        raise ValueError(f"{op}: the last dimension of indices (the tuple length) must be "
+                         f"in [1, {ndim - b}] for x of {ndim} dimensions and batch_dims={b}, "
+                         f"got {q}")
+    dims = tuple(x_shape[b:b + q])
+    out_shape = indices.shape[:-1] + tuple(x_shape[b + q:])
+    return b, dims, out_shape, _flat_tuples(indices, dims, op)
 
 
-def _flat_tuples(indices: np.ndarray, dims) -> np.ndarray:
+def _flat_tuples(indices: np.ndarray, dims, op) -> np.ndarray:
     """Each index tuple as one flat index over *dims* (C order), checked first.
 
     The tuples are few next to the slices they pick, so NumPy does this.
@@ -449,7 +442,7 @@ def _flat_tuples(indices: np.ndarray, dims) -> np.ndarray:
         comp = indices[..., t]
         bad_any = (comp >= d) if indices.dtype.kind == "u" else ((comp >= d) | (comp < -d))
         if bad_any.any():
-            _raise_first_tuple_error(indices, dims)
+            _raise_first_tuple_error(indices, dims, op)
     work = _int64(indices, max(dims) if dims else 1, K.MODE_RAISE)
     work = np.where(work < 0, work + np.asarray(dims, np.int64), work)
     flat = np.zeros(indices.shape[:-1], np.int64)
@@ -458,7 +451,7 @@ def _flat_tuples(indices: np.ndarray, dims) -> np.ndarray:
     return np.ascontiguousarray(flat)
 
 
-def _raise_first_tuple_error(indices, dims):
+def _raise_first_tuple_error(indices, dims, op):
     """IndexError naming the first component (C order) outside its dimension's range."""
     flat = indices.reshape(-1, len(dims))
     limits = np.asarray(dims, dtype=np.uint64 if indices.dtype.kind == "u" else np.int64)
@@ -469,15 +462,39 @@ def _raise_first_tuple_error(indices, dims):
     tuple_no, t = divmod(first, len(dims))
     where = np.unravel_index(first, indices.shape)
     d = dims[t]
-    raise IndexError(f"gather_nd: index {flat[tuple_no, t]} at position "
+    raise IndexError(f"{op}: index {flat[tuple_no, t]} at position "
                      f"{tuple(int(w) for w in where)} of indices is out of range [{-d}, {d})")
 
 
-def _scatter_updates(updates, shape, dtype: np.dtype) -> np.ndarray:
+def _scatter_args(x, indices, updates, axis, reduce, op):
+    """Check scatter's arguments; (x, indices, updates of indices' shape, axis).
+
+    Index values are checked later, by the kernel, except on an empty axis.
+    """
+    x = _as_data(x, op)
+    indices = as_index_array(indices, op)
+    if reduce not in _REDUCES:
+        raise ValueError(f"{op}: reduce must be None, 'add', 'mul', 'max' or 'min', got {reduce!r}")
+    if axis is None or isinstance(axis, (bool, np.bool_)):
+        raise TypeError(f"{op}: axis must be an int, got {axis!r}")
+    if indices.ndim != x.ndim:
+        raise ValueError(f"{op}: indices must have x's {x.ndim} dimensions, got {indices.ndim}")
+    axis = normalize_axis(axis, x.ndim, op)
+    for d in range(x.ndim):
+        if d != axis and indices.shape[d] > x.shape[d]:
+            raise ValueError(f"{op}: indices has size {indices.shape[d]} in dimension {d}, "
+                             f"larger than x's {x.shape[d]}")
+    updates = _scatter_updates(updates, indices.shape, x.dtype, op)
+    if x.shape[axis] == 0 and indices.size:
+        check_in_range(indices, 0, op, negative=True)
+    return x, indices, updates, axis
+
+
+def _scatter_updates(updates, shape, dtype: np.dtype, op) -> np.ndarray:
     """*updates* as an array of *shape* (a view: leading part or broadcast), in *dtype*'s kind."""
     updates = np.asarray(updates)
     if updates.dtype.kind not in "biuf" or not np.can_cast(updates.dtype, dtype, "same_kind"):
-        raise TypeError(f"scatter: cannot cast updates from {updates.dtype} to {dtype}")
+        raise TypeError(f"{op}: cannot cast updates from {updates.dtype} to {dtype}")
     if updates.shape != shape:
         if updates.ndim == len(shape) and all(u >= s for u, s in zip(updates.shape, shape)):
             updates = updates[tuple(slice(0, s) for s in shape)]
@@ -485,7 +502,7 @@ def _scatter_updates(updates, shape, dtype: np.dtype) -> np.ndarray:
             try:
                 updates = np.broadcast_to(updates, shape)
             except ValueError:
-                raise ValueError(f"scatter: updates of shape {updates.shape} neither match, "
+                raise ValueError(f"{op}: updates of shape {updates.shape} neither match, "
                                  f"contain, nor broadcast to indices' shape {shape}") from None
     return updates
 
@@ -558,14 +575,15 @@ def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
                                               ustr[axis + 1:])
     inner, o_inner, i_inner, u_inner = ((rest[-1], o_rest[-1], i_rest[-1], u_rest[-1])
                                         if rest else (1, 0, 0, 0))
-    lanes = math.prod(outer) * math.prod(rest[:-1]) * -(-inner // _SCATTER_BLOCK)
+    block = max(1, _BLOCK_BYTES // out.itemsize) if inner > 1 else 1
+    lanes = math.prod(outer) * math.prod(rest[:-1]) * -(-inner // block)
     parts = 1
     threads = numba.get_num_threads()
-    if lanes < 2 * threads and out.shape[axis] >= 2 * threads:
+    if lanes < _MIN_TASKS and out.shape[axis] >= 2 * threads:
         parts = threads  # few lanes: split each by destination range (same result)
     bad = np.zeros(lanes * parts, np.uint8)
     run(K.scatter_lanes, idx.size, out.reshape(-1), _i64(outer), _i64(o_outer), _i64(i_outer),
         _i64(u_outer), out.shape[axis], cs[axis], ibase, ioffset, shape[axis], istr[axis],
         ubase, uoffset, ustr[axis], _i64(rest[:-1]), _i64(o_rest[:-1]), _i64(i_rest[:-1]),
-        _i64(u_rest[:-1]), inner, o_inner, i_inner, u_inner, _SCATTER_BLOCK, parts, op, mode, bad)
+        _i64(u_rest[:-1]), inner, o_inner, i_inner, u_inner, block, parts, op, mode, bad)
     return bool(bad.any())

@@ -19,14 +19,17 @@ import math
 import numpy as np
 
 from . import _dtypes, _indices
+from . import gather as _gather
 from . import reduce as _reduce
 from . import scan as _scan
 from ._axes import normalize_axes, normalize_axis, reduced_shape
 from ._jit import run
+from .kernels import gather as _gather_kernels
 from .kernels import scan as _scan_kernels
 
 __all__ = ["sum", "mean", "prod", "max", "min",
-           "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+           "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
+           "take", "take_along_axis", "gather_nd", "scatter"]
 
 
 def sum(g, x_shape, axis=None, keepdims=False):
@@ -257,3 +260,224 @@ def _extreme_scan_grad(g, indices, x_shape, axis, op):
     out = np.zeros(g3.shape, work)
     run(_scan_kernels.scatter_add_lanes, out.size, _lanes(indices, axis, np.int64), g3, out)
     return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+# ----------------------------------------------------------- gather and scatter
+
+
+def take(g, indices, x_shape, axis=None, mode="raise"):
+    """Gradient of :func:`axisops.take`: ``g`` scatter-added at the indices.
+
+    Repeated indices add up, in C order of ``indices`` (the same bits for any
+    number of threads). With ``mode="wrap"`` or ``"clip"`` the gradient goes to
+    the element taken; with ``"fill"`` out-of-range positions took no element and
+    contribute nothing. Non-float ``g`` is converted to float64; float16
+    accumulates in float32.
+
+    >>> take(np.array([1., 2., 3.]), [0, 2, 0], (3,))
+    array([4., 0., 2.])
+    >>> take(np.ones((2, 2)), [1, 5], (2, 3), axis=1, mode="fill")
+    array([[0., 1., 0.],
+           [0., 1., 0.]])
+    """
+    op = "grad.take"
+    x_shape = _shape(x_shape)
+    indices = _indices.as_index_array(indices, op)
+    mode_code = _gather._mode(mode, op)
+    if axis is None:
+        outer, n, rest = 1, math.prod(x_shape), 1
+        expected = indices.shape
+    else:
+        axis = normalize_axis(axis, len(x_shape), op)
+        outer, n, rest = math.prod(x_shape[:axis]), x_shape[axis], math.prod(x_shape[axis + 1:])
+        expected = x_shape[:axis] + indices.shape + x_shape[axis + 1:]
+    g, dtype, work = _gather_g(g, expected, op)
+    _gather._check_empty_axis(indices, n, mode_code, op)
+    out = np.zeros((outer, n, rest), work)
+    if g.size and n:
+        m = indices.size
+        idx = np.broadcast_to(_gather._int64(indices, n, mode_code).reshape(1, m, 1), (outer, m, rest))
+        if _gather._scatter_into(out, idx, g.reshape(outer, m, rest), 1, _gather_kernels.OP_ADD,
+                                 mode_code):
+            _indices.check_in_range(indices, n, op, negative=True)
+    return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def take_along_axis(g, indices, x_shape, axis, mode="raise"):
+    """Gradient of :func:`axisops.take_along_axis`: ``g`` scatter-added at the indices.
+
+    Where the forward broadcast ``x`` (a 1 in ``x`` meeting a larger ``indices``
+    dimension) the contributions are summed; where it used only the leading part
+    of ``x`` the rest gets 0. Modes as in :func:`take`.
+
+    >>> take_along_axis(np.array([[1., 2.]]), np.array([[1, 1]]), (1, 3), axis=1)
+    array([[0., 3., 0.]])
+    """
+    op = "grad.take_along_axis"
+    x_shape = _shape(x_shape)
+    indices = _indices.as_index_array(indices, op)
+    mode_code = _gather._mode(mode, op)
+    shape = x_shape
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"{op}: with axis=None indices must be 1-D, got {indices.ndim} dimensions")
+        shape, axis = (math.prod(x_shape),), 0
+    if indices.ndim != len(shape):
+        raise ValueError(f"{op}: indices must have x's {len(shape)} dimensions, got {indices.ndim}")
+    axis = normalize_axis(axis, len(shape), op)
+    out_shape = _gather._along_shape(shape, indices.shape, axis)
+    g, dtype, work = _gather_g(g, out_shape, op)
+    n = shape[axis]
+    _gather._check_empty_axis(indices, n, mode_code, op)
+    acc_shape = out_shape[:axis] + (n,) + out_shape[axis + 1:]
+    acc = np.zeros(acc_shape, work)
+    if g.size and n:
+        idx = np.broadcast_to(_gather._int64(indices, n, mode_code), out_shape)
+        if _gather._scatter_into(acc, idx, g, axis, _gather_kernels.OP_ADD, mode_code):
+            _indices.check_in_range(indices, n, op, negative=True)
+    broadcast = tuple(d for d, s in enumerate(shape) if s == 1 and acc_shape[d] != 1)
+    if broadcast:
+        acc = acc.sum(axis=broadcast, keepdims=True)
+    if acc.shape != shape:  # only the leading part was used
+        full = np.zeros(shape, work)
+        full[tuple(slice(0, s) for s in acc.shape)] = acc
+        acc = full
+    return acc.astype(dtype, copy=False).reshape(x_shape)
+
+
+def gather_nd(g, indices, x_shape, batch_dims=0):
+    """Gradient of :func:`axisops.gather_nd`: each slice of ``g`` added back where it came from.
+
+    >>> gather_nd(np.array([1., 2., 3.]), [[0, 1], [1, 0], [0, 1]], (2, 2))
+    array([[0., 4.],
+           [2., 0.]])
+    """
+    op = "grad.gather_nd"
+    x_shape = _shape(x_shape)
+    indices = _indices.as_index_array(indices, op)
+    b, dims, out_shape, flat = _gather._nd_plan(x_shape, indices, batch_dims, op)
+    g, dtype, work = _gather_g(g, out_shape, op)
+    batch, n = math.prod(x_shape[:b]), math.prod(dims)
+    rest, m = math.prod(x_shape[b + len(dims):]), math.prod(indices.shape[b:-1])
+    out = np.zeros((batch, n, rest), work)
+    if g.size:
+        idx = np.broadcast_to(flat.reshape(batch, m, 1), (batch, m, rest))
+        _gather._scatter_into(out, idx, g.reshape(batch, m, rest), 1, _gather_kernels.OP_ADD,
+                              _gather_kernels.MODE_RAISE)
+    return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def scatter(g, x, indices, updates, axis, reduce=None):
+    """Gradient of :func:`axisops.scatter`: ``(grad_x, grad_updates)``.
+
+    ``grad_updates`` has ``updates``' shape (summed where the forward broadcast
+    it, 0 outside the leading part it used). By ``reduce``:
+
+    * ``None``: ``x``'s elements that were overwritten get 0; each destination's
+      gradient goes to the update that won (the last in C order), the overwritten
+      updates get 0 (``torch.scatter`` gives every update the destination's
+      gradient; this is the derivative of last-wins).
+    * ``"add"``: ``grad_x = g``, each update gets its destination's ``g``.
+    * ``"mul"``: products of the other factors, without division, so zeros are exact.
+    * ``"max"``/``"min"``: as ``torch.scatter_reduce(include_self=True)``: ``g`` split
+      evenly between ``x``'s element and every update equal to the result (NaN
+      counts as equal to NaN).
+
+    >>> gx, gu = scatter(np.ones(3), np.array([1., 5., 2.]), [0, 0], [4., 3.], 0, reduce="mul")
+    >>> gx, gu
+    (array([12.,  1.,  1.]), array([3., 4.]))
+    """
+    op = "grad.scatter"
+    given = np.asarray(updates)
+    x, indices, upd, axis = _gather._scatter_args(x, indices, given, axis, reduce, op)
+    g, dtype, work = _gather_g(g, x.shape, op)
+    n = x.shape[axis]
+    _indices.check_in_range(indices, n, op, negative=True)
+    idx = _gather._int64(indices, n, _gather_kernels.MODE_RAISE)
+    idx = np.where(idx < 0, idx + n, idx)
+    lead = tuple(slice(None) if d == axis else slice(0, s) for d, s in enumerate(indices.shape))
+
+    def at_destinations(a):  # a (x's shape) read at each update's destination
+        return _gather.take_along_axis(a[lead], idx, axis)
+
+    if reduce is None:
+        position = np.arange(indices.size, dtype=np.int64).reshape(indices.shape)
+        last = _gather.scatter(np.full(x.shape, -1, np.int64), idx, position, axis, reduce="max")
+        grad_x = np.where(last < 0, g, 0)
+        grad_u = np.where(at_destinations(last) == position, at_destinations(g), 0)
+    elif reduce == "add":
+        grad_x = g.copy()
+        grad_u = at_destinations(g)
+    elif reduce == "mul":
+        grad_x, grad_u = _scatter_mul_grad(g, x, idx, upd, axis, work)
+    else:
+        result = _gather.scatter(x, idx, upd, axis, reduce=reduce)
+        from_x = _same(x, result)
+        from_u = _same(upd.astype(x.dtype), at_destinations(result))
+        count = _gather.scatter(from_x.astype(work), idx, from_u.astype(work), axis, reduce="add")
+        share = g / count  # count >= 1: the result is x's element or one of the updates
+        grad_x = np.where(from_x, share, 0)
+        grad_u = np.where(from_u, at_destinations(share), 0)
+    return (np.asarray(grad_x, dtype=work).astype(dtype, copy=False),
+            _to_shape(np.asarray(grad_u, dtype=work), given.shape).astype(dtype, copy=False))
+
+
+def _shape(x_shape) -> tuple[int, ...]:
+    return tuple(int(s) for s in x_shape)
+
+
+def _gather_g(g, expected, op):
+    """(g in its working dtype, gradient dtype, working dtype), ``g`` checked against
+    the forward's output shape. Non-float ``g`` becomes float64; float16 works in float32."""
+    g = np.asarray(g)
+    if g.shape != tuple(expected):
+        raise ValueError(f"{op}: g has shape {g.shape}, expected the forward's output shape "
+                         f"{tuple(expected)}")
+    if g.dtype.kind not in "biuf":
+        raise TypeError(f"{op}: unsupported dtype {g.dtype} for g")
+    dtype = g.dtype if g.dtype.kind == "f" else np.dtype(np.float64)
+    work = np.dtype(np.float32) if dtype == np.float16 else dtype
+    return g.astype(work, copy=False), dtype, work
+
+
+def _same(a, b):
+    """a == b, with NaN equal to NaN."""
+    eq = a == b
+    if a.dtype.kind == "f":
+        eq |= np.isnan(a) & np.isnan(b)
+    return eq
+
+
+def _scatter_mul_grad(g, x, idx, upd, axis, work):
+    """grad.scatter for reduce="mul": the products of the other factors of each
+    destination, from prefix and suffix products within its group of updates."""
+    u = upd.astype(x.dtype).astype(work)
+    grad_x = g * _gather.scatter(np.ones(x.shape, work), idx, u, axis, reduce="mul")
+    coords = list(np.indices(idx.shape, sparse=True))
+    coords[axis] = idx
+    dest = np.ravel_multi_index(np.broadcast_arrays(*coords), x.shape).reshape(-1)
+    order = np.argsort(dest, kind="stable")  # C order within each destination
+    sorted_dest = dest[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_dest[1:] != sorted_dest[:-1], [True])))
+    others = np.empty(dest.size, work)
+    _gather_kernels.segment_exclusive_products(u.reshape(-1)[order], starts, work.type(1), others)
+    exclusive = np.empty(dest.size, work)
+    exclusive[order] = others
+    x_flat = np.ascontiguousarray(x, dtype=work).reshape(-1)
+    grad_u = g.reshape(-1)[dest] * x_flat[dest] * exclusive
+    return grad_x, grad_u.reshape(idx.shape)
+
+
+def _to_shape(grad, shape):
+    """A gradient of indices' shape back to the shape ``updates`` had: summed over
+    broadcast dimensions, or zero-padded where only the leading part was used."""
+    if grad.shape == tuple(shape):
+        return grad
+    if len(shape) == grad.ndim and all(s >= t for s, t in zip(shape, grad.shape)):
+        full = np.zeros(shape, grad.dtype)
+        full[tuple(slice(0, t) for t in grad.shape)] = grad
+        return full
+    lead = grad.ndim - len(shape)
+    grad = grad.sum(axis=tuple(range(lead))) if lead else grad
+    ones = tuple(d for d, s in enumerate(shape) if s == 1 and grad.shape[d] != 1)
+    return grad.sum(axis=ones, keepdims=True).reshape(shape) if ones else grad.reshape(shape)

@@ -29,14 +29,14 @@ fall in its range, which changes only the time, never the result.
 """
 from __future__ import annotations
 
-from numba import njit, prange
+from numba import njit, prange, uint64
 
 from .._jit import helper, kernel
 from .common import block_offset, block_size
 
 __all__ = ["MODE_RAISE", "MODE_WRAP", "MODE_CLIP", "MODE_FILL",
            "OP_ASSIGN", "OP_ADD", "OP_MUL", "OP_MAX", "OP_MIN",
-           "take_rows", "take_along", "scatter_lanes"]
+           "take_rows", "take_along", "scatter_lanes", "segment_exclusive_products"]
 
 MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = 0, 1, 2, 3
 OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = 0, 1, 2, 3, 4
@@ -59,6 +59,11 @@ def _resolve(i, n, mode):
 
 
 # ------------------------------------------------------------------------- take
+#
+# Array positions are converted to uint64 where they are used: Numba checks
+# every signed index for a negative value (Python's wrap-around), which stops
+# LLVM from vectorising the loops (a 1024-element row copy ran 6x slower).
+# Every position here is >= 0 by construction.
 
 
 @njit(cache=True)
@@ -70,10 +75,10 @@ def _copy_row(out, dst, base, src, mid_shape, mid_strides, inner, inner_stride):
         d = dst + mm * inner
         if inner_stride == 1:
             for k in range(inner):
-                out[d + k] = base[s + k]
+                out[uint64(d + k)] = base[uint64(s + k)]
         else:
             for k in range(inner):
-                out[d + k] = base[s + k * inner_stride]
+                out[uint64(d + k)] = base[uint64(s + k * inner_stride)]
 
 
 @kernel
@@ -98,17 +103,17 @@ def take_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n, n_
         c = t - o * chunks
         xo = offset + block_offset(o, outer_shape, outer_strides)
         for j in range(c * jchunk, min(m, (c + 1) * jchunk)):
-            i = _resolve(idx[o * idx_outer + j], n, mode)
+            i = _resolve(idx[uint64(o * idx_outer + j)], n, mode)
             dst = (o * m + j) * rowlen
             if i < 0:
                 if mode == MODE_RAISE:
                     bad[t] = 1
                 for e in range(rowlen):
-                    out[dst + e] = fill
+                    out[uint64(dst + e)] = fill
                 continue
             src = xo + (i * n_stride if one_dim else block_offset(i, n_shape, n_strides))
             if rowlen == 1:
-                out[dst] = base[src]
+                out[uint64(dst)] = base[uint64(src)]
             else:
                 _copy_row(out, dst, base, src, mid_shape, mid_strides, inner, inner_stride)
 
@@ -117,56 +122,83 @@ def take_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n, n_
 
 
 @njit(cache=True)
-def _gather_row(out, dst, base, src, n_stride, x_inner_stride, idx, isrc, i_inner_stride,
-                inner, n, mode, fill):
-    """out[dst + k] = x[src + idx[isrc + k*is] * n_stride + k*xs]; returns the bad count.
+def _gather_run(out, dst, dstep, base, src, n_stride, x_step, idx, isrc, istep, count, n, mode,
+                fill):
+    """``out[dst + k*dstep] = x[src + idx[isrc + k*istep] * n_stride + k*x_step]`` for k <
+    count; returns the number of out-of-range indices under raise.
 
-    Out-of-range indices read position 0 (always valid: n > 0) and the value is
-    then replaced, which keeps the common loop free of branches.
+    A run is a block of inner lanes of one row, or (when inner == 1) a stretch of
+    one lane along the axis. Out-of-range indices read position 0 (valid: n > 0)
+    and the value is then replaced, which keeps the loop free of branches.
     """
     nbad = 0
-    if mode == MODE_RAISE or mode == MODE_FILL:
-        for k in range(inner):
-            i = idx[isrc + k * i_inner_stride]
+    if (mode == MODE_RAISE or mode == MODE_FILL) and dstep == 1 and istep == 1 and x_step == 1:
+        for k in range(count):  # the common case, unit steps spelled out for LLVM
+            i = idx[uint64(isrc + k)]
             i = i + n if i < 0 else i
             ok = 0 <= i < n
-            v = base[src + (i if ok else 0) * n_stride + k * x_inner_stride]
-            out[dst + k] = v if ok else fill
+            v = base[uint64(src + (i if ok else 0) * n_stride + k)]
+            out[uint64(dst + k)] = v if ok else fill
+            nbad += not ok
+    elif mode == MODE_RAISE or mode == MODE_FILL:
+        for k in range(count):
+            i = idx[uint64(isrc + k * istep)]
+            i = i + n if i < 0 else i
+            ok = 0 <= i < n
+            v = base[uint64(src + (i if ok else 0) * n_stride + k * x_step)]
+            out[uint64(dst + k * dstep)] = v if ok else fill
             nbad += not ok
     else:
-        for k in range(inner):
-            i = _resolve(idx[isrc + k * i_inner_stride], n, mode)
-            out[dst + k] = base[src + i * n_stride + k * x_inner_stride]
+        for k in range(count):
+            i = _resolve(idx[uint64(isrc + k * istep)], n, mode)
+            out[uint64(dst + k * dstep)] = base[uint64(src + i * n_stride + k * x_step)]
     return nbad if mode == MODE_RAISE else 0
 
 
 @kernel
 def take_along(base, offset, outer_shape, x_outer_strides, i_outer_strides, n, x_n_stride,
                idx, i_offset, m, i_m_stride, mid_shape, x_mid_strides, i_mid_strides,
-               inner, x_inner_stride, i_inner_stride, jchunk, mode, fill, bad, out):
+               inner, x_inner_stride, i_inner_stride, block, jchunk, mode, fill, bad, out):
     """``out[o, j, mm, k] = x[o, idx[o, j, mm, k], mm, k]`` (``take_along_axis``).
 
     ``out`` is C-contiguous ``(outer, m, mid, inner)``; ``x`` and ``idx`` are walked
     with their own strides over the same dimensions (0 where broadcast). Tasks
-    are ``(o, block of jchunk positions along the axis)``.
+    are ``(o, mm, block of inner lanes, chunk of j)`` and run over j inside the
+    block: the block's part of x (n rows of ``block`` elements) stays in cache
+    for all of them, where whole rows would gather from n cache lines per output
+    line (measured on (64, 512, 1024) float32, axis 1: 64-element blocks took
+    half the time of whole rows).
     """
     outer = block_size(outer_shape)
     mids = block_size(mid_shape)
+    kblocks = (inner + block - 1) // block
     chunks = (m + jchunk - 1) // jchunk
-    for t in prange(outer * chunks):
-        o = t // chunks
-        c = t - o * chunks
-        xo = offset + block_offset(o, outer_shape, x_outer_strides)
-        io = i_offset + block_offset(o, outer_shape, i_outer_strides)
-        nbad = 0
-        for j in range(c * jchunk, min(m, (c + 1) * jchunk)):
-            dst = (o * m + j) * mids * inner
-            ij = io + j * i_m_stride
-            for mm in range(mids):
-                xs = xo + block_offset(mm, mid_shape, x_mid_strides)
-                isrc = ij + block_offset(mm, mid_shape, i_mid_strides)
-                nbad += _gather_row(out, dst + mm * inner, base, xs, x_n_stride, x_inner_stride,
-                                    idx, isrc, i_inner_stride, inner, n, mode, fill)
+    per_o = mids * kblocks * chunks
+    row = mids * inner
+    for t in prange(outer * per_o):
+        o = t // per_o
+        r = t - o * per_o
+        mm = r // (kblocks * chunks)
+        r -= mm * (kblocks * chunks)
+        kb = r // chunks
+        c = r - kb * chunks
+        k0 = kb * block
+        xs = (offset + block_offset(o, outer_shape, x_outer_strides)
+              + block_offset(mm, mid_shape, x_mid_strides) + k0 * x_inner_stride)
+        isrc = (i_offset + block_offset(o, outer_shape, i_outer_strides)
+                + block_offset(mm, mid_shape, i_mid_strides) + k0 * i_inner_stride)
+        dst = o * m * row + mm * inner + k0
+        j0 = c * jchunk
+        j1 = min(m, j0 + jchunk)
+        if inner == 1:  # one lane: a stretch along the axis
+            nbad = _gather_run(out, dst + j0, 1, base, xs, x_n_stride, 0, idx,
+                               isrc + j0 * i_m_stride, i_m_stride, j1 - j0, n, mode, fill)
+        else:
+            count = min(inner, k0 + block) - k0
+            nbad = 0
+            for j in range(j0, j1):
+                nbad += _gather_run(out, dst + j * row, 1, base, xs, x_n_stride, x_inner_stride,
+                                    idx, isrc + j * i_m_stride, i_inner_stride, count, n, mode, fill)
         if nbad:
             bad[t] = 1
 
@@ -175,23 +207,33 @@ def take_along(base, offset, outer_shape, x_outer_strides, i_outer_strides, n, x
 
 
 @njit(cache=True)
-def _scatter_row(out, dst, n_stride, o_inner_stride, idx, isrc, i_inner_stride, upd, usrc,
-                 u_inner_stride, k0, k1, n, lo, hi, op, mode):
-    """Apply one row of updates (lanes k0..k1) whose destination is in [lo, hi).
+def _scatter_run(out, dst, dstep, n_stride, idx, isrc, istep, upd, usrc, ustep, count, n, lo, hi,
+                 op, mode):
+    """Apply ``count`` updates (a block of inner lanes of one row, or a stretch of one
+    lane when inner == 1) whose destination is in [lo, hi).
 
     Returns the number of out-of-range indices under ``raise``. max/min take an
     update that is greater (smaller) or NaN, so NaN propagates and ties keep the
     value already there.
     """
     nbad = 0
-    for k in range(k0, k1):
-        i = _resolve(idx[isrc + k * i_inner_stride], n, mode)
+    if op == OP_ADD and mode == MODE_RAISE and dstep == 1 and istep == 1 and ustep == 1:
+        for k in range(count):  # the common case, unit steps spelled out for LLVM
+            i = idx[uint64(isrc + k)]
+            i = i + n if i < 0 else i
+            if i < lo or i >= hi:
+                nbad += i < 0 or i >= n
+                continue
+            out[uint64(dst + i * n_stride + k)] += upd[uint64(usrc + k)]
+        return nbad
+    for k in range(count):
+        i = _resolve(idx[uint64(isrc + k * istep)], n, mode)
         if i < lo or i >= hi:
             if i < 0 and mode == MODE_RAISE:
                 nbad += 1
             continue
-        d = dst + i * n_stride + k * o_inner_stride
-        v = upd[usrc + k * u_inner_stride]
+        d = uint64(dst + i * n_stride + k * dstep)
+        v = upd[uint64(usrc + k * ustep)]
         if op == OP_ADD:
             out[d] += v
         elif op == OP_MUL:
@@ -231,17 +273,45 @@ def scatter_lanes(out, outer_shape, o_outer_strides, i_outer_strides, u_outer_st
         r = lane - o * (mids * kblocks)
         mm = r // kblocks
         kb = r - mm * kblocks
-        oo = block_offset(o, outer_shape, o_outer_strides) + block_offset(mm, mid_shape, o_mid_strides)
-        io = (i_offset + block_offset(o, outer_shape, i_outer_strides)
-              + block_offset(mm, mid_shape, i_mid_strides))
-        uo = (u_offset + block_offset(o, outer_shape, u_outer_strides)
-              + block_offset(mm, mid_shape, u_mid_strides))
         k0 = kb * block
-        k1 = min(inner, k0 + block)
-        nbad = 0
-        for j in range(m):
-            nbad += _scatter_row(out, oo, o_n_stride, o_inner_stride, idx, io + j * i_m_stride,
-                                 i_inner_stride, upd, uo + j * u_m_stride, u_inner_stride,
-                                 k0, k1, n, lo, hi, op, mode)
+        oo = (block_offset(o, outer_shape, o_outer_strides)
+              + block_offset(mm, mid_shape, o_mid_strides) + k0 * o_inner_stride)
+        io = (i_offset + block_offset(o, outer_shape, i_outer_strides)
+              + block_offset(mm, mid_shape, i_mid_strides) + k0 * i_inner_stride)
+        uo = (u_offset + block_offset(o, outer_shape, u_outer_strides)
+              + block_offset(mm, mid_shape, u_mid_strides) + k0 * u_inner_stride)
+        if inner == 1:  # one lane: all its updates in one run
+            nbad = _scatter_run(out, oo, 0, o_n_stride, idx, io, i_m_stride, upd, uo, u_m_stride,
+                                m, n, lo, hi, op, mode)
+        else:
+            count = min(inner, k0 + block) - k0
+            nbad = 0
+            for j in range(m):
+                nbad += _scatter_run(out, oo, o_inner_stride, o_n_stride, idx, io + j * i_m_stride,
+                                     i_inner_stride, upd, uo + j * u_m_stride, u_inner_stride,
+                                     count, n, lo, hi, op, mode)
         if nbad:
             bad[t] = 1
+
+
+# -------------------------------------------------------------------- gradients
+
+
+@njit(cache=True)
+def segment_exclusive_products(values, starts, one, out):
+    """``out[p]`` = the product of the other values of p's segment, without division.
+
+    Segment s is ``values[starts[s]:starts[s+1]]``; a prefix product forward and a
+    suffix product backward, so zeros and infinities are exact (the gradient of
+    ``scatter(..., reduce="mul")``; serial: a gradient of a product is rarely large).
+    """
+    for s in range(starts.size - 1):
+        a, b = starts[s], starts[s + 1]
+        acc = one
+        for p in range(a, b):
+            out[p] = acc
+            acc = acc * values[p]
+        acc = one
+        for p in range(b - 1, a - 1, -1):
+            out[p] = out[p] * acc
+            acc = acc * values[p]
