@@ -25,8 +25,10 @@ How a run measures, and why:
   hits every system alike instead of ruining one system's whole series.
 * PyTorch and ONNX Runtime are given as many threads as the process has cores,
   as is numba (its default); NumPy's reductions and scans are single-threaded.
-* GB/s counts bytes read plus bytes written: the inputs' ``nbytes`` plus the
-  result's ``nbytes``.
+* GB/s counts bytes read plus bytes written: the inputs' ``nbytes`` (index
+  arrays included) plus the result's ``nbytes``.  A workload that reads only
+  part of an input says what it reads instead (``bytes_read``: ``take`` reads
+  the rows its indices pick, not all of ``x``).
 * Every system's result is checked against the reference system's (NumPy), so a
   fast wrong answer shows up as ``MISMATCH`` in the table.  Where a system
   returns more than NumPy does (``cummax``: values and indices, NumPy's
@@ -174,15 +176,18 @@ def onnx_runner(
     out_rank: int,
     attributes: Optional[Dict[str, Any]] = None,
     constants: Sequence[Optional[np.ndarray]] = (),
+    feeds: Sequence[np.ndarray] = (),
     opset: int = 18,
 ) -> Runner:
-    """An ONNX Runtime session computing ``op_type(x, *constants)``, as a runner.
+    """An ONNX Runtime session computing ``op_type(x, *feeds, *constants)``, as a runner.
 
     ``out_rank`` is the number of dimensions of the result (its sizes are
-    left symbolic).  ``constants`` become initializers (so ORT sees them as constant inputs, as
-    ``axes`` of ReduceSum are in a real model); ``None`` leaves an optional input
-    out.  The session runs on the CPU with ``intra_op_num_threads`` set to the
-    core count.
+    left symbolic).  ``feeds`` are more graph inputs, passed on every run as
+    ``x`` is (the indices and updates of a gather or scatter: data, not part of
+    the model).  ``constants`` become initializers (so ORT sees them as constant
+    inputs, as ``axes`` of ReduceSum are in a real model); ``None`` leaves an
+    optional input out.  The session runs on the CPU with
+    ``intra_op_num_threads`` set to the core count.
     """
     onnx = _onnx()
     ort = _ort()
@@ -190,6 +195,15 @@ def onnx_runner(
     x_elem = helper.np_dtype_to_tensor_dtype(np.dtype(x.dtype))
     y_elem = helper.np_dtype_to_tensor_dtype(np.dtype(out_dtype))
     inputs = ["x"]
+    graph_inputs = [helper.make_tensor_value_info("x", x_elem, list(x.shape))]
+    feed = {"x": np.ascontiguousarray(x)}
+    for i, value in enumerate(feeds, 1):
+        name = f"x{i}"
+        value = np.ascontiguousarray(value)
+        inputs.append(name)
+        graph_inputs.append(helper.make_tensor_value_info(
+            name, helper.np_dtype_to_tensor_dtype(value.dtype), list(value.shape)))
+        feed[name] = value
     initializers = []
     for i, value in enumerate(constants):
         if value is None:
@@ -202,7 +216,7 @@ def onnx_runner(
     graph = helper.make_graph(
         [node],
         f"axisops_bench_{op_type}",
-        [helper.make_tensor_value_info("x", x_elem, list(x.shape))],
+        graph_inputs,
         [helper.make_tensor_value_info("y", y_elem, [f"y{i}" for i in range(out_rank)])],
         initializer=initializers,
     )
@@ -216,7 +230,6 @@ def onnx_runner(
     session = ort.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
-    feed = {"x": np.ascontiguousarray(x)}
     return lambda: session.run(["y"], feed)[0]
 
 
@@ -252,6 +265,11 @@ class Workload:
         also checked against, for workloads where the reference system (NumPy)
         computes only part of the result: ``"torch"`` for ``cummax``, whose
         indices NumPy does not give.
+    bytes_read : callable, optional
+        ``bytes_read(inputs) -> int``, the bytes an operator reads, for
+        workloads that do not read all of their inputs (``take``: the rows of
+        ``x`` that the indices pick, and the indices).  Default: every input's
+        ``nbytes``.
     """
 
     name: str
@@ -261,6 +279,7 @@ class Workload:
     check: Optional[Callable[[Any, Any], bool]] = None
     note: str = ""
     full_reference: str = ""
+    bytes_read: Optional[Callable[[Inputs], int]] = None
 
 
 def random_float32(shape: Tuple[int, ...], rng: np.random.Generator) -> Inputs:
@@ -392,9 +411,185 @@ def scan_workload(op: str, axis: int, setup=random_float32) -> Workload:
     )
 
 
-#: The benchmark workloads, in table order.  Later operator families (gather:
-#: take, take_along_axis, scatter add; windows: unfold/fold) append their own
-#: :class:`Workload` entries here.
+# Gather and scatter.  The index arrays (int64) are made once by ``setup``, from
+# their own generator with a fixed seed, so they are the same whichever
+# workloads run; only the operation is timed.
+
+INDEX_SEED = 4
+#: Number of indices of the ``take`` workload (into an axis of 512 on the full shape).
+TAKE_COUNT = 256
+
+
+def _index_rng() -> np.random.Generator:
+    return np.random.default_rng(INDEX_SEED)
+
+
+def exact_check(result: Any, expected: Any) -> bool:
+    """Same shape and the same values exactly (a gather moves values, it computes none)."""
+    result, expected = np.asarray(result), np.asarray(expected)
+    return result.shape == expected.shape and bool(np.array_equal(result, expected))
+
+
+def float32_sum_check(result: Any, expected: Any) -> bool:
+    """Same shape; values equal up to float32 rounding of sums added in another order.
+
+    ``rtol`` 1e-5 and an ``atol`` of 1e-5 times the largest ``|expected|``: a sum of
+    a few float32 terms taken in a different order differs from NumPy's in the
+    last bits, and the absolute part covers sums that cancel to near zero.
+    """
+    result, expected = np.asarray(result), np.asarray(expected)
+    if result.shape != expected.shape:
+        return False
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    return bool(np.allclose(result, expected, rtol=1e-5, atol=1e-5 * scale, equal_nan=True))
+
+
+def take_workload(axis: int = 1, count: int = TAKE_COUNT) -> Workload:
+    """``take(x, indices, axis)``: ``count`` random int64 indices in ``[0, x.shape[axis])``.
+
+    Peers: ``np.take``, ``torch.index_select``, ONNX Runtime's Gather (the
+    indices are a graph input, fed on every run).  GB/s counts the rows the
+    indices read (the result's size), the indices, and the result.
+    """
+
+    def setup(shape, rng):
+        x = rng.random(shape, dtype=np.float32)
+        indices = _index_rng().integers(0, shape[axis], count, dtype=np.int64)
+        return x, indices
+
+    def bytes_read(inputs):
+        x, indices = inputs
+        rows = x.size // x.shape[axis] * indices.size  # elements the indices pick
+        return rows * x.itemsize + indices.nbytes
+
+    def axisops_factory(x, indices):
+        fn = _axisops_fn("take")
+        return lambda: fn(x, indices, axis)
+
+    def numpy_factory(x, indices):
+        return lambda: np.take(x, indices, axis=axis)
+
+    def torch_factory(x, indices):
+        torch = _torch()
+        t, ti = torch.from_numpy(x), torch.from_numpy(indices)
+        return lambda: torch.index_select(t, axis, ti)
+
+    def onnx_factory(x, indices):
+        return onnx_runner("Gather", x, out_dtype=x.dtype, out_rank=x.ndim,
+                           attributes={"axis": axis}, feeds=[indices], opset=13)
+
+    return Workload(
+        name=f"take axis={axis}",
+        op="take",
+        setup=setup,
+        systems={"axisops": axisops_factory, "numpy": numpy_factory,
+                 "torch": torch_factory, "onnxruntime": onnx_factory},
+        check=exact_check,
+        note=(f"{count} int64 indices along axis {axis} (torch: index_select); GB/s counts "
+              "the rows of x they read, not all of x"),
+        bytes_read=bytes_read,
+    )
+
+
+def take_along_axis_workload(axis: int = 1) -> Workload:
+    """``take_along_axis(x, indices, axis)`` with int64 indices of ``x``'s shape.
+
+    Peers: ``np.take_along_axis``, ``torch.gather``, ONNX Runtime's GatherElements.
+    """
+
+    def setup(shape, rng):
+        x = rng.random(shape, dtype=np.float32)
+        indices = _index_rng().integers(0, shape[axis], shape, dtype=np.int64)
+        return x, indices
+
+    def axisops_factory(x, indices):
+        fn = _axisops_fn("take_along_axis")
+        return lambda: fn(x, indices, axis)
+
+    def numpy_factory(x, indices):
+        return lambda: np.take_along_axis(x, indices, axis=axis)
+
+    def torch_factory(x, indices):
+        torch = _torch()
+        t, ti = torch.from_numpy(x), torch.from_numpy(indices)
+        return lambda: torch.gather(t, axis, ti)
+
+    def onnx_factory(x, indices):
+        return onnx_runner("GatherElements", x, out_dtype=x.dtype, out_rank=x.ndim,
+                           attributes={"axis": axis}, feeds=[indices], opset=13)
+
+    return Workload(
+        name=f"take_along_axis axis={axis}",
+        op="take_along_axis",
+        setup=setup,
+        systems={"axisops": axisops_factory, "numpy": numpy_factory,
+                 "torch": torch_factory, "onnxruntime": onnx_factory},
+        check=exact_check,
+        note="int64 indices of x's shape (torch: gather; ONNX: GatherElements)",
+    )
+
+
+def scatter_add_workload(axis: int = 1) -> Workload:
+    """``scatter(zeros, indices, updates, axis, reduce="add")``: a scatter-add into zeros.
+
+    ``indices`` (int64, the full shape) are random in ``[0, shape[axis])``, so
+    about as many updates land on each destination as the axis is long.
+    Peers: ``np.add.at`` on a copy of the zeros (the copy is timed: every
+    system returns a new array), ``torch.scatter_add``, ONNX Runtime's
+    ScatterElements with ``reduction="add"``.  The sums come out in each
+    system's own order, so they are checked to a float32 tolerance
+    (:func:`float32_sum_check`).
+    """
+
+    def setup(shape, rng):
+        updates = rng.random(shape, dtype=np.float32)
+        indices = _index_rng().integers(0, shape[axis], shape, dtype=np.int64)
+        return np.zeros(shape, dtype=np.float32), indices, updates
+
+    def axisops_factory(x, indices, updates):
+        fn = _axisops_fn("scatter")
+        return lambda: fn(x, indices, updates, axis, reduce="add")
+
+    def numpy_factory(x, indices, updates):
+        # np.add.at with one index array per dimension, broadcast against indices.
+        where = tuple(
+            indices if d == axis
+            else np.arange(n).reshape([-1 if k == d else 1 for k in range(x.ndim)])
+            for d, n in enumerate(indices.shape)
+        )
+
+        def run():
+            out = x.copy()
+            np.add.at(out, where, updates)
+            return out
+
+        return run
+
+    def torch_factory(x, indices, updates):
+        torch = _torch()
+        t, ti, tu = torch.from_numpy(x), torch.from_numpy(indices), torch.from_numpy(updates)
+        return lambda: torch.scatter_add(t, axis, ti, tu)
+
+    def onnx_factory(x, indices, updates):
+        return onnx_runner("ScatterElements", x, out_dtype=x.dtype, out_rank=x.ndim,
+                           attributes={"axis": axis, "reduction": "add"},
+                           feeds=[indices, updates], opset=18)
+
+    return Workload(
+        name=f"scatter add axis={axis}",
+        op="scatter",
+        setup=setup,
+        systems={"axisops": axisops_factory, "numpy": numpy_factory,
+                 "torch": torch_factory, "onnxruntime": onnx_factory},
+        check=float32_sum_check,
+        note=("into zeros, int64 indices and float32 updates of x's shape (NumPy: np.add.at "
+              "on a copy, the copy timed; torch: scatter_add); sums in each system's own order, "
+              "checked to rtol 1e-5"),
+    )
+
+
+#: The benchmark workloads, in table order.  Later operator families (windows:
+#: unfold/fold) append their own :class:`Workload` entries here.
 WORKLOADS: List[Workload] = [
     reduction_workload("argmax", 0),
     reduction_workload("argmax", 1),
@@ -405,6 +600,9 @@ WORKLOADS: List[Workload] = [
     scan_workload("cummax", 1),
     scan_workload("cummax", -1),
     scan_workload("cumsum", 1),
+    take_workload(1),
+    take_along_axis_workload(1),
+    scatter_add_workload(1),
 ]
 
 
@@ -536,7 +734,10 @@ def run(
     total = len(workloads)
     for k, workload in enumerate(workloads, 1):
         inputs = workload.setup(tuple(shape), rng)
-        in_bytes = sum(_nbytes(a) for a in inputs)
+        if workload.bytes_read is not None:
+            in_bytes = int(workload.bytes_read(inputs))
+        else:
+            in_bytes = sum(_nbytes(a) for a in inputs)
         runners: Dict[str, Runner] = {}
         wl_rows: Dict[str, Dict[str, Any]] = {}
         results: Dict[str, Any] = {}

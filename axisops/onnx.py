@@ -1,8 +1,9 @@
-"""ONNX reduction and scan operators that run on axisops, for ``onnx.reference``.
+"""ONNX reduction, scan, gather and scatter operators that run on axisops, for ``onnx.reference``.
 
 ``OPS`` lists :class:`onnx.reference.op_run.OpRun` subclasses, one per ONNX
 operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean,
-ReduceProd, CumSum and CumProd. Pass it as ``new_ops`` and
+ReduceProd, CumSum, CumProd, Gather, GatherElements, GatherND and
+ScatterElements. Pass it as ``new_ops`` and
 :class:`onnx.reference.ReferenceEvaluator` runs those nodes on axisops instead
 of its own NumPy code:
 
@@ -65,8 +66,40 @@ version of an operator):
   ``np.cumsum`` would give int64); float16 accumulates in float32, where ONNX's
   reference accumulates in float16, so long float16 scans can differ from it
   in the last bits.
+* Gather (``axisops.take``), GatherElements (``axisops.take_along_axis``),
+  GatherND (``axisops.gather_nd``, ``batch_dims``) and ScatterElements
+  (``axisops.scatter``): ``axis`` defaults to 0; indices may be negative, in
+  ``[-n, n)``, and one out of range raises ``IndexError`` (``mode="raise"``:
+  ONNX makes it an error, and ONNX Runtime fails; ONNX's reference
+  GatherElements wraps it instead). GatherElements' result has the shape of
+  ``indices``: a dimension other than ``axis`` smaller than ``x``'s uses the
+  leading part of ``x``, and none may be larger (``ValueError``), as in ONNX
+  Runtime (``take_along_axis`` alone would broadcast a 1 as NumPy does).
+  ScatterElements' ``reduction`` is ``none`` (repeated indices: the update
+  last in C order of ``indices`` wins), ``add``, ``mul``, ``max`` or ``min``
+  (a NaN propagates, where ONNX's reference keeps ``x`` when the update is
+  NaN); ``updates`` must have the shape of ``indices`` (``ValueError``), and
+  float16 ``add``/``mul`` accumulate in float32 per destination, rounded once.
+
+  A first example:
+
+  >>> node = helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1)
+  >>> graph = helper.make_graph(
+  ...     [node], "gather_elements",
+  ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+  ...      helper.make_tensor_value_info("i", TensorProto.INT64, [2, 2])],
+  ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 2])])
+  >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+  >>> sess = ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)
+  >>> x = np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)
+  >>> sess.run(None, {"x": x, "i": np.array([[2, 0], [-1, 1]])})[0].tolist()
+  [[3.0, 1.0], [6.0, 5.0]]
+
 * ONNX's extra element types that NumPy lacks (bfloat16, float8: ``ml_dtypes``,
   which axisops does not take) run in float32 and come back in their own type.
+  The gathers, and ScatterElements without a reduction, only move elements:
+  they move such elements as unsigned integers of the same size (their bits
+  unchanged), and elements of any other type (strings, complex) by position.
 
 Importing this module needs the ``onnx`` package; the rest of axisops never
 imports it.
@@ -77,6 +110,7 @@ import numpy as np
 from onnx.reference.op_run import OpRun
 
 import axisops
+from axisops._axes import normalize_axis
 
 __all__ = ["OPS"]
 
@@ -210,4 +244,96 @@ class CumProd(_Scan):
     func = "cumprod"
 
 
-OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd, CumSum, CumProd]
+# ------------------------------------------------------------ gather and scatter
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _moved(move, *arrays):
+    """``move(*arrays)`` for operators that only move elements; in ``arrays[0]``'s dtype.
+
+    ``move`` takes arrays of one axisops dtype (the data, and for a scatter the
+    updates) and returns the moved elements. NumPy's own dtypes go as they are;
+    other element types of 1, 2, 4 or 8 bytes (bfloat16, float8, complex64) as
+    unsigned integers with their bits; any other (strings, complex128) as their
+    positions in the concatenation of the flattened arrays.
+    """
+    dtype = arrays[0].dtype
+    if dtype.kind in "biuf":
+        return move(*arrays)
+    arrays = [np.asarray(a, dtype=dtype) for a in arrays]
+    if dtype.kind != "O" and dtype.itemsize in _UNSIGNED:
+        bits = _UNSIGNED[dtype.itemsize]
+        return move(*(np.ascontiguousarray(a).view(bits) for a in arrays)).view(dtype)
+    flat = np.concatenate([a.reshape(-1) for a in arrays])
+    starts = np.cumsum([0] + [a.size for a in arrays[:-1]])
+    positions = [np.arange(s, s + a.size, dtype=np.int64).reshape(a.shape)
+                 for s, a in zip(starts, arrays)]
+    return flat[move(*positions)]
+
+
+class Gather(OpRun):
+    """Gather: ``axisops.take(x, indices, axis)`` (``axis`` defaults to 0)."""
+
+    def _run(self, x, indices, axis=0):
+        axis = int(axis)
+        res = _moved(lambda a: axisops.take(a, indices, axis, mode="raise"), x)
+        return (np.asarray(res),)
+
+
+class GatherElements(OpRun):
+    """GatherElements: ``axisops.take_along_axis``; the result has ``indices``' shape."""
+
+    def _run(self, data, indices, axis=0):
+        axis = int(axis)
+        indices = np.asarray(indices)
+        if indices.ndim != data.ndim:
+            raise ValueError(f"GatherElements: indices must have the rank of data ({data.ndim}), "
+                             f"got shape {indices.shape}")
+        axis = normalize_axis(axis, data.ndim, "GatherElements")
+        part = []  # the leading part of data that indices reach, outside the axis
+        for d, (xi, ii) in enumerate(zip(data.shape, indices.shape)):
+            if d != axis and ii > xi:
+                raise ValueError(f"GatherElements: indices dimension {d} has size {ii}, "
+                                 f"larger than data's {xi}")
+            part.append(slice(None) if d == axis else slice(0, ii))
+        data = data[tuple(part)]
+        res = _moved(lambda a: axisops.take_along_axis(a, indices, axis, mode="raise"), data)
+        return (np.asarray(res),)
+
+
+class GatherND(OpRun):
+    """GatherND: ``axisops.gather_nd(x, indices, batch_dims=batch_dims)``."""
+
+    def _run(self, data, indices, batch_dims=0):
+        batch_dims = int(batch_dims)
+        res = _moved(lambda a: axisops.gather_nd(a, indices, batch_dims=batch_dims), data)
+        return (np.asarray(res),)
+
+
+class ScatterElements(OpRun):
+    """ScatterElements: ``axisops.scatter(data, indices, updates, axis, reduce=...)``."""
+
+    def _run(self, data, indices, updates, axis=0, reduction="none"):
+        axis = int(axis)
+        if isinstance(reduction, bytes):
+            reduction = reduction.decode()
+        reduce = None if reduction in (None, "none") else reduction
+        indices, updates = np.asarray(indices), np.asarray(updates)
+        if updates.shape != indices.shape:
+            raise ValueError(f"ScatterElements: updates must have the shape of indices "
+                             f"{indices.shape}, got {updates.shape}")
+
+        def scatter(x, u):
+            return axisops.scatter(x, indices, u, axis, reduce=reduce)
+
+        if reduce is None:
+            res = _moved(scatter, data, updates)
+        else:  # arithmetic: ml_dtypes element types in float32
+            wide = _widen(data)
+            res = scatter(wide, updates.astype(wide.dtype, copy=False))
+        return (np.asarray(res).astype(data.dtype, copy=False),)
+
+
+OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd, CumSum, CumProd,
+       Gather, GatherElements, GatherND, ScatterElements]

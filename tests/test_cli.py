@@ -118,9 +118,14 @@ def test_bench_workloads_and_operator_names():
     names = [w.name for w in bench.WORKLOADS]
     assert len(set(names)) == len(names)
     for name in ("argmax axis=0", "sum axis=(0, 2)", "max axis=-1",
-                 "cummax axis=1", "cummax axis=-1", "cumsum axis=1"):
+                 "cummax axis=1", "cummax axis=-1", "cumsum axis=1",
+                 "take axis=1", "take_along_axis axis=1", "scatter add axis=1"):
         assert name in names
-    assert bench.operator_names() == ["argmax", "sum", "max", "cummax", "cumsum"]
+    assert bench.operator_names() == ["argmax", "sum", "max", "cummax", "cumsum",
+                                      "take", "take_along_axis", "scatter"]
+    for op in ("take", "take_along_axis", "scatter"):
+        (workload,) = bench.select([op])
+        assert set(workload.systems) == set(bench.SYSTEMS) and workload.note
     cummax = bench.select(["cummax"])
     assert [w.name for w in cummax] == ["cummax axis=1", "cummax axis=-1"]
     assert set(cummax[0].systems) == {"axisops", "numpy", "torch"}  # no ONNX operator
@@ -160,6 +165,101 @@ def test_bench_cli_scan_ops(tmp_path, capsys):
         row = next(r for r in data["results"]
                    if r["workload"] == "cummax axis=-1" and r["system"] == "axisops")
         assert row["checked_against"] == ["numpy", "torch"]
+
+
+GATHER_OPS = ["take", "take_along_axis", "scatter"]
+
+
+def test_bench_gather_workloads_run_tiny():
+    systems = _available_systems()
+    data = bench.run(bench.select(GATHER_OPS), shape=(2, 3, 4), repeat=1, systems=systems,
+                     progress=None)
+    rows = {(r["workload"], r["system"]): r for r in data["results"]}
+    names = ("take axis=1", "take_along_axis axis=1", "scatter add axis=1")
+    assert set(rows) == {(name, system) for name in names for system in systems}
+    for (name, system), row in rows.items():
+        assert "error" not in row, row
+        assert row["check"] == ("reference" if system == "numpy" else "ok"), row
+    # Bytes: take reads the rows its 256 int64 indices pick (not all of x) and
+    # writes as many; take_along_axis reads x and int64 indices of x's shape;
+    # scatter reads the zeros, the indices and the updates.
+    n = 2 * 3 * 4
+    picked = 2 * 256 * 4
+    for system in systems:
+        assert rows[("take axis=1", system)]["bytes"] == 256 * 8 + picked * 4 + picked * 4
+        assert rows[("take_along_axis axis=1", system)]["bytes"] == n * (4 + 8 + 4)
+        assert rows[("scatter add axis=1", system)]["bytes"] == n * (4 + 8 + 4 + 4)
+    assert set(names) <= set(data["meta"]["notes"])
+
+
+@pytest.mark.parametrize("op", GATHER_OPS)
+def test_bench_gather_setup_indices(op):
+    # int64, in range, the same whichever generator makes the values (fixed seed).
+    (workload,) = bench.select([op])
+    shape = (3, 5, 7)
+    first = workload.setup(shape, np.random.default_rng(1))
+    second = workload.setup(shape, np.random.default_rng(2))
+    indices = first[1]
+    assert indices.dtype == np.int64
+    assert indices.shape == ((256,) if op == "take" else shape)
+    assert indices.min() >= 0 and indices.max() < shape[1]
+    np.testing.assert_array_equal(indices, second[1])
+    assert first[0].dtype == np.float32 and first[0].shape == shape
+    if op == "scatter":  # zeros, indices, updates
+        assert not first[0].any() and first[2].dtype == np.float32 and first[2].shape == shape
+
+
+def test_bench_cli_gather_ops(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--min-time", "0",
+                   "--ops", "take,take_along_axis,scatter", "--json", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
+    data = json.loads(path.read_text())
+    assert {r["op"] for r in data["results"]} == set(GATHER_OPS)
+    assert all(r["check"] in ("ok", "reference") for r in data["results"])
+    assert "scatter add axis=1" in captured.out and "np.add.at" in captured.out
+
+
+def test_float32_sum_check():
+    expected = np.array([[1.0, 1e4, -3.0], [0.0, 2.5, 7.0]], dtype=np.float32)
+    reordered = expected * np.float32(1 + 2e-7)  # the last bits of another summation order
+    assert bench.float32_sum_check(reordered, expected)
+    near_zero = expected.copy()
+    near_zero[1, 0] = 1e-2  # within 1e-5 * max|expected| of a sum that cancelled to 0
+    assert bench.float32_sum_check(near_zero, expected)
+    wrong = expected.copy()
+    wrong[0, 1] += 1  # 1e4 + 1: 1e-4 off, ten times the tolerance
+    assert not bench.float32_sum_check(wrong, expected)
+    wrong = expected.copy()
+    wrong[1, 0] = 0.5  # far above the absolute tolerance of 0.1
+    assert not bench.float32_sum_check(wrong, expected)
+    assert not bench.float32_sum_check(expected[:1], expected)
+
+
+def test_exact_check():
+    x = np.array([[0.25, 0.5]], dtype=np.float32)
+    assert bench.exact_check(x.copy(), x)
+    assert not bench.exact_check(x + np.float32(1e-7), x)
+    assert not bench.exact_check(x.T, x)
+
+
+def test_bench_scatter_wrong_sum_is_a_mismatch():
+    # A sum off by more than float32 rounding is a MISMATCH under the scatter check.
+    (scatter,) = bench.select(["scatter"])
+    right = scatter.systems["numpy"]
+
+    def off(*inputs):
+        run = right(*inputs)
+        return lambda: run() * np.float32(1.001)
+
+    workload = bench.Workload(name="fake scatter", op="fake", setup=scatter.setup,
+                              systems={"axisops": off, "numpy": right},
+                              check=scatter.check)
+    data = bench.run([workload], shape=(2, 3, 4), repeat=1, systems=["axisops", "numpy"],
+                     progress=None)
+    assert {r["system"]: r["check"] for r in data["results"]} == {"axisops": "MISMATCH",
+                                                                  "numpy": "reference"}
 
 
 def test_default_check_tuple_against_values():

@@ -1,9 +1,11 @@
-"""axisops.onnx: ONNX ArgMax/ArgMin/Reduce*/CumSum/CumProd nodes run on axisops.
+"""axisops.onnx: ONNX ArgMax/ArgMin/Reduce*/CumSum/CumProd/Gather*/ScatterElements
+nodes run on axisops.
 
 Every ONNX backend node test case whose graph uses one of these operators runs
 through ``ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)``; direct tests for
 opsets 11, 13 and 18 (and 14 and 26 for the scans) compare with ONNX's own
-reference implementation.
+reference implementation, and with ONNX Runtime where ONNX's reference cannot
+run a valid model (GatherElements on a leading part of the data).
 """
 from __future__ import annotations
 
@@ -44,7 +46,9 @@ BACKEND_CASES = _backend_cases()
 def calls(monkeypatch):
     """Record the op type of every axisops.onnx node that runs."""
     seen = []
-    for base in (aonnx._Reduce, aonnx._ArgReduce, aonnx._Scan):
+    bases = {c for cls in aonnx.OPS for c in cls.__mro__
+             if "_run" in vars(c) and c.__module__ == aonnx.__name__}
+    for base in bases:
         run = base._run
 
         def counted(self, *args, _run=run, **kwargs):
@@ -83,10 +87,20 @@ def test_backend_cases_found():
     names = {case.name for case in BACKEND_CASES}
     assert len(names) == len(BACKEND_CASES)
     for op in ("argmax", "argmin", "reduce_sum", "reduce_max", "reduce_min",
-               "reduce_mean", "reduce_prod", "cumsum", "cumprod"):
+               "reduce_mean", "reduce_prod", "cumsum", "cumprod", "gather",
+               "gather_elements", "gathernd", "scatter_elements"):
         assert any(name.startswith(f"test_{op}_") for name in names), op
     scans = {name for name in names if name.startswith(("test_cumsum_", "test_cumprod_"))}
     assert len(scans) >= 18, sorted(scans)  # 9 each in onnx 1.19-1.23
+    # One-node cases of the gathers and ScatterElements (onnx 1.23: 4, 3, 3, 7),
+    # and graphs that use them inside (attention, NLLLoss, rotary embedding, ...).
+    single = {case.model.graph.node[0].op_type for case in BACKEND_CASES
+              if len(case.model.graph.node) == 1}
+    assert {"Gather", "GatherElements", "GatherND", "ScatterElements"} <= single
+    gathers = {name for name in names if name.startswith(
+        ("test_gather_", "test_gathernd_", "test_scatter_elements_"))}
+    assert len(gathers) >= 17, sorted(gathers)
+    assert any(name.startswith("test_nllloss_") for name in names)  # GatherElements inside
 
 
 @pytest.mark.parametrize("case", BACKEND_CASES, ids=lambda case: case.name)
@@ -165,10 +179,11 @@ def _check(model, x, axes=None, calls=None):
 
 REDUCE_OPS = ["ReduceSum", "ReduceMax", "ReduceMin", "ReduceMean", "ReduceProd"]
 SCAN_OPS = ["CumSum", "CumProd"]
+GATHER_OPS = ["Gather", "GatherElements", "GatherND", "ScatterElements"]
 
 
 @pytest.mark.parametrize("opset", range(11, 19))
-@pytest.mark.parametrize("op", sorted(OP_TYPES - set(SCAN_OPS)))
+@pytest.mark.parametrize("op", sorted(OP_TYPES - set(SCAN_OPS) - set(GATHER_OPS)))
 def test_our_class_runs_for_every_opset(op, opset, calls):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     model = _model(op, opset, x.dtype, axes=[1] if op.startswith("Reduce") else None)
@@ -598,6 +613,624 @@ def test_cumsum_agrees_with_onnxruntime_on_a_one_element_axis():
     _assert_same(got, expected)
 
 
+# ------------------------------------------------------------ Gather, GatherElements, GatherND, ScatterElements
+
+_ONNX_TYPES.update({np.dtype(np.int16): TensorProto.INT16, np.dtype(np.uint16): TensorProto.UINT16})
+
+_INDEX_DTYPES = [np.int32, np.int64]
+_MOVE_DTYPES = [np.float16, np.float32, np.float64, np.int8, np.uint8, np.int16, np.uint16,
+                np.int32, np.int64, np.uint32, np.uint64, np.bool_]
+
+
+def _index_model(op, dtype, opset=18, index_dtype=np.int64, **attrs):
+    """One-node model: inputs ``x``, ``indices`` (and ``updates`` for ScatterElements)."""
+    elem = _ONNX_TYPES[np.dtype(dtype)]
+    names = ["x", "indices", "updates"] if op == "ScatterElements" else ["x", "indices"]
+    types = [elem, _ONNX_TYPES[np.dtype(index_dtype)], elem]
+    node = helper.make_node(op, names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], op,
+        [helper.make_tensor_value_info(n, t, None) for n, t in zip(names, types)],
+        [helper.make_tensor_value_info("y", elem, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _run_ours(model, *inputs):
+    feeds = dict(zip(["x", "indices", "updates"], inputs))
+    (got,) = ReferenceEvaluator(model, new_ops=aonnx.OPS).run(None, feeds)
+    return got
+
+
+def _run_ort(model, *inputs):
+    ort = pytest.importorskip("onnxruntime")
+    model.ir_version = 10
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    feeds = dict(zip(["x", "indices", "updates"], (np.ascontiguousarray(a) for a in inputs)))
+    return session.run(None, feeds)[0]
+
+
+def _check_index(model, *inputs, calls=None, rtol=1e-5, expected=None):
+    """Run ``model`` with axisops.onnx and compare with ONNX's reference (or ``expected``).
+
+    The inputs must come back unchanged.
+    """
+    before = [np.array(a, copy=True) for a in inputs]
+    feeds = dict(zip(["x", "indices", "updates"], inputs))
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # integer wrap-around in ONNX's reference
+        (got,) = ours.run(None, feeds)
+        if expected is None:
+            (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    _assert_same(got, expected, rtol=rtol)
+    for a, b in zip(inputs, before):
+        np.testing.assert_array_equal(a, b)
+    if calls is not None:
+        _assert_ran_axisops(ours, calls)
+    return got
+
+
+def _values(dtype, shape, rng):
+    """Random values over the whole range of ``dtype`` (floats: normal)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+def _indices(shape, n, rng, dtype=np.int64):
+    """Random indices in ``[-n, n)``: negative ones count from the end."""
+    return rng.integers(-n, n, shape).astype(dtype)
+
+
+def _raises_from_ours(exc_type, model, *inputs, match=None):
+    """``exc_type`` (the evaluator may re-raise it as its cause) with ``match`` in its text."""
+    with pytest.raises(exc_type) as info:
+        _run_ours(model, *inputs)
+    if match is not None:
+        text = str(info.value) + str(info.value.__cause__)
+        assert match in text, text
+
+
+# Gather
+
+
+@pytest.mark.parametrize("dtype", _MOVE_DTYPES)
+@pytest.mark.parametrize("index_dtype", _INDEX_DTYPES)
+def test_gather_dtypes(dtype, index_dtype, rng, calls):
+    x = _values(dtype, (3, 4, 5), rng)
+    indices = np.array([[0, -1], [3, -4], [2, 2]], dtype=index_dtype)
+    model = _index_model("Gather", dtype, opset=13, index_dtype=index_dtype, axis=1)
+    got = _check_index(model, x, indices, calls=calls)
+    assert got.shape == (3, 3, 2, 5)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -2, -3, None])
+@pytest.mark.parametrize("index_shape", [(), (1,), (6,), (2, 3), (0,), (2, 0, 3)])
+def test_gather_axes_and_index_shapes(axis, index_shape, rng, calls):
+    x = rng.standard_normal((3, 4, 5)).astype(np.float32)
+    n = x.shape[0 if axis is None else axis]
+    attrs = {} if axis is None else {"axis": axis}  # absent: axis 0
+    got = _check_index(_index_model("Gather", x.dtype, **attrs), x,
+                       _indices(index_shape, n, rng), calls=calls)
+    a = 0 if axis is None else axis % 3
+    assert got.shape == x.shape[:a] + index_shape + x.shape[a + 1:]
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_gather_opsets(opset, calls):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    got = _check_index(_index_model("Gather", x.dtype, opset=opset, axis=-1), x,
+                       np.array([[-1, 0], [1, -2]]), calls=calls)
+    assert got[:, 0].tolist() == [[3.0, 0.0], [7.0, 4.0], [11.0, 8.0]]
+
+
+def test_gather_strided_inputs(rng, calls):
+    base = rng.standard_normal((6, 8, 10))
+    x = base[::-2, 1::2].transpose(2, 0, 1)  # (10, 3, 4): negative and non-unit strides
+    indices = _indices((4, 5), 3, rng)[::-1, ::2].T  # (3, 4), transposed
+    _check_index(_index_model("Gather", x.dtype, axis=1), x, indices, calls=calls)
+    broadcast = np.broadcast_to(np.arange(4.0), (3, 4))  # a stride-0 view
+    _check_index(_index_model("Gather", broadcast.dtype, axis=0), broadcast,
+                 np.array([2, -3, 0]), calls=calls)
+
+
+def test_gather_empty_data(calls):
+    x = np.zeros((2, 0, 3), dtype=np.float32)
+    got = _check_index(_index_model("Gather", x.dtype, axis=2), x, np.array([0, -1]), calls=calls)
+    assert got.shape == (2, 0, 2)
+
+
+@pytest.mark.parametrize("bad", [4, -5, 100])
+def test_gather_out_of_range_raises(bad):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    model = _index_model("Gather", x.dtype, axis=1)
+    _raises_from_ours(IndexError, model, x, np.array([[0, 1], [bad, 2]]),
+                      match=f"take: index {bad} at position (1, 0) of indices is out of range [-4, 4)")
+    with pytest.raises(Exception):  # ONNX Runtime rejects it too
+        _run_ort(model, x, np.array([[0, 1], [bad, 2]]))
+
+
+def test_gather_bad_axis_raises():
+    x = np.zeros((2, 3), dtype=np.float32)
+    with pytest.raises(IndexError):  # numpy's AxisError is an IndexError (and a ValueError)
+        _run_ours(_index_model("Gather", x.dtype, axis=2), x, np.array([0]))
+
+
+# GatherElements
+
+
+@pytest.mark.parametrize("dtype", _MOVE_DTYPES)
+@pytest.mark.parametrize("index_dtype", _INDEX_DTYPES)
+def test_gather_elements_dtypes(dtype, index_dtype, rng, calls):
+    x = _values(dtype, (3, 4, 5), rng)
+    indices = _indices((3, 6, 5), 4, rng, index_dtype)
+    model = _index_model("GatherElements", dtype, opset=13, index_dtype=index_dtype, axis=1)
+    got = _check_index(model, x, indices, calls=calls)
+    assert got.shape == indices.shape
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -2, -3])
+@pytest.mark.parametrize("k", [1, 3, 7])
+def test_gather_elements_axes(axis, k, rng, calls):
+    x = rng.standard_normal((3, 4, 5))
+    shape = list(x.shape)
+    shape[axis] = k  # any size along the axis
+    indices = _indices(tuple(shape), x.shape[axis], rng)
+    # ONNX's reference mishandles a negative axis (it compares indices.shape[:axis]
+    # with data's), so it runs the same axis counted from the front.
+    (expected,) = ReferenceEvaluator(_index_model("GatherElements", x.dtype, axis=axis % 3)).run(
+        None, {"x": x, "indices": indices})
+    _check_index(_index_model("GatherElements", x.dtype, axis=axis), x, indices, calls=calls,
+                 expected=expected)
+
+
+@pytest.mark.parametrize("opset", [11, 13, 18])
+def test_gather_elements_opsets(opset, calls):
+    # The example of ONNX's specification (axis 1), with a negative index.
+    x = np.array([[1, 2], [3, 4]], dtype=np.float32)
+    got = _check_index(_index_model("GatherElements", x.dtype, opset=opset, axis=1), x,
+                       np.array([[0, 0], [-1, 0]]), calls=calls)
+    assert got.tolist() == [[1, 1], [4, 3]]
+
+
+def test_gather_elements_default_axis_is_0(calls):
+    x = np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], dtype=np.int32)
+    got = _check_index(_index_model("GatherElements", x.dtype), x,
+                       np.array([[1, 2, 0], [2, 0, 0]]), calls=calls)
+    assert got.tolist() == [[4, 8, 3], [7, 2, 3]]
+
+
+@pytest.mark.parametrize(("index_shape", "axis"), [((2, 7, 3), 1), ((1, 3, 1), 1),
+                                                   ((4, 1, 6), 0), ((1, 1, 9), -1)])
+def test_gather_elements_leading_part_as_onnxruntime(index_shape, axis, rng, calls):
+    # A non-axis dimension of indices smaller than data's uses the leading part of
+    # data; a 1 is not broadcast (the result has indices' shape), as in ONNX Runtime.
+    # ONNX's reference cannot run these valid models (it wants equal dimensions).
+    x = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    indices = _indices(index_shape, x.shape[axis], rng)
+    model = _index_model("GatherElements", x.dtype, axis=axis)
+    expected = _run_ort(model, x, indices)
+    got = _check_index(model, x, indices, calls=calls, expected=expected)
+    assert got.shape == index_shape
+    part = x[tuple(slice(None) if d == axis % 3 else slice(0, n)
+                   for d, n in enumerate(index_shape))]
+    np.testing.assert_array_equal(got, np.take_along_axis(part, indices % x.shape[axis], axis))
+
+
+@pytest.mark.parametrize("index_shape", [(5, 2, 6), (4, 2, 7), (1, 2, 9)])
+def test_gather_elements_indices_larger_than_data_raise(index_shape):
+    x = np.zeros((4, 5, 6), dtype=np.float32)
+    model = _index_model("GatherElements", x.dtype, axis=1)
+    indices = np.zeros(index_shape, dtype=np.int64)
+    _raises_from_ours(ValueError, model, x, indices, match="larger than data's")
+    with pytest.raises(Exception):  # ONNX Runtime rejects it too
+        _run_ort(model, x, indices)
+
+
+def test_gather_elements_broadcast_data_dimension_raises():
+    # take_along_axis would broadcast a data dimension of 1; ONNX has no broadcasting here.
+    x = np.zeros((1, 5), dtype=np.float32)
+    model = _index_model("GatherElements", x.dtype, axis=1)
+    _raises_from_ours(ValueError, model, x, np.zeros((3, 2), dtype=np.int64),
+                      match="indices dimension 0 has size 3, larger than data's 1")
+
+
+def test_gather_elements_rank_mismatch_raises():
+    x = np.zeros((3, 4), dtype=np.float32)
+    _raises_from_ours(ValueError, _index_model("GatherElements", x.dtype, axis=1), x,
+                      np.zeros((3,), dtype=np.int64), match="rank of data")
+
+
+@pytest.mark.parametrize("bad", [4, -5])
+def test_gather_elements_out_of_range_raises(bad):
+    x = np.zeros((2, 4), dtype=np.float32)
+    model = _index_model("GatherElements", x.dtype, axis=1)
+    _raises_from_ours(IndexError, model, x, np.array([[0, 1], [3, bad]]),
+                      match=f"take_along_axis: index {bad} at position (1, 1) of indices "
+                            "is out of range [-4, 4)")
+
+
+def test_gather_elements_strided_inputs(rng, calls):
+    base = rng.standard_normal((6, 8, 10)).astype(np.float32)
+    x = base[::-1, ::2, 1::3]  # (6, 4, 3)
+    indices = _indices((3, 4, 12), 6, rng).transpose(2, 1, 0)[:, :, ::-1]  # (12, 4, 3)
+    _check_index(_index_model("GatherElements", x.dtype, axis=0), x, indices, calls=calls)
+
+
+def test_gather_elements_empty(calls):
+    x = np.zeros((3, 4), dtype=np.float32)
+    got = _check_index(_index_model("GatherElements", x.dtype, axis=1), x,
+                       np.zeros((3, 0), dtype=np.int64), calls=calls)
+    assert got.shape == (3, 0)
+
+
+# GatherND
+
+
+_GATHER_ND_CASES = [  # (data shape, indices shape, batch_dims)
+    ((4, 5, 6), (3, 1), 0),
+    ((4, 5, 6), (3, 2), 0),
+    ((4, 5, 6), (2, 3, 3), 0),
+    ((4, 5, 6), (3,), 0),
+    ((4, 5, 6), (1,), 0),
+    ((4, 5, 6), (4, 2), 1),
+    ((4, 5, 6), (4, 3, 1), 1),
+    ((4, 5, 6), (4, 5, 1), 2),
+    ((3, 4, 5, 2), (3, 4, 6, 2), 2),
+    ((3, 4, 5, 2), (3, 2, 2, 3), 1),
+    ((4, 5, 6), (0, 2), 0),
+]
+
+
+@pytest.mark.parametrize(("x_shape", "index_shape", "batch_dims"), _GATHER_ND_CASES)
+def test_gathernd_shapes(x_shape, index_shape, batch_dims, rng, calls):
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    q = index_shape[-1]
+    sizes = np.array(x_shape[batch_dims:batch_dims + q])
+    indices = (rng.integers(-sizes, sizes, index_shape) if index_shape[0]
+               else np.zeros(index_shape, dtype=np.int64)).astype(np.int64)
+    attrs = {"batch_dims": batch_dims} if batch_dims else {}
+    got = _check_index(_index_model("GatherND", x.dtype, opset=13, **attrs), x, indices,
+                       calls=calls)
+    assert got.shape == index_shape[:-1] + x_shape[batch_dims + q:]
+
+
+@pytest.mark.parametrize("dtype", _MOVE_DTYPES)
+@pytest.mark.parametrize("batch_dims", [0, 1])
+def test_gathernd_dtypes(dtype, batch_dims, rng, calls):
+    x = _values(dtype, (3, 4, 5), rng)
+    indices = np.array([[[0, -1], [2, 3]], [[-2, 0], [1, 1]], [[2, 2], [0, -4]]])
+    model = _index_model("GatherND", dtype, opset=13, batch_dims=batch_dims)
+    _check_index(model, x, indices, calls=calls)
+
+
+@pytest.mark.parametrize("opset", [11, 12, 13, 18])
+def test_gathernd_opsets(opset, calls):
+    # The examples of ONNX's specification (batch_dims from opset 12).
+    x = np.array([[[0, 1], [2, 3]], [[4, 5], [6, 7]]], dtype=np.int32)
+    got = _check_index(_index_model("GatherND", x.dtype, opset=opset), x,
+                       np.array([[0, 1], [1, 0]]), calls=calls)
+    assert got.tolist() == [[2, 3], [4, 5]]
+    if opset >= 12:
+        got = _check_index(_index_model("GatherND", x.dtype, opset=opset, batch_dims=1), x,
+                           np.array([[1], [0]]), calls=calls)
+        assert got.tolist() == [[2, 3], [4, 5]]
+
+
+def test_gathernd_strided_inputs(rng, calls):
+    x = rng.standard_normal((5, 6, 7))[::-1, 1::2].transpose(1, 0, 2)  # (3, 5, 7)
+    indices = np.stack([rng.integers(-3, 3, (4, 6)), rng.integers(-5, 5, (4, 6))], -1)[:, ::2]
+    _check_index(_index_model("GatherND", x.dtype), x, indices, calls=calls)
+
+
+@pytest.mark.parametrize(("indices", "message"), [
+    ([[0, 5]], "gather_nd: index 5 at position (0, 1) of indices is out of range [-5, 5)"),
+    ([[1, 0], [-4, 0]], "gather_nd: index -4 at position (1, 0) of indices is out of range [-3, 3)"),
+])
+def test_gathernd_out_of_range_raises(indices, message):
+    x = np.zeros((3, 5), dtype=np.float32)
+    _raises_from_ours(IndexError, _index_model("GatherND", x.dtype), x,
+                      np.array(indices, dtype=np.int64), match=message)
+
+
+@pytest.mark.parametrize(("index_shape", "batch_dims"), [
+    ((2, 3), 0),  # more components than data's rank
+    ((3, 1), 1),  # batch dimensions differ
+    ((2, 1), 2),  # batch_dims >= data's rank
+    ((2, 0), 0),  # no components
+])
+def test_gathernd_bad_shapes_raise(index_shape, batch_dims):
+    x = np.zeros((2, 3), dtype=np.float32)
+    model = _index_model("GatherND", x.dtype, batch_dims=batch_dims)
+    _raises_from_ours(ValueError, model, x, np.zeros(index_shape, dtype=np.int64))
+
+
+# ScatterElements
+
+_REDUCTIONS = ["none", "add", "mul", "max", "min"]
+# The first opset of each reduction.
+_REDUCTION_SINCE = {"none": 11, "add": 16, "mul": 16, "max": 18, "min": 18}
+
+
+def _distinct_indices(shape, axis, n, rng, dtype=np.int64):
+    """Indices of ``shape`` with no repeat along ``axis`` (``shape[axis] <= n``), half negative."""
+    full = list(shape)
+    full[axis] = n
+    perm = np.argsort(rng.random(full), axis=axis)
+    indices = np.take(perm, np.arange(shape[axis]), axis=axis)
+    indices = indices[tuple(slice(0, s) for s in shape)]
+    negative = rng.integers(0, 2, indices.shape).astype(bool)
+    return np.where(negative, indices - n, indices).astype(dtype)
+
+
+def _scatter_values(dtype, shape, rng, reduction):
+    """Values whose products stay finite and exact enough (mul: near 1 or small ints)."""
+    dtype = np.dtype(dtype)
+    if reduction == "mul" and dtype.kind == "f":
+        return rng.uniform(0.5, 1.5, shape).astype(dtype)
+    if reduction == "mul" and dtype.kind in "iu":
+        return rng.integers(0, 4, shape).astype(dtype)
+    return _values(dtype, shape, rng)
+
+
+@pytest.mark.parametrize("reduction", _REDUCTIONS)
+@pytest.mark.parametrize("dtype", _MOVE_DTYPES)
+def test_scatter_elements_distinct_indices(reduction, dtype, rng, calls):
+    x = _scatter_values(dtype, (3, 5, 4), rng, reduction)
+    indices = _distinct_indices((3, 4, 4), 1, 5, rng)
+    updates = _scatter_values(dtype, indices.shape, rng, reduction)
+    model = _index_model("ScatterElements", dtype, axis=1, reduction=reduction)
+    _check_index(model, x, indices, updates, calls=calls)
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int8, np.uint8,
+                                   np.int32, np.int64, np.uint64, np.bool_])
+def test_scatter_elements_repeated_indices(reduction, dtype, rng, calls):
+    # Updates into one place are combined in C order of indices, as in ONNX's reference:
+    # the same bits, integers wrapping in their own type. float16 add/mul accumulate
+    # in float32 (ONNX's reference: in float16), hence its looser tolerance.
+    x = _scatter_values(dtype, (3, 4, 5), rng, reduction)
+    indices = _indices((3, 9, 5), 4, rng)
+    updates = _scatter_values(dtype, indices.shape, rng, reduction)
+    model = _index_model("ScatterElements", dtype, axis=-2, reduction=reduction)
+    rtol = 1e-2 if dtype == np.float16 and reduction in ("add", "mul") else 1e-5
+    got = _check_index(model, x, indices, updates, calls=calls, rtol=rtol)
+    if dtype in (np.float32, np.float64) and reduction == "add":
+        expected = x.copy()
+        np.add.at(expected, (np.arange(3)[:, None, None], indices % 4, np.arange(5)), updates)
+        assert np.array_equal(got, expected)  # bit for bit
+
+
+def test_scatter_elements_float16_add_rounds_once(calls):
+    # 2048 + 1 + 1: float16 steps stay at 2048 (ONNX's reference); float32 gives 2050.
+    x = np.array([2048.0], dtype=np.float16)
+    model = _index_model("ScatterElements", x.dtype, reduction="add")
+    got = _run_ours(model, x, np.array([0, 0]), np.array([1.0, 1.0], dtype=np.float16))
+    assert got.dtype == np.float16 and got.tolist() == [2050.0]
+
+
+def test_scatter_elements_none_last_update_wins(calls):
+    # ONNX leaves repeated indices without a reduction unspecified; axisops: the last
+    # update in C order of indices wins.
+    x = np.zeros((2, 4), dtype=np.float32)
+    indices = np.array([[1, 1, 2, -3], [0, 3, -1, 0]])
+    updates = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], dtype=np.float32)
+    got = _run_ours(_index_model("ScatterElements", x.dtype, axis=1), x, indices, updates)
+    assert got.tolist() == [[0, 4, 3, 0], [8, 0, 0, 7]]
+    got = _run_ours(_index_model("ScatterElements", x.dtype, axis=0), x,
+                    np.array([[1, 0, 0, 0], [1, 0, 0, 0]]), updates)
+    assert got.tolist() == [[0, 6, 7, 8], [5, 0, 0, 0]]
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2, -1, -3])
+@pytest.mark.parametrize("reduction", _REDUCTIONS)
+def test_scatter_elements_axes_and_smaller_indices(axis, reduction, rng, calls):
+    # Indices may be smaller than data in every dimension; only their part is written.
+    x = rng.standard_normal((4, 5, 6)).astype(np.float32)
+    shape = [3, 4, 5]
+    shape[axis] = 3
+    indices = _distinct_indices(tuple(shape), axis, x.shape[axis], rng)
+    updates = rng.standard_normal(indices.shape).astype(np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=axis, reduction=reduction)
+    got = _check_index(model, x, indices, updates, calls=calls)
+    if reduction != "mul":
+        np.testing.assert_array_equal(got, _run_ort(model, x, indices, updates))
+
+
+@pytest.mark.parametrize(("reduction", "opset"), [
+    (None, 11), (None, 13), ("none", 16), ("add", 16), ("mul", 16), ("max", 18), ("min", 18),
+    ("add", 18)])
+def test_scatter_elements_opsets(reduction, opset, calls):
+    # The examples of ONNX's specification.
+    x = np.array([[1.0, 2.0, 3.0, 4.0, 5.0]], dtype=np.float32)
+    indices = np.array([[1, 3]])
+    updates = np.array([[1.1, 2.1]], dtype=np.float32)
+    attrs = {} if reduction is None else {"reduction": reduction}
+    model = _index_model("ScatterElements", x.dtype, opset=opset, axis=1, **attrs)
+    got = _check_index(model, x, indices, updates, calls=calls)
+    expected = {None: [1, 1.1, 3, 2.1, 5], "none": [1, 1.1, 3, 2.1, 5],
+                "add": [1, 3.1, 3, 6.1, 5], "mul": [1, 2 * 1.1, 3, 4 * 2.1, 5],
+                "max": [1, 2, 3, 4, 5], "min": [1, 1.1, 3, 2.1, 5]}[reduction]
+    np.testing.assert_allclose(got[0], expected, rtol=1e-6)
+
+
+def test_scatter_elements_default_axis_is_0(calls):
+    x = np.zeros((3, 3), dtype=np.float32)
+    indices = np.array([[1, 0, 2], [0, 2, 1]])
+    updates = np.array([[1.0, 1.1, 1.2], [2.0, 2.1, 2.2]], dtype=np.float32)
+    got = _check_index(_index_model("ScatterElements", x.dtype), x, indices, updates, calls=calls)
+    assert got.tolist() == np.array([[2.0, 1.1, 0.0], [1.0, 0.0, 2.2], [0.0, 2.1, 1.2]],
+                                    dtype=np.float32).tolist()
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_scatter_elements_nan_propagates(reduction):
+    # A NaN in data or in an update gives NaN (ONNX's reference keeps data's value
+    # when the update is NaN: Python's max/min).
+    x = np.array([[1.0, np.nan, 3.0]], dtype=np.float32)
+    updates = np.array([[np.nan, 0.0, 5.0]], dtype=np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=1, reduction=reduction)
+    got = _run_ours(model, x, np.array([[0, 1, 2]]), updates)
+    assert np.isnan(got[0, 0]) and np.isnan(got[0, 1])
+    assert got[0, 2] == (5.0 if reduction == "max" else 3.0)
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_scatter_elements_ties_keep_data(reduction, calls):
+    # On a tie the value already there stays: -0.0 against 0.0 keeps the first.
+    x = np.array([[-0.0, 0.0]], dtype=np.float32)
+    updates = np.array([[0.0, -0.0]], dtype=np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=1, reduction=reduction)
+    got = _check_index(model, x, np.array([[0, 1]]), updates, calls=calls)
+    assert np.signbit(got).tolist() == [[True, False]]
+
+
+def test_scatter_elements_strided_inputs(rng, calls):
+    base = rng.standard_normal((8, 6, 10)).astype(np.float32)
+    x = base[::-2, :, 1::2].transpose(1, 0, 2)  # (6, 4, 5)
+    indices = _distinct_indices((5, 4, 6), 2, 6, rng).transpose(2, 1, 0)  # (6, 4, 5), axis 0
+    updates = rng.standard_normal((5, 4, 6)).astype(np.float32).transpose(2, 1, 0)
+    for reduction in _REDUCTIONS:
+        model = _index_model("ScatterElements", x.dtype, axis=0, reduction=reduction)
+        _check_index(model, x, indices, updates, calls=calls)
+
+
+@pytest.mark.parametrize("updates_shape", [(2, 3), (2, 1), (1,), ()])
+def test_scatter_elements_updates_of_another_shape_raise(updates_shape):
+    # axisops.scatter takes larger or broadcastable updates; ONNX wants indices' shape.
+    x = np.zeros((2, 4), dtype=np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=1)
+    _raises_from_ours(ValueError, model, x, np.zeros((2, 2), dtype=np.int64),
+                      np.zeros(updates_shape, dtype=np.float32),
+                      match="updates must have the shape of indices")
+
+
+@pytest.mark.parametrize("reduction", _REDUCTIONS)
+@pytest.mark.parametrize("bad", [4, -5])
+def test_scatter_elements_out_of_range_raises(reduction, bad):
+    x = np.zeros((2, 4), dtype=np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=1, reduction=reduction)
+    _raises_from_ours(IndexError, model, x, np.array([[0, 1], [bad, 2]]),
+                      np.ones((2, 2), dtype=np.float32),
+                      match=f"scatter: index {bad} at position (1, 0) of indices "
+                            "is out of range [-4, 4)")
+
+
+def test_scatter_elements_indices_larger_than_data_raise():
+    x = np.zeros((2, 4), dtype=np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=1)
+    _raises_from_ours(ValueError, model, x, np.zeros((3, 2), dtype=np.int64),
+                      np.zeros((3, 2), dtype=np.float32))
+
+
+def test_scatter_elements_unknown_reduction_raises():
+    x = np.zeros((2, 4), dtype=np.float32)
+    model = _index_model("ScatterElements", x.dtype, axis=1, reduction="mean")
+    _raises_from_ours(ValueError, model, x, np.zeros((2, 2), dtype=np.int64),
+                      np.zeros((2, 2), dtype=np.float32))
+
+
+# Element types that NumPy lacks, strings and complex
+
+
+def _exotic_inputs(op, dtype, rng):
+    x = np.arange(24).reshape(2, 3, 4) - 11
+    if op == "Gather":
+        return x, _indices((2, 2), 3, rng)
+    if op == "GatherElements":
+        return x, _indices((2, 5, 4), 3, rng)
+    if op == "GatherND":
+        return x, np.array([[0, -1], [1, 2]])
+    return x, _distinct_indices((2, 3, 4), 1, 3, rng), np.arange(24).reshape(2, 3, 4) % 7
+
+
+@pytest.mark.parametrize("op", GATHER_OPS)
+@pytest.mark.parametrize(("type_name", "elem"), [("bfloat16", TensorProto.BFLOAT16),
+                                                 ("float8_e4m3fn", TensorProto.FLOAT8E4M3FN),
+                                                 ("float8_e5m2", TensorProto.FLOAT8E5M2)])
+def test_gather_ops_ml_dtypes(op, type_name, elem, rng, calls):
+    # bfloat16 and float8 (ml_dtypes) are no axisops dtypes: their bits are moved.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    dtype = np.dtype(getattr(ml_dtypes, type_name))
+    _ONNX_TYPES.setdefault(dtype, elem)
+    inputs = list(_exotic_inputs(op, dtype, rng))
+    inputs[0] = inputs[0].astype(dtype)
+    if op == "ScatterElements":
+        inputs[2] = inputs[2].astype(dtype)
+    attrs = {"axis": 1} if op in ("Gather", "GatherElements", "ScatterElements") else {}
+    got = _check_index(_index_model(op, dtype, **attrs), *inputs, calls=calls)
+    assert got.dtype == dtype
+
+
+@pytest.mark.parametrize("reduction", ["add", "mul", "max", "min"])
+def test_scatter_elements_bfloat16_reductions(reduction, rng, calls):
+    # Small integers: exact in bfloat16, so float32 arithmetic gives the same values.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    _ONNX_TYPES.setdefault(bf16, TensorProto.BFLOAT16)
+    x = (np.arange(12) % 5 - 2).reshape(3, 4).astype(bf16)
+    indices = _indices((3, 6), 4, rng)
+    updates = (np.arange(18) % 3 + 1).reshape(3, 6).astype(bf16)
+    model = _index_model("ScatterElements", bf16, axis=1, reduction=reduction)
+    got = _check_index(model, x, indices, updates, calls=calls)
+    assert got.dtype == bf16
+
+
+@pytest.mark.parametrize("op", GATHER_OPS)
+@pytest.mark.parametrize("kind", ["string", "complex64", "complex128"])
+def test_gather_ops_strings_and_complex(op, kind, rng, calls):
+    # Moved by position (strings, complex128) or as 8-byte integers (complex64).
+    inputs = list(_exotic_inputs(op, None, rng))
+    if kind == "string":
+        elem = TensorProto.STRING
+
+        def convert(a):
+            return np.array([f"s{v}" for v in a.ravel()], dtype=object).reshape(a.shape)
+    else:
+        elem = getattr(TensorProto, kind.upper())
+
+        def convert(a):
+            return (a + 1j * a[..., ::-1]).astype(kind)
+    inputs[0] = convert(inputs[0])
+    if op == "ScatterElements":
+        inputs[2] = convert(inputs[2])
+    names = ["x", "indices", "updates"][:len(inputs)]
+    types = [elem, TensorProto.INT64, elem]
+    attrs = {"axis": 1} if op in ("Gather", "GatherElements", "ScatterElements") else {}
+    node = helper.make_node(op, names, ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], op, [helper.make_tensor_value_info(n, t, None) for n, t in zip(names, types)],
+        [helper.make_tensor_value_info("y", elem, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    feeds = dict(zip(names, inputs))
+    (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    (got,) = ours.run(None, feeds)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tolist() == expected.tolist()
+    _assert_ran_axisops(ours, calls)
+
+
+def test_gather_agrees_with_onnxruntime(rng, calls):
+    x = rng.standard_normal((4, 6, 5)).astype(np.float32)
+    for op, inputs, attrs in [
+        ("Gather", (x, _indices((3, 2), 6, rng)), {"axis": 1}),
+        ("GatherElements", (x, _indices((4, 8, 5), 5, rng)), {"axis": 1}),
+        ("GatherND", (x, np.stack([rng.integers(-6, 6, (4, 3))], -1)), {"batch_dims": 1}),
+        ("ScatterElements", (x, _indices((4, 8, 5), 6, rng), rng.random((4, 8, 5), np.float32)),
+         {"axis": 1, "reduction": "add"}),
+    ]:
+        model = _index_model(op, x.dtype, **attrs)
+        got = _check_index(model, *inputs, calls=calls)
+        np.testing.assert_allclose(got, _run_ort(model, *inputs), rtol=1e-6, atol=1e-6)
+
+
 # ------------------------------------------------------------ packaging
 
 
@@ -605,7 +1238,8 @@ def test_ops_are_opruns_named_as_onnx_ops():
     from onnx.reference.op_run import OpRun
 
     assert OP_TYPES == {"ArgMax", "ArgMin", "ReduceSum", "ReduceMax", "ReduceMin",
-                        "ReduceMean", "ReduceProd", "CumSum", "CumProd"}
+                        "ReduceMean", "ReduceProd", "CumSum", "CumProd", "Gather",
+                        "GatherElements", "GatherND", "ScatterElements"}
     for cls in aonnx.OPS:
         assert issubclass(cls, OpRun) and cls.op_domain == ""
 
