@@ -121,6 +121,25 @@ def take_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n, n_
 # -------------------------------------------------------------- take_along_axis
 
 
+@helper
+def _all_in_range(idx, isrc, istep, count, n):
+    """Whether ``idx[isrc + k*istep]`` is in ``[0, n)`` for every k < count (a
+    vectorised min/max; the loops after it then need no check per element)."""
+    low = idx[uint64(isrc)]
+    high = low
+    if istep == 1:
+        for k in range(count):
+            v = idx[uint64(isrc + k)]
+            low = min(low, v)
+            high = max(high, v)
+    else:
+        for k in range(count):
+            v = idx[uint64(isrc + k * istep)]
+            low = min(low, v)
+            high = max(high, v)
+    return low >= 0 and high < n
+
+
 @njit(cache=True)
 def _gather_run(out, dst, dstep, base, src, n_stride, x_step, idx, isrc, istep, count, n, mode,
                 fill):
@@ -128,23 +147,26 @@ def _gather_run(out, dst, dstep, base, src, n_stride, x_step, idx, isrc, istep, 
     count; returns the number of out-of-range indices under raise.
 
     A run is a block of inner lanes of one row, or (when inner == 1) a stretch of
-    one lane along the axis. Out-of-range indices read position 0 (valid: n > 0)
-    and the value is then replaced, which keeps the loop free of branches.
+    one lane along the axis. A run whose indices are all in ``[0, n)`` (checked
+    first, vectorised) is gathered without a check per element; otherwise each
+    index is resolved, and out-of-range ones read position 0 (valid: n > 0) whose
+    value is then replaced.
     """
+    if _all_in_range(idx, isrc, istep, count, n):
+        if dstep == 1 and istep == 1 and x_step == 1:
+            for k in range(count):  # the common case, unit steps spelled out for LLVM
+                out[uint64(dst + k)] = base[uint64(src + idx[uint64(isrc + k)] * n_stride + k)]
+        else:
+            for k in range(count):
+                out[uint64(dst + k * dstep)] = base[uint64(src + idx[uint64(isrc + k * istep)] * n_stride
+                                                           + k * x_step)]
+        return 0
     nbad = 0
-    if (mode == MODE_RAISE or mode == MODE_FILL) and dstep == 1 and istep == 1 and x_step == 1:
-        for k in range(count):  # the common case, unit steps spelled out for LLVM
-            i = idx[uint64(isrc + k)]
-            i = i + n if i < 0 else i
-            ok = 0 <= i < n
-            v = base[uint64(src + (i if ok else 0) * n_stride + k)]
-            out[uint64(dst + k)] = v if ok else fill
-            nbad += not ok
-    elif mode == MODE_RAISE or mode == MODE_FILL:
+    if mode == MODE_RAISE or mode == MODE_FILL:
         for k in range(count):
             i = idx[uint64(isrc + k * istep)]
             i = i + n if i < 0 else i
-            ok = 0 <= i < n
+            ok = (i >= 0) & (i < n)
             v = base[uint64(src + (i if ok else 0) * n_stride + k * x_step)]
             out[uint64(dst + k * dstep)] = v if ok else fill
             nbad += not ok
@@ -217,15 +239,15 @@ def _scatter_run(out, dst, dstep, n_stride, idx, isrc, istep, upd, usrc, ustep, 
     value already there.
     """
     nbad = 0
-    if op == OP_ADD and mode == MODE_RAISE and dstep == 1 and istep == 1 and ustep == 1:
-        for k in range(count):  # the common case, unit steps spelled out for LLVM
-            i = idx[uint64(isrc + k)]
-            i = i + n if i < 0 else i
-            if i < lo or i >= hi:
-                nbad += i < 0 or i >= n
-                continue
-            out[uint64(dst + i * n_stride + k)] += upd[uint64(usrc + k)]
-        return nbad
+    if op == OP_ADD and lo == 0 and hi == n and _all_in_range(idx, isrc, istep, count, n):
+        if dstep == 1 and istep == 1 and ustep == 1:  # the common case, spelled out for LLVM
+            for k in range(count):
+                out[uint64(dst + idx[uint64(isrc + k)] * n_stride + k)] += upd[uint64(usrc + k)]
+        else:
+            for k in range(count):
+                out[uint64(dst + idx[uint64(isrc + k * istep)] * n_stride + k * dstep)] += \
+                    upd[uint64(usrc + k * ustep)]
+        return 0
     for k in range(count):
         i = _resolve(idx[uint64(isrc + k * istep)], n, mode)
         if i < lo or i >= hi:
