@@ -1,4 +1,4 @@
-"""NumPy twins of the reductions, the scans and their gradients: the test oracle.
+"""NumPy twins of the reductions, scans, gathers, scatter and their gradients: the test oracle.
 
 Every function here has the public signature of its namesake in :mod:`axisops`
 and is written with plain NumPy, for clarity rather than speed: a reduction over
@@ -59,6 +59,30 @@ Decisions written down here (the contract, ``API.md``, leaves them open):
   ``IndexError`` naming the first bad one); ``grad.logcumsumexp`` is
   ``sum_{j>=k} g_j exp(x_k - y_j)`` with the factor 1 where ``x_k == y_j`` (so
   ``-inf`` prefixes pass ``g`` through), in logcumsumexp's result dtype.
+* Gathers and scatter (``take``, ``take_along_axis``, ``gather_nd``, ``scatter``) take
+  indices of any integer dtype (a uint64 above ``2**63`` is just out of range; float
+  and bool indices are a ``TypeError``), resolved one at a time as Python ints.
+  Every index is checked, also where the result is empty because another dimension
+  is 0: an ``IndexError`` names the first bad one in C order of the indices as given,
+  its position and ``[-n, n)``, exactly as ``axisops._indices.check_in_range`` does.
+  ``mode``: ``"raise"``, ``"wrap"`` (``i % n``), ``"clip"`` (to ``[0, n-1]``, as NumPy)
+  or ``"fill"``; indices into an empty axis are an ``IndexError`` except with
+  ``"fill"``. ``fill_value`` must be exactly a value of x's dtype, compared as Python
+  numbers (so ``2**53 + 1`` is no float64 and ``0.1`` no float32; NaN only for
+  floats), and is looked at only with ``"fill"``. Results are new C-contiguous
+  arrays of x's dtype (0-d stays 0-d).
+* ``take_along_axis`` meets sizes off the axis by NumPy's broadcasting (a 1 on either
+  side) or, where indices are smaller and not 1, uses the leading part of ``x``
+  (torch.gather). ``gather_nd`` is ONNX GatherND with ``1 <= q <= x.ndim - batch_dims``.
+* ``scatter`` combines ``updates`` (indices' shape, larger: the leading part, or
+  broadcast; cast to x's dtype by ``same_kind``) one position at a time in C order of
+  the indices: last write wins, ``"add"``/``"mul"`` in x's dtype (integers wrap,
+  float16 in float32 rounded once, bool or/and), ``"max"``/``"min"`` keep a NaN and,
+  on a tie, the value already there.
+* Their gradients are in ``g``'s dtype (integer and bool ``g`` give float64; float16
+  accumulates in float32), summed sequentially in C order; ``grad.scatter`` follows
+  ``torch.scatter_reduce(include_self=True)`` except that ``reduce=None`` gives the
+  overwritten updates 0 and NaN counts as equal to NaN for ``"max"``/``"min"``.
 
 Examples
 --------
@@ -86,9 +110,17 @@ array([[0, 3, 4],
 ScanResult(values=array([[3, 3, 3],
        [0, 5, 5]]), indices=array([[0, 0, 2],
        [0, 1, 1]]))
+>>> ref.take(x, [2, -1], axis=1, mode="wrap"), ref.take_along_axis(x, np.array([[1], [0]]), 1)
+(array([[3, 3],
+       [2, 2]]), array([[1],
+       [0]]))
+>>> ref.scatter(x, np.array([[0, 0, 2]]), np.array([[10, 20, 30]]), axis=1, reduce="add")
+array([[33,  1, 33],
+       [ 0,  5,  2]])
 """
 from __future__ import annotations
 
+import builtins
 import math
 import operator
 import warnings
@@ -102,8 +134,8 @@ except ImportError:  # pragma: no cover - older NumPy
 
 __all__ = [
     "sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
-    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ScanResult", "grad",
-    "SUPPORTED_DTYPES",
+    "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ScanResult",
+    "take", "take_along_axis", "gather_nd", "scatter", "grad", "SUPPORTED_DTYPES",
 ]
 
 #: The dtypes the contract supports, in a fixed order.
@@ -547,6 +579,422 @@ def logcumsumexp(x, axis=None):
     return _unlanes(out.astype(res), x.shape, axis)
 
 
+# ----------------------------------------------------------------- gather and scatter
+
+_MODES = ("raise", "wrap", "clip", "fill")
+_REDUCES = (None, "add", "mul", "max", "min")
+
+
+def _gather_axis(axis, ndim, op, *, none=True):
+    """One axis as a non-negative int; ``None`` stays ``None`` where *none* allows it.
+
+    >>> _gather_axis(-1, 3, "take"), _gather_axis(None, 0, "take")
+    (2, None)
+    """
+    if axis is None:
+        if none:
+            return None
+        raise TypeError(f"{op}: axis must be an int, got None")
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"{op}: axis must be a single int, got {axis!r}")
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{op}: axis must be an int, got {type(axis).__name__}") from None
+    if not -ndim <= a < ndim:
+        raise AxisError(a, ndim)
+    return a % ndim
+
+
+def _as_indices(indices, op):
+    """``np.asarray(indices)``, which must be of an integer dtype (``TypeError``)."""
+    a = np.asarray(indices)
+    if a.dtype.kind not in "iu":
+        raise TypeError(f"{op}: indices must be integers, got {a.dtype}")
+    return a
+
+
+def _check_range(indices, low, high, op):
+    """``IndexError`` naming the first index (C order) outside ``[low, high)``.
+
+    The message is ``axisops._indices.check_in_range``'s, written again here.
+
+    >>> _check_range(np.array([[0, 2], [7, -9]]), -5, 5, "take")
+    Traceback (most recent call last):
+    ...
+    IndexError: take: index 7 at position (1, 0) of indices is out of range [-5, 5)
+    """
+    for pos in np.ndindex(indices.shape):
+        if not low <= int(indices[pos]) < high:
+            raise IndexError(f"{op}: index {indices[pos]} at position {pos} of indices "
+                             f"is out of range [{low}, {high})")
+
+
+def _mode(mode, op):
+    if not isinstance(mode, str) or mode not in _MODES:
+        raise ValueError(f"{op}: mode must be one of {', '.join(map(repr, _MODES))}, "
+                         f"got {mode!r}")
+    return mode
+
+
+def _fill_value(fill_value, dtype, op):
+    """*fill_value* as a scalar of *dtype*; ``ValueError`` unless it is exactly that value.
+
+    The comparison is exact (Python numbers), so ``2**53 + 1`` is not a float64 and
+    ``0.1`` not a float32; NaN is a float's NaN, and no int's or bool's.
+
+    >>> _fill_value(-1, np.dtype(np.int8), "take"), _fill_value(True, np.dtype(np.float16), "take")
+    (np.int8(-1), np.float16(1.0))
+    >>> _fill_value(300, np.dtype(np.uint8), "take")
+    Traceback (most recent call last):
+    ...
+    ValueError: take: fill_value 300 cannot be represented in uint8
+    """
+    v = np.asarray(fill_value)
+    if v.ndim != 0 or v.dtype.kind not in "biuf":
+        raise ValueError(f"{op}: fill_value must be a real number, got {fill_value!r}")
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # nan -> int, overflow
+        cast = v.astype(dtype)
+    a, b = cast.item(), v.item()
+    if not (a == b or (dtype.kind == "f" and math.isnan(a) and math.isnan(b))):
+        raise ValueError(f"{op}: fill_value {fill_value!r} cannot be represented in {dtype}")
+    return cast[()]
+
+
+def _resolve(indices, n, mode, op):
+    """Each index as a position in ``[0, n)``, and whether it is used (not filled).
+
+    ``raise``: ``[-n, n)`` or ``IndexError``; ``wrap``: Python's ``i % n``;
+    ``clip``: ``min(max(i, 0), n - 1)``; ``fill``: ``[-n, n)`` and the rest unused.
+    A non-empty *indices* on an empty axis is an ``IndexError`` in every mode but
+    ``fill``. Returns two arrays of *indices*' shape: int64 positions and bools.
+
+    >>> _resolve(np.array([-1, 5, 2]), 3, "wrap", "take")
+    (array([2, 2, 2]), array([ True,  True,  True]))
+    >>> _resolve(np.array([-7, 5, 2], np.int8), 3, "clip", "take")[0]
+    array([0, 2, 2])
+    >>> _resolve(np.array([-4, -3, 3]), 3, "fill", "take")
+    (array([0, 0, 0]), array([False,  True, False]))
+    """
+    if mode == "raise":
+        _check_range(indices, -n, n, op)
+    if n == 0 and indices.size and mode in ("wrap", "clip"):
+        raise IndexError(f"{op}: cannot index an empty axis (mode={mode!r})")
+    pos = np.zeros(indices.shape, np.int64)
+    used = np.ones(indices.shape, bool)
+    for p in np.ndindex(indices.shape):
+        i = int(indices[p])  # a Python int: uint64 above 2**63 stays what it is
+        if mode == "wrap":
+            pos[p] = i % n
+        elif mode == "clip":
+            pos[p] = builtins.min(builtins.max(i, 0), n - 1)
+        elif -n <= i < n:
+            pos[p] = i % n
+        else:
+            used[p] = False
+    return pos, used
+
+
+def take(x, indices, axis=None, *, mode="raise", fill_value=0):
+    """Elements of *x* at *indices* along *axis*, as ``np.take`` and ONNX Gather.
+
+    The result has shape ``x.shape[:axis] + indices.shape + x.shape[axis+1:]``;
+    ``axis=None`` takes from the C-ordered flattened array. One index at a time,
+    each copying a whole ``x.shape[:axis] + x.shape[axis+1:]`` block.
+
+    >>> x = np.array([[1, 2, 3], [4, 5, 6]])
+    >>> take(x, [[2, -1], [0, 0]], axis=1)
+    array([[[3, 3],
+            [1, 1]],
+    <BLANKLINE>
+           [[6, 6],
+            [4, 4]]])
+    >>> take(x, 4), take(x, [7, -8], mode="wrap"), take(x, [7, -8], mode="clip")
+    (array(5), array([2, 5]), array([6, 1]))
+    >>> take(x, [1, 3], axis=0, mode="fill", fill_value=-1)
+    array([[ 4,  5,  6],
+           [-1, -1, -1]])
+    >>> take(x, [0, 2], axis=0)
+    Traceback (most recent call last):
+    ...
+    IndexError: take: index 2 at position (1,) of indices is out of range [-2, 2)
+    """
+    op = "take"
+    x = _as_input(x, op)
+    indices = _as_indices(indices, op)
+    axis = _gather_axis(axis, x.ndim, op)
+    mode = _mode(mode, op)
+    fill = _fill_value(fill_value, x.dtype, op) if mode == "fill" else None
+    src, ax = (x.reshape(-1), 0) if axis is None else (x, axis)
+    pos, used = _resolve(indices, src.shape[ax], mode, op)
+    lead = (slice(None),) * ax
+    out = np.empty(src.shape[:ax] + indices.shape + src.shape[ax + 1:], x.dtype)
+    for p in np.ndindex(indices.shape):
+        out[lead + p] = src[lead + (pos[p],)] if used[p] else fill
+    return out
+
+
+def _along_shape(x_shape, i_shape, ax, op):
+    """Result shape of :func:`take_along_axis` (``ValueError`` where the sizes cannot meet).
+
+    Off the axis a size of *indices* equal to *x*'s, or 1, gives *x*'s; a size 1 in
+    *x* gives *indices*'; a smaller size of *indices* gives its own (the leading
+    part of *x*, as ``torch.gather``).
+
+    >>> _along_shape((4, 1, 5, 6), (1, 3, 2, 9), 3, "take_along_axis")
+    (4, 3, 2, 9)
+    """
+    shape = []
+    for d, (xi, ii) in enumerate(zip(x_shape, i_shape)):
+        if d == ax:
+            shape.append(ii)
+        elif ii == xi or ii == 1:
+            shape.append(xi)
+        elif xi == 1 or ii < xi:
+            shape.append(ii)
+        else:
+            raise ValueError(f"{op}: indices have size {ii} in dimension {d}, where x has "
+                             f"{xi} (expected at most {xi}, or 1 on either side)")
+    return tuple(shape)
+
+
+def _along_positions(x_shape, i_shape, ax, shape):
+    """Yield ``(p, ip, xp)``: each result position (C order), the position of its
+    index in *indices*, and of its element in *x* with the axis coordinate left 0."""
+    for p in np.ndindex(*shape):
+        ip = tuple(0 if d != ax and i_shape[d] == 1 else c for d, c in enumerate(p))
+        xp = tuple(0 if d == ax or x_shape[d] == 1 else c for d, c in enumerate(p))
+        yield p, ip, xp
+
+
+def _along_args(x_shape, indices, axis, op):
+    """(x's shape as taken, the axis) for take_along_axis and its gradient."""
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"{op}: with axis=None indices must be 1-D, got {indices.ndim}-D")
+        return (math.prod(x_shape),), 0
+    if indices.ndim != len(x_shape):
+        raise ValueError(f"{op}: indices have {indices.ndim} dimensions, expected x's "
+                         f"{len(x_shape)}")
+    return tuple(x_shape), _gather_axis(axis, len(x_shape), op)
+
+
+def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
+    """``out[p] = x[p with p[axis] = indices[p]]``: ``np.take_along_axis``, ``torch.gather``.
+
+    *indices* has ``x.ndim`` dimensions (1 with ``axis=None``, the flattened *x*).
+    Off the axis the sizes meet as NumPy broadcasts (a 1 on either side), or a
+    smaller size of *indices* uses only the leading part of *x* (torch, ONNX
+    GatherElements). A loop over the result's positions.
+
+    >>> x = np.array([[10, 11, 12], [20, 21, 22]])
+    >>> take_along_axis(x, np.array([[2, 0], [-1, 1]]), axis=1)
+    array([[12, 10],
+           [22, 21]])
+    >>> take_along_axis(x, np.array([[2, 0]]), axis=1)        # one row of indices for both
+    array([[12, 10],
+           [22, 20]])
+    >>> take_along_axis(x, np.array([[1, 0]]), axis=0)        # the leading two columns
+    array([[20, 11]])
+    >>> take_along_axis(x, np.array([[3, -4], [0, -1]]), axis=1, mode="fill", fill_value=-1)
+    array([[-1, -1],
+           [20, 22]])
+    """
+    op = "take_along_axis"
+    x = _as_input(x, op)
+    indices = _as_indices(indices, op)
+    x_shape, ax = _along_args(x.shape, indices, axis, op)
+    mode = _mode(mode, op)
+    fill = _fill_value(fill_value, x.dtype, op) if mode == "fill" else None
+    src = x.reshape(x_shape)
+    shape = _along_shape(x_shape, indices.shape, ax, op)
+    pos, used = _resolve(indices, x_shape[ax], mode, op)
+    out = np.empty(shape, x.dtype)
+    for p, ip, xp in _along_positions(x_shape, indices.shape, ax, shape):
+        out[p] = src[xp[:ax] + (pos[ip],) + xp[ax + 1:]] if used[ip] else fill
+    return out
+
+
+def _nd_args(x_shape, indices, batch_dims, op):
+    """Check gather_nd's shapes; return ``(batch_dims, q)`` and ``IndexError`` on a bad index."""
+    try:
+        b = operator.index(batch_dims)
+    except TypeError:
+        raise TypeError(f"{op}: batch_dims must be an int, got "
+                        f"{type(batch_dims).__name__}") from None
+    if indices.ndim < 1:
+        raise ValueError(f"{op}: indices must have at least 1 dimension")
+    top = builtins.min(len(x_shape), indices.ndim)
+    if not 0 <= b < top:
+        raise ValueError(f"{op}: batch_dims must be in [0, {top}), "
+                         f"got {b}")
+    if tuple(x_shape[:b]) != indices.shape[:b]:
+        raise ValueError(f"{op}: the batch dimensions of x {tuple(x_shape[:b])} and of "
+                         f"indices {indices.shape[:b]} differ")
+    q = indices.shape[-1]
+    if not 1 <= q <= len(x_shape) - b:
+        raise ValueError(f"{op}: indices.shape[-1] must be in [1, {len(x_shape) - b}], got {q}")
+    for pos in np.ndindex(indices.shape):
+        n = x_shape[b + pos[-1]]
+        if not -n <= int(indices[pos]) < n:
+            raise IndexError(f"{op}: index {indices[pos]} at position {pos} of indices "
+                             f"is out of range [{-n}, {n})")
+    return b, q
+
+
+def _nd_source(p, indices, x_shape, b, q):
+    """Where the slice for ``indices[p]`` starts in *x*: the batch position and the tuple."""
+    return p[:b] + tuple(int(indices[p + (t,)]) % x_shape[b + t] for t in range(q))
+
+
+def gather_nd(x, indices, *, batch_dims=0):
+    """Slices of *x* at the index tuples in the last dimension of *indices* (ONNX GatherND).
+
+    The first *batch_dims* dimensions of *x* and *indices* are shared; each
+    ``indices[p]`` (``q`` components) indexes the next ``q`` dimensions of
+    ``x[p[:batch_dims]]``. Result shape ``indices.shape[:-1] + x.shape[batch_dims+q:]``.
+
+    >>> x = np.arange(12).reshape(2, 3, 2)
+    >>> gather_nd(x, [[1, -1], [0, 0]])
+    array([[10, 11],
+           [ 0,  1]])
+    >>> gather_nd(x, [[[2, 1]], [[0, 0]]], batch_dims=1)
+    array([[5],
+           [6]])
+    >>> gather_nd(x, [[0, 3]])
+    Traceback (most recent call last):
+    ...
+    IndexError: gather_nd: index 3 at position (0, 1) of indices is out of range [-3, 3)
+    """
+    op = "gather_nd"
+    x = _as_input(x, op)
+    indices = _as_indices(indices, op)
+    b, q = _nd_args(x.shape, indices, batch_dims, op)
+    out = np.empty(indices.shape[:-1] + x.shape[b + q:], x.dtype)
+    for p in np.ndindex(indices.shape[:-1]):
+        out[p] = x[_nd_source(p, indices, x.shape, b, q)]
+    return out
+
+
+def _scatter_args(x_shape, indices, updates, axis, reduce, x_dtype, op):
+    """Check scatter's arguments; return ``(axis, the updates used, one per index)``."""
+    axis = _gather_axis(axis, len(x_shape), op, none=False)
+    if not (reduce is None or (isinstance(reduce, str) and reduce in _REDUCES)):
+        raise ValueError(f"{op}: reduce must be None, 'add', 'mul', 'max' or 'min', "
+                         f"got {reduce!r}")
+    if indices.ndim != len(x_shape):
+        raise ValueError(f"{op}: indices have {indices.ndim} dimensions, expected x's "
+                         f"{len(x_shape)}")
+    for d, (xi, ii) in enumerate(zip(x_shape, indices.shape)):
+        if d != axis and ii > xi:
+            raise ValueError(f"{op}: indices have size {ii} in dimension {d}, more than "
+                             f"x's {xi}")
+    if updates.shape == indices.shape:
+        used = updates
+    elif updates.ndim == indices.ndim and all(u >= i for u, i in zip(updates.shape,
+                                                                    indices.shape)):
+        used = updates[tuple(slice(0, i) for i in indices.shape)]
+    else:
+        try:
+            used = np.broadcast_to(updates, indices.shape)
+        except ValueError:
+            raise ValueError(f"{op}: updates of shape {updates.shape} do not fit indices of "
+                             f"shape {indices.shape}") from None
+    if not np.can_cast(updates.dtype, x_dtype, "same_kind"):
+        raise TypeError(f"{op}: cannot cast updates from {updates.dtype} to {x_dtype}")
+    _check_range(indices, -x_shape[axis], x_shape[axis], op)
+    return axis, used
+
+
+def _destinations(indices, axis, n):
+    """``{destination: [positions of indices]}``, each list in C order of *indices*."""
+    groups = {}
+    for p in np.ndindex(indices.shape):
+        dest = p[:axis] + (int(indices[p]) % n,) + p[axis + 1:]
+        groups.setdefault(dest, []).append(p)
+    return groups
+
+
+def _takes_over(reduce, cur, v):
+    """Whether update *v* replaces the value *cur* (max/min: NaN sticks, ties keep *cur*)."""
+    if reduce is None:
+        return True
+    if cur != cur:  # NaN already there
+        return False
+    if v != v:
+        return True
+    return v > cur if reduce == "max" else v < cur
+
+
+def scatter(x, indices, updates, axis, *, reduce=None):
+    """A copy of *x* with *updates* combined in along *axis* at *indices* (ONNX ScatterElements).
+
+    Position ``p`` of *indices* writes ``updates[p]`` to ``p`` with ``p[axis]``
+    replaced by ``indices[p]``, one position at a time in C order: ``reduce=None``
+    lets the last write win; ``"add"``/``"mul"`` combine in x's dtype (integers
+    wrap; float16 in float32, rounded once at the end; bool: or/and); ``"max"``/
+    ``"min"`` let a NaN stick and keep the value already there on a tie (bool:
+    or/and). *updates* has indices' shape, or is larger (its leading part is
+    used), or broadcasts to it; it casts to x's dtype by ``same_kind``.
+
+    >>> x = np.zeros((2, 3))
+    >>> scatter(x, np.array([[2, 0, 2]]), np.array([[1.0, 2.0, 3.0]]), axis=1)
+    array([[2., 0., 3.],
+           [0., 0., 0.]])
+    >>> scatter(x, np.array([[2, 0, 2]]), np.array([[1.0, 2.0, 3.0]]), axis=1, reduce="add")
+    array([[2., 0., 4.],
+           [0., 0., 0.]])
+    >>> scatter(np.array([1, 5], np.int8), np.array([0, 0, 1]), np.int8(100), 0, reduce="mul")
+    array([ 16, -12], dtype=int8)
+    >>> scatter(np.array([0.0, 1.0]), np.array([0, 1]), [np.nan, -1.0], 0, reduce="max")
+    array([nan,  1.])
+    """
+    op = "scatter"
+    x = _as_input(x, op)
+    indices = _as_indices(indices, op)
+    updates = np.asarray(updates)
+    axis, used = _scatter_args(x.shape, indices, updates, axis, reduce, x.dtype, op)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")  # float64 -> float16 overflow
+        used = used.astype(x.dtype)
+    groups = _destinations(indices, axis, x.shape[axis])
+    kind = x.dtype.kind
+    if kind == "f":
+        acc = np.float32 if x.dtype == np.float16 else x.dtype.type
+        cur_of = lambda d: acc(x[d])  # noqa: E731
+        val_of = lambda p: acc(used[p])  # noqa: E731
+    else:  # Python ints (wrapped after each step) and bools
+        cur_of = lambda d: x[d].item()  # noqa: E731
+        val_of = lambda p: used[p].item()  # noqa: E731
+    out = np.array(x, order="C")
+    with np.errstate(all="ignore"):
+        for d, ps in groups.items():
+            cur = cur_of(d)
+            for p in ps:  # sequentially, in C order of indices
+                v = val_of(p)
+                if kind == "b":
+                    cur = {None: v, "add": cur or v, "mul": cur and v, "max": cur or v,
+                           "min": cur and v}[reduce]
+                elif reduce == "add":
+                    cur = _wrap(cur + v, x.dtype)
+                elif reduce == "mul":
+                    cur = _wrap(cur * v, x.dtype)
+                elif _takes_over(reduce, cur, v):
+                    cur = v
+            out[d] = cur
+    return out
+
+
+def _wrap(v, dtype):
+    """An integer wrapped into *dtype*'s range (two's complement); floats as they are."""
+    if dtype.kind not in "iu":
+        return v
+    bits = 8 * dtype.itemsize
+    low = -(1 << (bits - 1)) if dtype.kind == "i" else 0
+    return (v - low) % (1 << bits) + low
+
+
 # ------------------------------------------------------------------------- gradients
 
 def _expand(g, x_shape, axes, keepdims, op):
@@ -568,7 +1016,8 @@ def _scan_g(g, x_shape, axis, op):
 
 
 class grad:
-    """Reference vector-Jacobian products of the reductions and scans (``axisops.grad``)."""
+    """Reference vector-Jacobian products of the reductions, scans, gathers and scatter
+    (``axisops.grad``)."""
 
     @staticmethod
     def sum(g, x_shape, axis=None, keepdims=False):
@@ -805,3 +1254,191 @@ class grad:
                     same = xl[:, k] == yl[:, j]
                     out[:, k] += gl[:, j] * np.where(same, 1.0, np.exp(xl[:, k] - yl[:, j]))
         return _unlanes(out.astype(res), x.shape, axis).reshape(x.shape)
+
+    # ------------------------------------------------------- gather and scatter
+
+    @staticmethod
+    def _g(g, want, op):
+        """*g* as a float array of the forward result's shape *want*, and its accumulator.
+
+        Float ``g`` keeps its dtype (float16 accumulates in float32); integer and
+        bool ``g`` become float64. Other dtypes: ``TypeError``; another shape:
+        ``ValueError``.
+        """
+        g = np.asarray(g)
+        if g.dtype.kind not in "biuf":
+            raise TypeError(f"{op}: unsupported dtype {g.dtype} for g")
+        if g.dtype.kind != "f":
+            g = g.astype(np.float64)
+        if g.shape != tuple(want):
+            raise ValueError(f"{op}: g has shape {g.shape}, expected {tuple(want)}")
+        acc = np.dtype(np.float32) if g.dtype == np.float16 else g.dtype
+        return g, acc
+
+    @staticmethod
+    def take(g, indices, x_shape, axis=None, mode="raise"):
+        """``zeros(x_shape)`` with ``g`` added at the indices :func:`take` read.
+
+        Wrapped and clipped indices are resolved as the forward resolves them; with
+        ``mode="fill"`` the positions that read the fill value add nothing.
+        Sequential additions in C order of the index positions.
+
+        >>> grad.take(np.array([1.0, 2.0, 4.0]), np.array([2, -1, 0]), (3,))
+        array([4., 0., 3.])
+        >>> grad.take(np.ones((2, 2)), np.array([0, 5]), (2, 3), axis=1, mode="fill")
+        array([[1., 0., 0.],
+               [1., 0., 0.]])
+        >>> grad.take(np.ones(2, np.int8), np.array([7, 7]), (2, 2), mode="wrap")
+        array([[0., 0.],
+               [0., 2.]])
+        """
+        op = "grad.take"
+        x_shape = tuple(operator.index(n) for n in x_shape)
+        indices = _as_indices(indices, op)
+        axis = _gather_axis(axis, len(x_shape), op)
+        mode = _mode(mode, op)
+        src, ax = ((math.prod(x_shape),), 0) if axis is None else (x_shape, axis)
+        g, acc = grad._g(g, src[:ax] + indices.shape + src[ax + 1:], op)
+        pos, used = _resolve(indices, src[ax], mode, op)
+        ga = g.astype(acc)
+        out = np.zeros(src, acc)
+        lead = (slice(None),) * ax
+        with np.errstate(all="ignore"):  # inf - inf
+            for p in np.ndindex(indices.shape):
+                if used[p]:
+                    out[lead + (pos[p],)] += ga[lead + p]
+            return out.astype(g.dtype).reshape(x_shape)
+
+    @staticmethod
+    def take_along_axis(g, indices, x_shape, axis, mode="raise"):
+        """``zeros(x_shape)`` with each ``g[p]`` added where :func:`take_along_axis` read it.
+
+        Where ``x`` was broadcast (a size 1 meeting a larger size of *indices*) the
+        contributions add up; where only a leading part was read the rest stays 0.
+
+        >>> grad.take_along_axis(np.ones((2, 2)), np.array([[1, 1], [0, 1]]), (2, 3), 1)
+        array([[0., 2., 0.],
+               [1., 1., 0.]])
+        >>> grad.take_along_axis(np.ones((1, 3)), np.array([[0, 1, 0]]), (2, 1), 0)
+        array([[2.],
+               [1.]])
+        """
+        op = "grad.take_along_axis"
+        x_shape = tuple(operator.index(n) for n in x_shape)
+        indices = _as_indices(indices, op)
+        src, ax = _along_args(x_shape, indices, axis, op)
+        mode = _mode(mode, op)
+        shape = _along_shape(src, indices.shape, ax, op)
+        g, acc = grad._g(g, shape, op)
+        pos, used = _resolve(indices, src[ax], mode, op)
+        ga = g.astype(acc)
+        out = np.zeros(src, acc)
+        with np.errstate(all="ignore"):
+            for p, ip, xp in _along_positions(src, indices.shape, ax, shape):
+                if used[ip]:
+                    out[xp[:ax] + (pos[ip],) + xp[ax + 1:]] += ga[p]
+            return out.astype(g.dtype).reshape(x_shape)
+
+    @staticmethod
+    def gather_nd(g, indices, x_shape, batch_dims=0):
+        """``zeros(x_shape)`` with each slice ``g[p]`` added where :func:`gather_nd` read it.
+
+        >>> grad.gather_nd(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1], [1]]), (2, 2))
+        array([[0., 0.],
+               [4., 6.]])
+        """
+        op = "grad.gather_nd"
+        x_shape = tuple(operator.index(n) for n in x_shape)
+        indices = _as_indices(indices, op)
+        b, q = _nd_args(x_shape, indices, batch_dims, op)
+        g, acc = grad._g(g, indices.shape[:-1] + x_shape[b + q:], op)
+        ga = g.astype(acc)
+        out = np.zeros(x_shape, acc)
+        with np.errstate(all="ignore"):
+            for p in np.ndindex(indices.shape[:-1]):
+                out[_nd_source(p, indices, x_shape, b, q)] += ga[p]
+            return out.astype(g.dtype)
+
+    @staticmethod
+    def scatter(g, x, indices, updates, axis, reduce=None):
+        """``(grad_x, grad_updates)`` of :func:`scatter`, by torch's ``scatter_reduce`` rules.
+
+        Per destination ``d`` and the updates ``u_1 .. u_k`` written to it (C order):
+
+        * ``None``: ``grad_x[d] = 0`` if ``k > 0``; the last update gets ``g[d]``,
+          the overwritten ones 0 (the derivative of last-wins; torch gives all ``g[d]``).
+        * ``"add"``: ``grad_x = g``; every update gets ``g[d]``.
+        * ``"mul"``: ``grad_x[d] = g[d] * (u_1 * ... * u_k)``; ``u_j`` gets
+          ``g[d] * x[d] * prod(u_i, i != j)``: products, never a division.
+        * ``"max"``/``"min"``: ``g[d]`` split evenly between ``x[d]`` and the
+          updates equal to the result (NaN equals NaN), the rest 0.
+
+        ``grad_updates`` has updates' shape: summed over dimensions that were
+        broadcast, 0 outside the leading part that was used. Both in ``g``'s dtype
+        (float16 computed in float32; integer or bool ``g`` give float64).
+
+        >>> x, idx = np.array([1.0, 5.0]), np.array([0, 0, 1])
+        >>> grad.scatter(np.array([1.0, 10.0]), x, idx, np.array([2.0, 3.0, 4.0]), 0, "mul")
+        (array([ 6., 40.]), array([ 3.,  2., 50.]))
+        >>> grad.scatter(np.array([1.0, 10.0]), x, idx, np.array([2.0, 3.0, 5.0]), 0, "max")
+        (array([0., 5.]), array([0., 1., 5.]))
+        >>> grad.scatter(np.array([1.0, 10.0]), x, idx, np.array(7.0), 0)
+        (array([0., 0.]), array(11.))
+        """
+        op = "grad.scatter"
+        x = _as_input(x, op)
+        indices = _as_indices(indices, op)
+        updates = np.asarray(updates)
+        axis, used = _scatter_args(x.shape, indices, updates, axis, reduce, x.dtype, op)
+        g, acc = grad._g(g, x.shape, op)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            u_x = used.astype(x.dtype)          # the updates as the forward combined them
+            u, xa, ga = u_x.astype(acc), x.astype(acc), g.astype(acc)
+        result = scatter(x, indices, updates, axis, reduce=reduce) if reduce in (
+            "max", "min") else None
+        gx = np.array(ga, order="C")
+        gu = np.zeros(indices.shape, acc)
+        same = lambda a, b: a == b or (a != a and b != b)  # noqa: E731 - NaN equals NaN
+        with np.errstate(all="ignore"):
+            for d, ps in _destinations(indices, axis, x.shape[axis]).items():
+                if reduce is None:
+                    gx[d] = 0
+                    gu[ps[-1]] = ga[d]
+                elif reduce == "add":
+                    for p in ps:
+                        gu[p] = ga[d]
+                elif reduce == "mul":
+                    everything = acc.type(1)
+                    for p in ps:
+                        everything = everything * u[p]
+                    gx[d] = ga[d] * everything
+                    for p in ps:
+                        others = acc.type(1)
+                        for p2 in ps:
+                            if p2 != p:
+                                others = others * u[p2]
+                        gu[p] = ga[d] * xa[d] * others
+                else:
+                    r = result[d]
+                    winners = [p for p in ps if same(u_x[p], r)]
+                    x_wins = same(x[d], r)
+                    share = ga[d] / acc.type(len(winners) + x_wins)
+                    gx[d] = share if x_wins else 0
+                    for p in winners:
+                        gu[p] = share
+            return gx.astype(g.dtype), grad._to_updates(gu, updates.shape).astype(g.dtype)
+
+    @staticmethod
+    def _to_updates(gu, shape):
+        """The gradient of the updates used (indices' shape) as updates' own *shape*."""
+        if gu.shape == shape:
+            return gu
+        if len(shape) == gu.ndim and all(s >= n for s, n in zip(shape, gu.shape)):
+            out = np.zeros(shape, gu.dtype)
+            out[tuple(slice(0, n) for n in gu.shape)] = gu
+            return out
+        lead = gu.ndim - len(shape)  # broadcast: sum the new and the stretched dimensions
+        summed = gu.sum(axis=tuple(range(lead)))
+        stretched = tuple(d for d, s in enumerate(shape) if s == 1 and summed.shape[d] != 1)
+        return np.array(summed.sum(axis=stretched, keepdims=True).reshape(shape))
