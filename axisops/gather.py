@@ -13,8 +13,9 @@ Decisions the contract leaves open, written down here:
   scalars (a 0-d result is a 0-d array).
 * ``mode="clip"`` clips to ``[0, n-1]`` as NumPy does, so a negative index gives
   the first element; ``"wrap"`` is ``i mod n``; ``"fill"`` reads ``fill_value`` for
-  every index outside ``[-n, n)``. ``fill_value`` must be representable in ``x``'s
-  dtype exactly (``ValueError`` otherwise); it is only looked at with ``"fill"``.
+  every index outside ``[-n, n)``. ``fill_value`` is rounded to a float ``x``'s
+  dtype (``ValueError`` if a finite value overflows) and must be exactly a value
+  of an integer or bool ``x``'s dtype; it is only looked at with ``"fill"``.
   Taking from an empty axis raises ``IndexError`` except with ``"fill"``.
 * uint64 indices above the int64 range are simply out of range (wrapped and
   clipped exactly with ``"wrap"``/``"clip"``).
@@ -33,6 +34,7 @@ Decisions the contract leaves open, written down here:
 from __future__ import annotations
 
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -101,21 +103,26 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     ...
     IndexError: take: index 3 at position (0,) of indices is out of range [-3, 3)
     """
-    x = _as_data(x, "take")
-    indices = as_index_array(indices, "take")
-    mode_code = _mode(mode, "take")
+    return _take("take", x, indices, axis, mode, fill_value)
+
+
+def _take(op, x, indices, axis, mode, fill_value):
+    x = _as_data(x, op)
+    indices = as_index_array(indices, op)
+    mode_code = _mode(mode, op)
     if axis is None:
         outer, n_dims, rest = (), x.shape, ()
         axis_strides = slice(0, x.ndim)
     else:
-        axis = normalize_axis(axis, x.ndim, "take")
+        axis = normalize_axis(axis, x.ndim, op)
         outer, n_dims, rest = x.shape[:axis], x.shape[axis:axis + 1], x.shape[axis + 1:]
         axis_strides = slice(axis, axis + 1)
     n = math.prod(n_dims)
     out_shape = outer + indices.shape + rest
-    fill = _fill(fill_value, x.dtype, mode_code, "take")
-    _check_empty_axis(indices, n, mode_code, "take")
+    fill = _fill(fill_value, x.dtype, mode_code, op)
+    _check_empty_axis(indices, n, mode_code, op)
     if math.prod(out_shape) == 0:
+        _check_unseen(indices, n, mode_code, op)
         return np.empty(out_shape, x.dtype)
     base, offset, strides = strided_base(x)
     outer_shape, (outer_strides,) = coalesce(outer, strides[:len(outer)])
@@ -123,11 +130,11 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     if not n_shape:  # a single element
         n_shape, n_strides = [1], [0]
     idx = np.ascontiguousarray(_int64(indices, n, mode_code)).reshape(-1)
-    out = _gather_rows("take", base, offset, outer_shape, outer_strides, idx, 0, idx.size,
+    out = _gather_rows(base, offset, outer_shape, outer_strides, idx, 0, idx.size,
                        n, n_shape, n_strides, rest, strides[len(strides) - len(rest):],
                        mode_code, fill, x.dtype)
     if out is None:
-        check_in_range(indices, n, "take", negative=True)
+        check_in_range(indices, n, op, negative=True)
     return out.reshape(out_shape)
 
 
@@ -168,7 +175,8 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
         if indices.ndim != 1:
             raise ValueError(f"take_along_axis: with axis=None indices must be 1-D, "
                              f"got {indices.ndim} dimensions")
-        x, axis = _flat(x), 0
+        # 1-D indices into the flattened x: exactly take's, which needs no flat copy
+        return _take("take_along_axis", x, indices, None, mode, fill_value)
     if indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: indices must have x's {x.ndim} dimensions, "
                          f"got {indices.ndim}")
@@ -178,6 +186,7 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     fill = _fill(fill_value, x.dtype, mode_code, "take_along_axis")
     _check_empty_axis(indices, n, mode_code, "take_along_axis")
     if math.prod(out_shape) == 0:
+        _check_unseen(indices, n, mode_code, "take_along_axis")
         return np.empty(out_shape, x.dtype)
     idx = _int64(indices, n, mode_code)
     base, offset, xs = strided_base(x)
@@ -245,7 +254,7 @@ def gather_nd(x, indices, *, batch_dims=0):
     n_shape, (n_strides,) = coalesce(dims, strides[b:b + q])
     if not n_shape:
         n_shape, n_strides = [1], [0]
-    out = _gather_rows("gather_nd", base, offset, list(batch), list(strides[:b]), flat.reshape(-1),
+    out = _gather_rows(base, offset, list(batch), list(strides[:b]), flat.reshape(-1),
                        m, m, math.prod(dims), n_shape, n_strides, rest, strides[b + q:],
                        K.MODE_RAISE, np.zeros((), x.dtype), x.dtype)
     assert out is not None  # every tuple was checked by _flat_tuples
@@ -321,20 +330,35 @@ def _mode(mode, op) -> int:
 
 
 def _fill(fill_value, dtype: np.dtype, mode: int, op: str) -> np.ndarray:
-    """``fill_value`` as a 0-d array of *dtype* (zero unless mode is fill)."""
+    """``fill_value`` as a 0-d array of *dtype* (zero unless mode is fill).
+
+    Rounded for a float dtype (a finite value that overflows is an error); exact
+    for integers and bool, compared as Python numbers (so 1.5, NaN or 2**63 are
+    no int64).
+    """
     if mode != K.MODE_FILL:
         return np.zeros((), dtype)
     value = np.asarray(fill_value)
-    try:
-        with np.errstate(all="ignore"):
+    ok = value.shape == () and value.dtype.kind in "biuf"
+    if ok:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             cast = value.astype(dtype)
-            exact = value.shape == () and value.dtype.kind in "biuf" and (
-                bool(cast == value) or (dtype.kind == "f" and bool(np.isnan(value))))
-    except (TypeError, ValueError, OverflowError):
-        exact = False
-    if not exact:
+        a, b = cast.item(), value.item()
+        if dtype.kind == "f":
+            ok = not (math.isinf(a) and not math.isinf(b))
+        else:
+            ok = a == b
+    if not ok:
         raise ValueError(f"{op}: fill_value {fill_value!r} cannot be represented in {dtype}")
     return cast
+
+
+def _check_unseen(indices, n, mode, op):
+    """Indices that no kernel will read (the result is empty because another
+    dimension is 0) are still checked, as NumPy does."""
+    if mode == K.MODE_RAISE and indices.size:
+        check_in_range(indices, n, op, negative=True)
 
 
 def _check_empty_axis(indices, n, mode, op):
@@ -368,12 +392,7 @@ def _c_strides(shape) -> list[int]:
     return [math.prod(shape[d + 1:]) for d in range(len(shape))]
 
 
-def _flat(x: np.ndarray) -> np.ndarray:
-    """The C-order flattening of *x* (a view when its elements are equally spaced)."""
-    return x.reshape(-1)
-
-
-def _gather_rows(op, base, offset, outer_shape, outer_strides, idx, idx_outer, m, n,
+def _gather_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n,
                  n_shape, n_strides, rest, rest_strides, mode, fill, dtype):
     """Run ``take_rows``; ``None`` when an index was out of range under raise."""
     rest_shape, (rest_str,) = coalesce(rest, rest_strides)
@@ -492,7 +511,7 @@ def _scatter_args(x, indices, updates, axis, reduce, op):
 
 def _scatter_updates(updates, shape, dtype: np.dtype, op) -> np.ndarray:
     """*updates* as an array of *shape* (a view: leading part or broadcast), in *dtype*'s kind."""
-    updates = np.asarray(updates)
+    updates = _as_updates(updates, dtype, op)
     if updates.dtype.kind not in "biuf" or not np.can_cast(updates.dtype, dtype, "same_kind"):
         raise TypeError(f"{op}: cannot cast updates from {updates.dtype} to {dtype}")
     if updates.shape != shape:
@@ -505,6 +524,22 @@ def _scatter_updates(updates, shape, dtype: np.dtype, op) -> np.ndarray:
                 raise ValueError(f"{op}: updates of shape {updates.shape} neither match, "
                                  f"contain, nor broadcast to indices' shape {shape}") from None
     return updates
+
+
+def _as_updates(updates, dtype: np.dtype, op) -> np.ndarray:
+    """``np.asarray(updates)``, with a Python number weakly typed as in NumPy 2 (NEP 50):
+    ``scatter(uint8_x, i, 5, 0)`` works as ``np.add.at`` does. A Python bool fits any
+    dtype, an int any integer or float dtype (if its value fits an integer one), a
+    float any float dtype."""
+    kind = {bool: "b", int: "i", float: "f"}.get(type(updates))
+    if kind is None:
+        return np.asarray(updates)
+    if kind == "i" and dtype.kind in "iu" and not np.iinfo(dtype).min <= updates <= np.iinfo(dtype).max:
+        raise ValueError(f"{op}: update {updates} does not fit {dtype}")
+    if kind == "b" or (kind == "i" and dtype.kind in "iuf") or (kind == "f" and dtype.kind == "f"):
+        with np.errstate(over="ignore"):
+            return np.asarray(updates, dtype=dtype)
+    return np.asarray(updates)  # the same_kind check reports it
 
 
 def _scatter_work(x, updates, reduce):
@@ -524,7 +559,8 @@ def _scatter_work(x, updates, reduce):
         work = np.dtype(np.float32)
     else:
         work = np.dtype(np.int64)
-    upd = updates.astype(dt, copy=False)  # first in x's dtype: max(x, 300) of int8 is max(x, 44)
+    with np.errstate(over="ignore", invalid="ignore"):  # same_kind: 1e300 -> float16 is inf
+        upd = updates.astype(dt, copy=False)  # first in x's dtype: max(x, 300) of int8 is max(x, 44)
     out = _alloc.empty(x.shape, work)
     flip = None
     if work.kind == "i":

@@ -294,7 +294,9 @@ def take(g, indices, x_shape, axis=None, mode="raise"):
     g, dtype, work = _gather_g(g, expected, op)
     _gather._check_empty_axis(indices, n, mode_code, op)
     out = np.zeros((outer, n, rest), work)
-    if g.size and n:
+    if not (g.size and n):
+        _gather._check_unseen(indices, n, mode_code, op)
+    else:
         m = indices.size
         idx = np.broadcast_to(_gather._int64(indices, n, mode_code).reshape(1, m, 1), (outer, m, rest))
         if _gather._scatter_into(out, idx, g.reshape(outer, m, rest), 1, _gather_kernels.OP_ADD,
@@ -331,7 +333,9 @@ def take_along_axis(g, indices, x_shape, axis, mode="raise"):
     _gather._check_empty_axis(indices, n, mode_code, op)
     acc_shape = out_shape[:axis] + (n,) + out_shape[axis + 1:]
     acc = np.zeros(acc_shape, work)
-    if g.size and n:
+    if not (g.size and n):
+        _gather._check_unseen(indices, n, mode_code, op)
+    else:
         idx = np.broadcast_to(_gather._int64(indices, n, mode_code), out_shape)
         if _gather._scatter_into(acc, idx, g, axis, _gather_kernels.OP_ADD, mode_code):
             _indices.check_in_range(indices, n, op, negative=True)
@@ -388,8 +392,8 @@ def scatter(g, x, indices, updates, axis, reduce=None):
     (array([12.,  1.,  1.]), array([3., 4.]))
     """
     op = "grad.scatter"
-    given = np.asarray(updates)
-    x, indices, upd, axis = _gather._scatter_args(x, indices, given, axis, reduce, op)
+    given_shape = np.shape(updates)
+    x, indices, upd, axis = _gather._scatter_args(x, indices, updates, axis, reduce, op)
     g, dtype, work = _gather_g(g, x.shape, op)
     n = x.shape[axis]
     _indices.check_in_range(indices, n, op, negative=True)
@@ -400,26 +404,28 @@ def scatter(g, x, indices, updates, axis, reduce=None):
     def at_destinations(a):  # a (x's shape) read at each update's destination
         return _gather.take_along_axis(a[lead], idx, axis)
 
-    if reduce is None:
-        position = np.arange(indices.size, dtype=np.int64).reshape(indices.shape)
-        last = _gather.scatter(np.full(x.shape, -1, np.int64), idx, position, axis, reduce="max")
-        grad_x = np.where(last < 0, g, 0)
-        grad_u = np.where(at_destinations(last) == position, at_destinations(g), 0)
-    elif reduce == "add":
-        grad_x = g.copy()
-        grad_u = at_destinations(g)
-    elif reduce == "mul":
-        grad_x, grad_u = _scatter_mul_grad(g, x, idx, upd, axis, work)
-    else:
-        result = _gather.scatter(x, idx, upd, axis, reduce=reduce)
-        from_x = _same(x, result)
-        from_u = _same(upd.astype(x.dtype), at_destinations(result))
-        count = _gather.scatter(from_x.astype(work), idx, from_u.astype(work), axis, reduce="add")
-        share = g / count  # count >= 1: the result is x's element or one of the updates
-        grad_x = np.where(from_x, share, 0)
-        grad_u = np.where(from_u, at_destinations(share), 0)
-    return (np.asarray(grad_x, dtype=work).astype(dtype, copy=False),
-            _to_shape(np.asarray(grad_u, dtype=work), given.shape).astype(dtype, copy=False))
+    # inf and NaN in x or updates give inf and NaN gradients, without warnings
+    with np.errstate(all="ignore"):
+        if reduce is None:
+            position = np.arange(indices.size, dtype=np.int64).reshape(indices.shape)
+            last = _gather.scatter(np.full(x.shape, -1, np.int64), idx, position, axis, reduce="max")
+            grad_x = np.where(last < 0, g, 0)
+            grad_u = np.where(at_destinations(last) == position, at_destinations(g), 0)
+        elif reduce == "add":
+            grad_x = g.copy()
+            grad_u = at_destinations(g)
+        elif reduce == "mul":
+            grad_x, grad_u = _scatter_mul_grad(g, x, idx, upd, axis, work)
+        else:
+            result = _gather.scatter(x, idx, upd, axis, reduce=reduce)
+            from_x = _same(x, result)
+            from_u = _same(upd.astype(x.dtype), at_destinations(result))
+            count = _gather.scatter(from_x.astype(work), idx, from_u.astype(work), axis, reduce="add")
+            share = g / count  # count >= 1: the result is x's element or one of the updates
+            grad_x = np.where(from_x, share, 0)
+            grad_u = np.where(from_u, at_destinations(share), 0)
+        return (np.asarray(grad_x, dtype=work).astype(dtype, copy=False),
+                _to_shape(np.asarray(grad_u, dtype=work), given_shape).astype(dtype, copy=False))
 
 
 def _shape(x_shape) -> tuple[int, ...]:
@@ -478,6 +484,6 @@ def _to_shape(grad, shape):
         full[tuple(slice(0, t) for t in grad.shape)] = grad
         return full
     lead = grad.ndim - len(shape)
-    grad = grad.sum(axis=tuple(range(lead))) if lead else grad
+    grad = np.asarray(grad.sum(axis=tuple(range(lead)))) if lead else grad
     ones = tuple(d for d, s in enumerate(shape) if s == 1 and grad.shape[d] != 1)
-    return grad.sum(axis=ones, keepdims=True).reshape(shape) if ones else grad.reshape(shape)
+    return np.asarray(grad.sum(axis=ones, keepdims=True) if ones else grad).reshape(shape)

@@ -67,9 +67,10 @@ Decisions written down here (the contract, ``API.md``, leaves them open):
   its position and ``[-n, n)``, exactly as ``axisops._indices.check_in_range`` does.
   ``mode``: ``"raise"``, ``"wrap"`` (``i % n``), ``"clip"`` (to ``[0, n-1]``, as NumPy)
   or ``"fill"``; indices into an empty axis are an ``IndexError`` except with
-  ``"fill"``. ``fill_value`` must be exactly a value of x's dtype, compared as Python
-  numbers (so ``2**53 + 1`` is no float64 and ``0.1`` no float32; NaN only for
-  floats), and is looked at only with ``"fill"``. Results are new C-contiguous
+  ``"fill"``. ``fill_value`` is a real number; for an integer or bool x it must be
+  exactly a value of x's dtype (compared as Python numbers; NaN is no int), for a
+  float x it is rounded to x's dtype unless a finite value overflows to inf; it is
+  looked at only with ``"fill"``. Results are new C-contiguous
   arrays of x's dtype (0-d stays 0-d).
 * ``take_along_axis`` meets sizes off the axis by NumPy's broadcasting (a 1 on either
   side) or, where indices are smaller and not 1, uses the leading part of ``x``
@@ -638,10 +639,11 @@ def _mode(mode, op):
 
 
 def _fill_value(fill_value, dtype, op):
-    """*fill_value* as a scalar of *dtype*; ``ValueError`` unless it is exactly that value.
+    """*fill_value* as a scalar of *dtype*: rounded for a float dtype, exact otherwise.
 
-    The comparison is exact (Python numbers), so ``2**53 + 1`` is not a float64 and
-    ``0.1`` not a float32; NaN is a float's NaN, and no int's or bool's.
+    For an integer or bool dtype the comparison is exact (Python numbers), so 1.5 or
+    NaN is no int; for a float dtype the value is rounded (0.1 is float32's 0.1),
+    but a finite value that overflows to inf is a ``ValueError``.
 
     >>> _fill_value(-1, np.dtype(np.int8), "take"), _fill_value(True, np.dtype(np.float16), "take")
     (np.int8(-1), np.float16(1.0))
@@ -657,7 +659,10 @@ def _fill_value(fill_value, dtype, op):
         warnings.simplefilter("ignore")  # nan -> int, overflow
         cast = v.astype(dtype)
     a, b = cast.item(), v.item()
-    if not (a == b or (dtype.kind == "f" and math.isnan(a) and math.isnan(b))):
+    if dtype.kind == "f":
+        if math.isinf(a) and not math.isinf(b):
+            raise ValueError(f"{op}: fill_value {fill_value!r} cannot be represented in {dtype}")
+    elif a != b:
         raise ValueError(f"{op}: fill_value {fill_value!r} cannot be represented in {dtype}")
     return cast[()]
 
@@ -877,6 +882,24 @@ def gather_nd(x, indices, *, batch_dims=0):
     return out
 
 
+def _as_updates(updates, x_dtype, op):
+    """``np.asarray(updates)``, except that a Python bool, int or float is weakly typed
+    (NumPy 2's NEP 50): it takes x's dtype when its kind may (bool into anything, int
+    into ints and floats, float into floats), an int that does not fit is a
+    ``ValueError``; anything else keeps its own dtype for the ``same_kind`` check."""
+    kind = {bool: "b", int: "i", float: "f"}.get(type(updates))
+    if kind is None:
+        return np.asarray(updates)
+    if kind == "i" and x_dtype.kind in "iu":
+        info = np.iinfo(x_dtype)
+        if not info.min <= updates <= info.max:
+            raise ValueError(f"{op}: update {updates} does not fit {x_dtype}")
+    if kind == "b" or (kind == "i" and x_dtype.kind in "iuf") or (kind == "f" and x_dtype.kind == "f"):
+        with np.errstate(over="ignore"):
+            return np.asarray(updates, dtype=x_dtype)
+    return np.asarray(updates)
+
+
 def _scatter_args(x_shape, indices, updates, axis, reduce, x_dtype, op):
     """Check scatter's arguments; return ``(axis, the updates used, one per index)``."""
     axis = _gather_axis(axis, len(x_shape), op, none=False)
@@ -953,7 +976,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     op = "scatter"
     x = _as_input(x, op)
     indices = _as_indices(indices, op)
-    updates = np.asarray(updates)
+    updates = _as_updates(updates, x.dtype, op)
     axis, used = _scatter_args(x.shape, indices, updates, axis, reduce, x.dtype, op)
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # float64 -> float16 overflow
@@ -1388,7 +1411,7 @@ class grad:
         op = "grad.scatter"
         x = _as_input(x, op)
         indices = _as_indices(indices, op)
-        updates = np.asarray(updates)
+        updates = _as_updates(updates, x.dtype, op)
         axis, used = _scatter_args(x.shape, indices, updates, axis, reduce, x.dtype, op)
         g, acc = grad._g(g, x.shape, op)
         with warnings.catch_warnings(), np.errstate(all="ignore"):
