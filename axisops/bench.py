@@ -82,6 +82,12 @@ MAX_ROUNDS = 100
 
 #: Every system a workload may name, in the order the table lists them.
 SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime")
+#: Seconds to wait (untimed) after a system's call before the next call: ONNX
+#: Runtime's worker threads spin after each run (measured here: 42 ms of CPU in
+#: the 200 ms after one GatherElements run on 2 cores), which would take a core
+#: from whichever system is timed next (take_along_axis: 82 ms right after an
+#: ORT run, 52 ms after a 50 ms pause; ORT itself 65 and 57 ms).
+SETTLE_S = {"onnxruntime": 0.05}
 #: The system whose result every other system's result is checked against.
 REFERENCE = "numpy"
 
@@ -760,6 +766,7 @@ def run(
                 _log(progress, f"[{k}/{total}] {workload.name:<18} {system:<12} FAILED: {row['error']}")
                 continue
             row["first_call_ms"] = (time.perf_counter() - t0) * 1e3
+            time.sleep(SETTLE_S.get(system, 0.0))
             row["times_ms"] = []
             runners[system] = runner
             _log(
@@ -775,6 +782,7 @@ def run(
                 t0 = time.perf_counter()
                 runners[system]()
                 wl_rows[system]["times_ms"].append((time.perf_counter() - t0) * 1e3)
+                time.sleep(SETTLE_S.get(system, 0.0))
             active = [
                 s for s in active
                 if len(wl_rows[s]["times_ms"]) < repeat
@@ -1039,7 +1047,9 @@ def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops benc
         f"* Input: one C-contiguous {meta['dtype']} array of shape {shape} ({size_mib:.0f} MiB), "
         "uniform random values",
         f"* Timing: all systems in one process; one untimed warm-up call each (numba compilation or "
-        f"cache load, ONNX Runtime session creation); then the {_timing_text(meta)}",
+        f"cache load, ONNX Runtime session creation); then the {_timing_text(meta)}; "
+        "an untimed 50 ms pause after each ONNX Runtime call, whose worker threads spin "
+        "on a core after a run",
         "* Threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
         + _load_text(meta),
         "* GB/s = (bytes read + bytes written) / time. *vs best peer* = this system's time / the "
