@@ -529,6 +529,33 @@ def test_updates_cast_same_kind(x_dtype, u_dtype, ok):
         assert check_call("scatter", x, idx, updates, 0, reduce="add") is None
 
 
+@pytest.mark.parametrize("x_dtype,update,ok", [
+    (np.uint8, 5, True), (np.uint8, 255, True), (np.uint8, 256, False), (np.uint8, -1, False),
+    (np.int8, -128, True), (np.bool_, True, True), (np.bool_, 1, None), (np.float16, 7, True),
+    (np.float32, 0.5, True), (np.int32, 0.5, None), (np.uint64, 2**64 - 1, True),
+    (np.int64, 2**63, False), (np.float64, True, True),
+])
+def test_python_number_updates_are_weakly_typed(x_dtype, update, ok):
+    """A Python number takes x's dtype as in NumPy 2 (NEP 50): ``np.add.at(u8, i, 5)``
+    works, so does ``scatter(u8, i, 5, 0)``; an int that does not fit is a ValueError,
+    a kind that does not cast (float into int, int into bool) a TypeError (ok=None)."""
+    x = np.arange(4).astype(x_dtype)
+    idx = np.array([1, 3, 1])
+    for module in (ref, axisops):
+        if ok:
+            got = module.scatter(x, idx, update, 0, reduce="add")
+            want = x.copy()
+            np.add.at(want, idx, np.asarray(update, dtype=x_dtype))
+            assert got.dtype == x.dtype and got.shape == x.shape
+            assert np.array_equal(got, want), (module, got, want)
+            gx, gu = (axisops.grad if module is axisops else ref.grad).scatter(
+                np.ones(4), x, idx, update, 0, reduce="add")
+            assert gu.shape == () and isinstance(gu, np.ndarray) and float(gu) == 3.0
+        else:
+            with pytest.raises(ValueError if ok is False else TypeError, match="scatter"):
+                module.scatter(x, idx, update, 0)
+
+
 def test_updates_cast_before_combining():
     """Updates are converted to x's dtype first: 300 into int8 is 44, 1e6 into float16 is inf."""
     failures = []
