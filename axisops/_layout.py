@@ -86,8 +86,18 @@ def coalesce(shape, *strides_lists) -> tuple[list[int], list[list[int]]]:
     return out_shape, out_strides
 
 
-def _as_index_array(values) -> np.ndarray:
+def int64_vector(values) -> np.ndarray:
+    """Shapes and strides as the 1-D int64 array a kernel takes."""
     return np.asarray(values, dtype=np.int64).reshape(-1)
+
+
+def c_strides(shape) -> list[int]:
+    """Element strides of a C-contiguous array of *shape*.
+
+    >>> c_strides((2, 3, 4))
+    [12, 4, 1]
+    """
+    return [math.prod(shape[d + 1:]) for d in range(len(shape))]
 
 
 @dataclass
@@ -145,9 +155,9 @@ def reduction_view(x: np.ndarray, axes: tuple[int, ...], *, keep_order: bool) ->
     n, n_stride = (rshape.pop(), rstrides.pop()) if rshape else (1, 0)
     return ReductionView(
         base=base, offset=offset,
-        outer_shape=_as_index_array(kshape), outer_strides=_as_index_array(kstrides),
+        outer_shape=int64_vector(kshape), outer_strides=int64_vector(kstrides),
         inner=inner, inner_stride=inner_stride,
-        red_shape=_as_index_array(rshape), red_strides=_as_index_array(rstrides),
+        red_shape=int64_vector(rshape), red_strides=int64_vector(rstrides),
         n=n, n_stride=n_stride, kept_order=tuple(kept),
     )
 
@@ -241,14 +251,13 @@ def scan_view(x: np.ndarray, axis: int) -> ScanView:
     ((6, 4, 1, 5), 30, 6)
     """
     base, offset, strides = strided_base(x)
-    c_strides = [math.prod(x.shape[d + 1:]) for d in range(x.ndim)]
-    v = axis_view(x.shape, [strides, c_strides], axis)
+    v = axis_view(x.shape, [strides, c_strides(x.shape)], axis)
     inner_shape, (inner_strides, _) = v.inner_shape, v.inner_strides
     inner, inner_stride = (inner_shape[-1], inner_strides[-1]) if inner_shape else (1, 0)
     return ScanView(
         base=base, offset=offset,
-        outer_shape=_as_index_array(v.outer_shape), outer_strides=_as_index_array(v.outer_strides[0]),
+        outer_shape=int64_vector(v.outer_shape), outer_strides=int64_vector(v.outer_strides[0]),
         n=v.n, n_stride=v.n_strides[0] if v.n > 1 else 0,
-        mid_shape=_as_index_array(inner_shape[:-1]), mid_strides=_as_index_array(inner_strides[:-1]),
+        mid_shape=int64_vector(inner_shape[:-1]), mid_strides=int64_vector(inner_strides[:-1]),
         inner=inner, inner_stride=inner_stride,
     )

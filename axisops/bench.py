@@ -458,43 +458,16 @@ def take_workload(axis: int = 1, count: int = TAKE_COUNT) -> Workload:
     indices read (the result's size), the indices, and the result.
     """
 
-    def setup(shape, rng):
-        x = rng.random(shape, dtype=np.float32)
-        indices = _index_rng().integers(0, shape[axis], count, dtype=np.int64)
-        return x, indices
-
     def bytes_read(inputs):
         x, indices = inputs
         rows = x.size // x.shape[axis] * indices.size  # elements the indices pick
         return rows * x.itemsize + indices.nbytes
 
-    def axisops_factory(x, indices):
-        fn = _axisops_fn("take")
-        return lambda: fn(x, indices, axis)
-
-    def numpy_factory(x, indices):
-        return lambda: np.take(x, indices, axis=axis)
-
-    def torch_factory(x, indices):
-        torch = _torch()
-        t, ti = torch.from_numpy(x), torch.from_numpy(indices)
-        return lambda: torch.index_select(t, axis, ti)
-
-    def onnx_factory(x, indices):
-        return onnx_runner("Gather", x, out_dtype=x.dtype, out_rank=x.ndim,
-                           attributes={"axis": axis}, feeds=[indices], opset=13)
-
-    return Workload(
-        name=f"take axis={axis}",
-        op="take",
-        setup=setup,
-        systems={"axisops": axisops_factory, "numpy": numpy_factory,
-                 "torch": torch_factory, "onnxruntime": onnx_factory},
-        check=exact_check,
+    return _gather_workload(
+        "take", axis, lambda shape: count, np.take, "index_select", "Gather",
         note=(f"{count} int64 indices along axis {axis} (torch: index_select); GB/s counts "
               "the rows of x they read, not all of x"),
-        bytes_read=bytes_read,
-    )
+        bytes_read=bytes_read)
 
 
 def take_along_axis_workload(axis: int = 1) -> Workload:
@@ -502,36 +475,46 @@ def take_along_axis_workload(axis: int = 1) -> Workload:
 
     Peers: ``np.take_along_axis``, ``torch.gather``, ONNX Runtime's GatherElements.
     """
+    return _gather_workload(
+        "take_along_axis", axis, lambda shape: shape, np.take_along_axis, "gather",
+        "GatherElements", note="int64 indices of x's shape (torch: gather; ONNX: GatherElements)")
+
+
+def _gather_workload(op, axis, index_shape, numpy_fn, torch_name, onnx_op, note,
+                     bytes_read=None) -> Workload:
+    """A gather of random float32 ``x`` at int64 indices of ``index_shape(x.shape)``,
+    random in ``[0, x.shape[axis])``: ``fn(x, indices, axis)`` in every system."""
 
     def setup(shape, rng):
         x = rng.random(shape, dtype=np.float32)
-        indices = _index_rng().integers(0, shape[axis], shape, dtype=np.int64)
+        indices = _index_rng().integers(0, shape[axis], index_shape(shape), dtype=np.int64)
         return x, indices
 
     def axisops_factory(x, indices):
-        fn = _axisops_fn("take_along_axis")
+        fn = _axisops_fn(op)
         return lambda: fn(x, indices, axis)
 
     def numpy_factory(x, indices):
-        return lambda: np.take_along_axis(x, indices, axis=axis)
+        return lambda: numpy_fn(x, indices, axis=axis)
 
     def torch_factory(x, indices):
         torch = _torch()
-        t, ti = torch.from_numpy(x), torch.from_numpy(indices)
-        return lambda: torch.gather(t, axis, ti)
+        fn, t, ti = getattr(torch, torch_name), torch.from_numpy(x), torch.from_numpy(indices)
+        return lambda: fn(t, axis, ti)
 
     def onnx_factory(x, indices):
-        return onnx_runner("GatherElements", x, out_dtype=x.dtype, out_rank=x.ndim,
+        return onnx_runner(onnx_op, x, out_dtype=x.dtype, out_rank=x.ndim,
                            attributes={"axis": axis}, feeds=[indices], opset=13)
 
     return Workload(
-        name=f"take_along_axis axis={axis}",
-        op="take_along_axis",
+        name=f"{op} axis={axis}",
+        op=op,
         setup=setup,
         systems={"axisops": axisops_factory, "numpy": numpy_factory,
                  "torch": torch_factory, "onnxruntime": onnx_factory},
         check=exact_check,
-        note="int64 indices of x's shape (torch: gather; ONNX: GatherElements)",
+        note=note,
+        bytes_read=bytes_read,
     )
 
 

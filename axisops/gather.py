@@ -43,7 +43,8 @@ from . import _alloc, _dtypes
 from ._axes import normalize_axis
 from ._indices import as_index_array, check_in_range
 from ._jit import run
-from ._layout import coalesce, strided_base
+from ._layout import c_strides, coalesce, strided_base
+from ._layout import int64_vector as _vec
 from .kernels import gather as K
 
 __all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
@@ -198,7 +199,7 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     # Strides over the result's shape: 0 where an array is broadcast along a dimension.
     xs = [0 if x.shape[d] == 1 else s for d, s in enumerate(xs)]
     istr = [0 if indices.shape[d] == 1 else s for d, s in enumerate(istr)]
-    cs = _c_strides(out_shape)
+    cs = c_strides(out_shape)
     outer, (x_outer, i_outer, _) = coalesce(out_shape[:axis], xs[:axis], istr[:axis], cs[:axis])
     rest, (x_rest, i_rest, _) = coalesce(out_shape[axis + 1:], xs[axis + 1:], istr[axis + 1:],
                                          cs[axis + 1:])
@@ -211,9 +212,9 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     bad = np.zeros(lanes * -(-m // jchunk), np.uint8)
     bits = _bits(x.dtype)
     out = _alloc.empty((outers * m * mids * inner,), bits)
-    run(K.take_along, out.size, base.view(bits), offset, _i64(outer), _i64(x_outer),
-        _i64(i_outer), n, xs[axis] if n > 1 else 0, ibase, ioffset, m, istr[axis],
-        _i64(rest[:-1]), _i64(x_rest[:-1]), _i64(i_rest[:-1]), inner, x_inner, i_inner,
+    run(K.take_along, out.size, base.view(bits), offset, _vec(outer), _vec(x_outer),
+        _vec(i_outer), n, xs[axis] if n > 1 else 0, ibase, ioffset, m, istr[axis],
+        _vec(rest[:-1]), _vec(x_rest[:-1]), _vec(i_rest[:-1]), inner, x_inner, i_inner,
         block, jchunk, mode_code, fill.view(bits)[()], bad, out)
     if bad.any():
         check_in_range(indices, n, "take_along_axis", negative=True)
@@ -330,7 +331,8 @@ def _mode(mode, op) -> int:
     try:
         return _MODES[mode]
     except (KeyError, TypeError):
-        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}") from None
+        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', "
+                         f"got {mode!r}") from None
 
 
 def _fill(fill_value, dtype: np.dtype, mode: int, op: str) -> np.ndarray:
@@ -383,17 +385,9 @@ def _int64(indices: np.ndarray, n: int, mode: int) -> np.ndarray:
     return indices.astype(np.int64, copy=False)
 
 
-def _i64(values) -> np.ndarray:
-    return np.asarray(values, dtype=np.int64).reshape(-1)
-
-
 def _bits(dtype: np.dtype) -> np.dtype:
     """The signed integer dtype of the same width: gathers move bits."""
     return np.dtype(f"i{dtype.itemsize}")
-
-
-def _c_strides(shape) -> list[int]:
-    return [math.prod(shape[d + 1:]) for d in range(len(shape))]
 
 
 def _gather_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n,
@@ -407,9 +401,9 @@ def _gather_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n,
     bad = np.zeros(outers * -(-m // jchunk), np.uint8)
     bits = _bits(dtype)
     out = _alloc.empty((outers * m * rowlen,), bits)
-    run(K.take_rows, out.size, base.view(bits), offset, _i64(outer_shape), _i64(outer_strides),
-        idx, idx_outer, m, n, _i64(n_shape), _i64(n_strides), _i64(rest_shape[:-1]),
-        _i64(rest_str[:-1]), inner, inner_stride, jchunk, mode, fill.view(bits)[()], bad, out)
+    run(K.take_rows, out.size, base.view(bits), offset, _vec(outer_shape), _vec(outer_strides),
+        idx, idx_outer, m, n, _vec(n_shape), _vec(n_strides), _vec(rest_shape[:-1]),
+        _vec(rest_str[:-1]), inner, inner_stride, jchunk, mode, fill.view(bits)[()], bad, out)
     if mode == K.MODE_RAISE and bad.any():
         return None
     return out.view(dtype)
@@ -538,7 +532,8 @@ def _as_updates(updates, dtype: np.dtype, op) -> np.ndarray:
     kind = {bool: "b", int: "i", float: "f"}.get(type(updates))
     if kind is None:
         return np.asarray(updates)
-    if kind == "i" and dtype.kind in "iu" and not np.iinfo(dtype).min <= updates <= np.iinfo(dtype).max:
+    if kind == "i" and dtype.kind in "iu" and not (
+            np.iinfo(dtype).min <= updates <= np.iinfo(dtype).max):
         raise ValueError(f"{op}: update {updates} does not fit {dtype}")
     if kind == "b" or (kind == "i" and dtype.kind in "iuf") or (kind == "f" and dtype.kind == "f"):
         with np.errstate(over="ignore"):
@@ -564,7 +559,8 @@ def _scatter_work(x, updates, reduce):
     else:
         work = np.dtype(np.int64)
     with np.errstate(over="ignore", invalid="ignore"):  # same_kind: 1e300 -> float16 is inf
-        upd = updates.astype(dt, copy=False)  # first in x's dtype: max(x, 300) of int8 is max(x, 44)
+        # first in x's dtype: max(x, 300) of int8 is max(x, 44)
+        upd = updates.astype(dt, copy=False)
     out = _alloc.empty(x.shape, work)
     flip = None
     if work.kind == "i":
@@ -609,7 +605,7 @@ def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     shape = idx.shape
     ibase, ioffset, istr = strided_base(idx)
     ubase, uoffset, ustr = strided_base(upd)
-    cs = _c_strides(out.shape)
+    cs = c_strides(out.shape)
     outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], cs[:axis], istr[:axis], ustr[:axis])
     rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], cs[axis + 1:], istr[axis + 1:],
                                               ustr[axis + 1:])
@@ -622,8 +618,8 @@ def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     if lanes < _MIN_TASKS and out.shape[axis] >= 2 * threads:
         parts = threads  # few lanes: split each by destination range (same result)
     bad = np.zeros(lanes * parts, np.uint8)
-    run(K.scatter_lanes, idx.size, out.reshape(-1), _i64(outer), _i64(o_outer), _i64(i_outer),
-        _i64(u_outer), out.shape[axis], cs[axis], ibase, ioffset, shape[axis], istr[axis],
-        ubase, uoffset, ustr[axis], _i64(rest[:-1]), _i64(o_rest[:-1]), _i64(i_rest[:-1]),
-        _i64(u_rest[:-1]), inner, o_inner, i_inner, u_inner, block, parts, op, mode, bad)
+    run(K.scatter_lanes, idx.size, out.reshape(-1), _vec(outer), _vec(o_outer), _vec(i_outer),
+        _vec(u_outer), out.shape[axis], cs[axis], ibase, ioffset, shape[axis], istr[axis],
+        ubase, uoffset, ustr[axis], _vec(rest[:-1]), _vec(o_rest[:-1]), _vec(i_rest[:-1]),
+        _vec(u_rest[:-1]), inner, o_inner, i_inner, u_inner, block, parts, op, mode, bad)
     return bool(bad.any())

@@ -181,8 +181,8 @@ def _gather_run(out, dst, dstep, base, src, n_stride, x_step, idx, isrc, istep, 
                 out[uint64(dst + k)] = base[uint64(src + idx[uint64(isrc + k)] * n_stride + k)]
         else:
             for k in range(count):
-                out[uint64(dst + k * dstep)] = base[uint64(src + idx[uint64(isrc + k * istep)] * n_stride
-                                                           + k * x_step)]
+                i = idx[uint64(isrc + k * istep)]
+                out[uint64(dst + k * dstep)] = base[uint64(src + i * n_stride + k * x_step)]
         return 0
     nbad = 0
     if mode == MODE_RAISE or mode == MODE_FILL:
@@ -242,8 +242,9 @@ def take_along(base, offset, outer_shape, x_outer_strides, i_outer_strides, n, x
             count = min(inner, k0 + block) - k0
             nbad = 0
             for j in range(j0, j1):
-                nbad += _gather_run(out, dst + j * row, 1, base, xs, x_n_stride, x_inner_stride,
-                                    idx, isrc + j * i_m_stride, i_inner_stride, count, n, mode, fill)
+                nbad += _gather_run(out, dst + j * row, 1, base, xs, x_n_stride,
+                                    x_inner_stride, idx, isrc + j * i_m_stride, i_inner_stride,
+                                    count, n, mode, fill)
         if nbad:
             bad[t] = 1
 
