@@ -1,7 +1,7 @@
 """axisops: fast, correct tensor axis operators for NumPy users.
 
 Reductions and arg-reductions along any axes, scans along one axis, and gathers
-and scatters along an axis, with their gradients in :mod:`axisops.grad`. Kernels
+and scatters along an axis, sliding windows (unfold/fold), with their gradients in :mod:`axisops.grad`. Kernels
 are compiled by Numba on first use (or ahead of time with ``axisops warmup``) and
 cached on disk.
 
@@ -16,6 +16,7 @@ from ._alloc import pool_limit
 from .gather import gather_nd, scatter, take, take_along_axis
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
+from .window import fold, unfold
 
 try:
     __version__ = _version("axisops")
@@ -26,5 +27,5 @@ _jit.initialise_in_background()
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices",
-           "take", "take_along_axis", "gather_nd", "scatter",
+           "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
            "grad", "pool_limit", "__version__"]

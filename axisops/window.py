@@ -1,0 +1,284 @@
+"""Sliding windows: unfold (im2col) and fold (col2im) in 1, 2 and 3 dimensions.
+
+Both functions check their arguments, lift the problem to three spatial
+dimensions, view the input in place (any strides; ``channels_last`` is only
+another set of strides) and run one kernel from ``axisops.kernels.window``.
+
+Decisions the contract leaves open, written down here:
+
+* ``kernel_size`` as an int means 2-D; a tuple gives 1, 2 or 3 spatial dimensions.
+  ``dilation`` and ``stride`` are an int or one per dimension, each >= 1;
+  ``padding`` an int, one int per dimension, or one ``(begin, end)`` pair per
+  dimension (ONNX pads), each >= 0.
+* A kernel (dilated) larger than the padded input is a ``ValueError``.
+* ``unfold`` pads with zeros (False); it takes every dtype. ``fold`` adds, in
+  increasing kernel index for every element: float16 accumulates in float32 and
+  is rounded once, integers wrap as in their dtype, bool adds as logical or.
+* ``fold``'s ``output_size`` is an int (every dimension) or one per dimension.
+* Results are new C-contiguous arrays; unbatched inputs give unbatched results.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _alloc, _dtypes
+from ._jit import run
+from ._layout import strided_base
+from .kernels import window as K
+
+__all__ = ["unfold", "fold"]
+
+
+def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
+    """Extract sliding windows (im2col), as ``torch.nn.functional.unfold``, in 1-3 dimensions.
+
+    Parameters
+    ----------
+    x : array_like
+        ``(N, C, *spatial)`` or unbatched ``(C, *spatial)``; with ``channels_last``
+        ``(N, *spatial, C)`` or ``(*spatial, C)``. Any dtype of the contract, any strides.
+    kernel_size : int or tuple of 1-3 ints
+        An int means ``(k, k)``; the tuple's length is the number of spatial dimensions.
+    dilation, stride : int or tuple of ints
+    padding : int, tuple of ints, or tuple of (begin, end) pairs
+    channels_last : bool
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N, C*K, L)`` with row ``c*K + k`` (PyTorch's order; ``K = prod(kernel_size)``,
+        ``L`` the number of window positions, both in C order), or with
+        ``channels_last`` ``(N, L, K*C)``, column ``k*C + c``: the layout in which a
+        convolution is one matrix product. Unbatched inputs drop ``N``.
+
+    Examples
+    --------
+    >>> import numpy as np, axisops
+    >>> x = np.arange(9.).reshape(1, 1, 3, 3)
+    >>> axisops.unfold(x, 2)                                  # 4 windows of 2x2
+    array([[[0., 1., 3., 4.],
+            [1., 2., 4., 5.],
+            [3., 4., 6., 7.],
+            [4., 5., 7., 8.]]])
+    >>> axisops.unfold(np.arange(4)[None], (2,), padding=[(1, 0)])  # 1-D, unbatched, C=1
+    array([[0, 0, 1, 2],
+           [0, 1, 2, 3]])
+    """
+    x = _dtypes.as_array(x)
+    _dtypes.check_dtype(x.dtype, "unfold")
+    geo = _geometry("unfold", kernel_size, dilation, padding, stride)
+    d = geo.d
+    if x.ndim not in (d + 1, d + 2):
+        layout = ("(N, *spatial, C) or (*spatial, C)" if channels_last
+                  else "(N, C, *spatial) or (C, *spatial)")
+        raise ValueError(f"unfold: expected x of shape {layout}, of {d + 2} or {d + 1} dimensions "
+                         f"for {d} spatial dimensions, got shape {x.shape}")
+    batched = x.ndim == d + 2
+    xb = x if batched else x[None]
+    planes = np.moveaxis(xb, -1, 1) if channels_last else xb  # (N, C, *spatial), a view
+    batch, channels, spatial = planes.shape[0], planes.shape[1], planes.shape[2:]
+    positions = geo.positions("unfold", spatial)
+    count, total = geo.kernel_count, math.prod(positions)
+    shape = (batch, total, count * channels) if channels_last else (batch, channels * count, total)
+    if not batched:
+        shape = shape[1:]
+    if math.prod(shape) == 0:
+        return np.zeros(shape, x.dtype)
+    base, offset, strides = strided_base(planes)
+    xs = np.array(strides[:2] + (0,) * (3 - d) + strides[2:], np.int64)
+    bits = np.dtype(f"i{x.itemsize}")
+    out = _alloc.empty((math.prod(shape),), bits)
+    kern = K.unfold_channels_last if channels_last else K.unfold_rows
+    run(kern, out.size, base.view(bits), offset, xs, geo.array(spatial, positions), batch,
+        channels, bits.type(0), out)
+    return out.view(x.dtype).reshape(shape)
+
+
+def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
+    """Sum sliding windows back into an image (col2im): ``torch.nn.functional.fold``
+    and ONNX Col2Im, in 1-3 dimensions.
+
+    Each element of the result is the sum of the column entries whose windows
+    cover it, added in increasing kernel index: deterministic, no atomics, the
+    same bits for any number of threads.
+
+    Parameters
+    ----------
+    cols : array_like
+        ``(N, C*K, L)`` or ``(C*K, L)``; with ``channels_last`` ``(N, L, K*C)`` or ``(L, K*C)``.
+    output_size : int or tuple of ints
+        The spatial shape of the result.
+    kernel_size, dilation, padding, stride, channels_last
+        As in :func:`unfold`.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(N, C, *output_size)`` (``channels_last``: ``(N, *output_size, C)``),
+        unbatched without ``N``, in ``cols``' dtype.
+
+    Examples
+    --------
+    >>> import numpy as np, axisops
+    >>> cols = axisops.unfold(np.ones((1, 1, 3, 3)), 2)
+    >>> axisops.fold(cols, (3, 3), 2)[0, 0]                    # how many windows cover each element
+    array([[1., 2., 1.],
+           [2., 4., 2.],
+           [1., 2., 1.]])
+    """
+    cols = _dtypes.as_array(cols)
+    _dtypes.check_dtype(cols.dtype, "fold")
+    geo = _geometry("fold", kernel_size, dilation, padding, stride)
+    d = geo.d
+    size = _per_dim("fold", "output_size", output_size, d, low=0)
+    positions = geo.positions("fold", size)
+    count, total = geo.kernel_count, math.prod(positions)
+    if cols.ndim not in (2, 3):
+        raise ValueError(f"fold: expected cols of 3 (batched) or 2 dimensions, "
+                         f"got shape {cols.shape}")
+    batched = cols.ndim == 3
+    cb = cols if batched else cols[None]
+    width, length = (cb.shape[2], cb.shape[1]) if channels_last else (cb.shape[1], cb.shape[2])
+    if width % count or length != total:
+        want = "(N, L, K*C)" if channels_last else "(N, C*K, L)"
+        raise ValueError(f"fold: expected cols of shape {want} with K = {count} and L = {total} "
+                         f"for output_size {size}, got shape {cols.shape}")
+    batch, channels = cb.shape[0], width // count
+    shape = (batch, *size, channels) if channels_last else (batch, channels, *size)
+    if not batched:
+        shape = shape[1:]
+    work = _fold_dtype(cols.dtype)
+    if math.prod(shape) == 0 or length == 0:
+        return _finish(np.zeros(shape, work), cols.dtype)
+    if cols.dtype == np.uint64:
+        cb = cb.view(np.int64)  # sums wrap to the same bits
+    base, offset, cs = strided_base(cb.astype(work, copy=False))
+    out = _alloc.empty((math.prod(shape),), work)
+    kern = K.fold_channels_last if channels_last else K.fold_rows
+    run(kern, out.size + cb.size, base, offset, np.array(cs, np.int64),
+        geo.array(size, positions), batch, channels, out)
+    return _finish(out.reshape(shape), cols.dtype)
+
+
+# --------------------------------------------------------------------- helpers
+
+
+@dataclass
+class _Geometry:
+    """Kernel, dilation, stride and (begin, end) padding per spatial dimension."""
+
+    kernel: tuple[int, ...]
+    dilation: tuple[int, ...]
+    stride: tuple[int, ...]
+    padding: tuple[tuple[int, int], ...]
+
+    @property
+    def d(self) -> int:
+        return len(self.kernel)
+
+    @property
+    def kernel_count(self) -> int:
+        return math.prod(self.kernel)
+
+    def positions(self, op, spatial) -> tuple[int, ...]:
+        """Window positions per dimension; ``ValueError`` when a kernel does not fit."""
+        out = []
+        for i, s in enumerate(spatial):
+            padded = s + sum(self.padding[i])
+            span = self.dilation[i] * (self.kernel[i] - 1) + 1
+            if padded < span:
+                raise ValueError(f"{op}: in spatial dimension {i} the kernel spans {span} "
+                                 f"(kernel_size {self.kernel[i]}, dilation {self.dilation[i]}), "
+                                 f"larger than the padded input size {padded}")
+            out.append((padded - span) // self.stride[i] + 1)
+        return tuple(out)
+
+    def array(self, spatial, positions) -> np.ndarray:
+        """The kernels' ``geo`` (6, 3): S, L, k, D, T, P, lifted to three dimensions."""
+        lift = 3 - self.d
+        rows = [spatial, positions, self.kernel, self.dilation, self.stride,
+                [p[0] for p in self.padding]]
+        fill = [1, 1, 1, 1, 1, 0]
+        return np.array([[f] * lift + list(r) for r, f in zip(rows, fill)], np.int64)
+
+
+def _geometry(op, kernel_size, dilation, padding, stride) -> _Geometry:
+    if _is_int(kernel_size):
+        kernel_size = (int(kernel_size),) * 2
+    kernel = _ints(op, "kernel_size", kernel_size)
+    if not 1 <= len(kernel) <= 3:
+        raise ValueError(f"{op}: kernel_size must have 1, 2 or 3 entries (spatial dimensions), "
+                         f"got {kernel_size!r}")
+    if min(kernel) < 1:
+        raise ValueError(f"{op}: kernel_size entries must be >= 1, got {kernel_size!r}")
+    d = len(kernel)
+    return _Geometry(kernel, _per_dim(op, "dilation", dilation, d, low=1),
+                     _per_dim(op, "stride", stride, d, low=1), _padding(op, padding, d))
+
+
+def _ints(op, name, values) -> tuple[int, ...]:
+    try:
+        items = tuple(values)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int or a tuple of ints, got {values!r}") from None
+    for v in items:
+        if not _is_int(v):
+            raise TypeError(f"{op}: {name} must be an int or a tuple of ints, got {values!r}")
+    return tuple(int(v) for v in items)
+
+
+def _per_dim(op, name, value, d, *, low) -> tuple[int, ...]:
+    """An int or d ints, each >= low."""
+    if _is_int(value):
+        value = (int(value),) * d
+    values = _ints(op, name, value)
+    if len(values) != d or min(values, default=low) < low:
+        raise ValueError(f"{op}: {name} must be an int or {d} ints, each >= {low}, got {value!r}")
+    return values
+
+
+def _padding(op, padding, d) -> tuple[tuple[int, int], ...]:
+    """An int, d ints (symmetric) or d (begin, end) pairs, each >= 0."""
+    if _is_int(padding):
+        padding = (int(padding),) * d
+    try:
+        items = list(padding)
+    except TypeError:
+        items = None
+    pairs = None
+    if items is not None and len(items) == d:
+        if all(_is_int(p) for p in items):
+            pairs = tuple((int(p), int(p)) for p in items)
+        elif all(isinstance(p, (tuple, list)) and len(p) == 2 for p in items):
+            flat = _ints(op, "padding", [v for p in items for v in p])
+            pairs = tuple(zip(flat[::2], flat[1::2]))
+    if pairs is None or min(min(p) for p in pairs) < 0:
+        raise ValueError(f"{op}: padding must be an int, {d} ints, or {d} (begin, end) pairs, "
+                         f"each >= 0, got {padding!r}")
+    return pairs
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _fold_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype fold adds in: float32/float64 (float16 in float32), else int64."""
+    if dtype.kind == "f":
+        return np.dtype(np.float64) if dtype.itemsize == 8 else np.dtype(np.float32)
+    return np.dtype(np.int64)
+
+
+def _finish(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """fold's sums in *dtype*: rounded once, wrapped, or or-ed (bool)."""
+    if out.dtype == dtype:
+        return out
+    if dtype == np.bool_:
+        return out != 0
+    if dtype == np.uint64:
+        return out.view(np.uint64)
+    with np.errstate(over="ignore"):
+        return out.astype(dtype)
