@@ -22,6 +22,7 @@ from . import _dtypes, _indices
 from . import gather as _gather
 from . import reduce as _reduce
 from . import scan as _scan
+from . import window as _window
 from ._axes import normalize_axes, normalize_axis, reduced_shape
 from ._jit import run
 from .kernels import gather as _gather_kernels
@@ -29,7 +30,7 @@ from .kernels import scan as _scan_kernels
 
 __all__ = ["sum", "mean", "prod", "max", "min",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
-           "take", "take_along_axis", "gather_nd", "scatter"]
+           "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold"]
 
 
 def sum(g, x_shape, axis=None, keepdims=False):
@@ -487,3 +488,43 @@ def _to_shape(grad, shape):
     grad = np.asarray(grad.sum(axis=tuple(range(lead)))) if lead else grad
     ones = tuple(d for d, s in enumerate(shape) if s == 1 and grad.shape[d] != 1)
     return np.asarray(grad.sum(axis=ones, keepdims=True) if ones else grad).reshape(shape)
+
+
+# ------------------------------------------------------------- sliding windows
+
+
+def unfold(g, x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_last=False):
+    """Gradient of :func:`axisops.unfold`: a :func:`axisops.fold` of ``g`` into ``x_shape``.
+
+    Every element of ``x`` gets the sum of ``g`` over the window positions that read
+    it (in increasing kernel index, deterministic); padding gets nothing.
+
+    >>> unfold(np.ones((1, 4, 4)), (1, 1, 3, 3), 2)
+    array([[[[1., 2., 1.],
+             [2., 4., 2.],
+             [1., 2., 1.]]]])
+    """
+    op = "grad.unfold"
+    x_shape = _shape(x_shape)
+    geo, expected = _window.unfold_shape(x_shape, kernel_size, dilation, padding, stride,
+                                         channels_last, op=op)
+    spatial = x_shape[-geo.d - 1:-1] if channels_last else x_shape[-geo.d:]
+    g, dtype, work = _gather_g(g, expected, op)
+    out = _window.fold(g, spatial, kernel_size, dilation=dilation, padding=padding, stride=stride,
+                       channels_last=channels_last)
+    return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def fold(g, kernel_size, dilation=1, padding=0, stride=1, channels_last=False):
+    """Gradient of :func:`axisops.fold`: an :func:`axisops.unfold` of ``g`` (fold's output shape).
+
+    >>> fold(np.arange(4.).reshape(1, 2, 2), (2, 1))          # unbatched, C=1, 1 window
+    array([[0., 1.],
+           [2., 3.]])
+    """
+    g = np.asarray(g)
+    if g.dtype.kind not in "biuf":
+        raise TypeError(f"grad.fold: unsupported dtype {g.dtype} for g")
+    dtype = g.dtype if g.dtype.kind == "f" else np.dtype(np.float64)
+    return _window.unfold(g.astype(dtype, copy=False), kernel_size, dilation=dilation,
+                          padding=padding, stride=stride, channels_last=channels_last)

@@ -69,22 +69,12 @@ def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=Fal
     """
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "unfold")
-    geo = _geometry("unfold", kernel_size, dilation, padding, stride)
+    geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last)
     d = geo.d
-    if x.ndim not in (d + 1, d + 2):
-        layout = ("(N, *spatial, C) or (*spatial, C)" if channels_last
-                  else "(N, C, *spatial) or (C, *spatial)")
-        raise ValueError(f"unfold: expected x of shape {layout}, of {d + 2} or {d + 1} dimensions "
-                         f"for {d} spatial dimensions, got shape {x.shape}")
-    batched = x.ndim == d + 2
-    xb = x if batched else x[None]
+    xb = x if x.ndim == d + 2 else x[None]
     planes = np.moveaxis(xb, -1, 1) if channels_last else xb  # (N, C, *spatial), a view
     batch, channels, spatial = planes.shape[0], planes.shape[1], planes.shape[2:]
     positions = geo.positions("unfold", spatial)
-    count, total = geo.kernel_count, math.prod(positions)
-    shape = (batch, total, count * channels) if channels_last else (batch, channels * count, total)
-    if not batched:
-        shape = shape[1:]
     if math.prod(shape) == 0:
         return np.zeros(shape, x.dtype)
     base, offset, strides = strided_base(planes)
@@ -164,6 +154,26 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, cha
 
 
 # --------------------------------------------------------------------- helpers
+
+
+def unfold_shape(x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_last=False,
+                 op="unfold"):
+    """(geometry, result shape) of ``unfold`` for an input of *x_shape*, all checked."""
+    geo = _geometry(op, kernel_size, dilation, padding, stride)
+    d = geo.d
+    x_shape = tuple(x_shape)
+    if len(x_shape) not in (d + 1, d + 2):
+        layout = ("(N, *spatial, C) or (*spatial, C)" if channels_last
+                  else "(N, C, *spatial) or (C, *spatial)")
+        raise ValueError(f"{op}: expected x of shape {layout}, of {d + 2} or {d + 1} dimensions "
+                         f"for {d} spatial dimensions, got shape {x_shape}")
+    batched = len(x_shape) == d + 2
+    xb = x_shape if batched else (1,) + x_shape
+    channels, spatial = (xb[-1], xb[1:-1]) if channels_last else (xb[1], xb[2:])
+    count, total = geo.kernel_count, math.prod(geo.positions(op, spatial))
+    shape = (xb[0], total, count * channels) if channels_last else (xb[0], channels * count, total)
+    return geo, shape if batched else shape[1:]
+
 
 
 @dataclass
