@@ -14,7 +14,7 @@ import pytest
 
 #: Compiled by a second process while the suite starts (see pytest_sessionstart).
 _PRECOMPILED_OPS = ("cumsum,cumprod,cummax,cummin,logcumsumexp,argmax,argmin,sum,prod,mean,max,min,"
-                   "take,take_along_axis,scatter,gather_nd")
+                   "take,take_along_axis,scatter,gather_nd,unfold,fold")
 _precompiler = None
 
 
