@@ -1,9 +1,10 @@
-"""ONNX reduction, scan, gather and scatter operators that run on axisops, for ``onnx.reference``.
+"""ONNX reduction, scan, gather, scatter and Col2Im operators that run on axisops, for
+``onnx.reference``.
 
 ``OPS`` lists :class:`onnx.reference.op_run.OpRun` subclasses, one per ONNX
 operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean,
-ReduceProd, CumSum, CumProd, Gather, GatherElements, GatherND and
-ScatterElements. Pass it as ``new_ops`` and
+ReduceProd, CumSum, CumProd, Gather, GatherElements, GatherND,
+ScatterElements and Col2Im. Pass it as ``new_ops`` and
 :class:`onnx.reference.ReferenceEvaluator` runs those nodes on axisops instead
 of its own NumPy code:
 
@@ -95,11 +96,43 @@ version of an operator):
   >>> sess.run(None, {"x": x, "i": np.array([[2, 0], [-1, 1]])})[0].tolist()
   [[3.0, 1.0], [6.0, 5.0]]
 
+* Col2Im (opset 18, ``axisops.fold``): ``input`` is ``(N, C*prod(block_shape), L)``
+  (3-D, as ONNX Runtime requires; ``N`` may be 0), ``image_shape`` and
+  ``block_shape`` are 1-D integer tensors of the same length ``d``, the number
+  of spatial dimensions: 1, 2 or 3 (``axisops.fold``'s; more raise
+  ``ValueError``). ``dilations`` and ``strides`` (``d`` ints, default 1) and
+  ``pads`` (``2*d`` ints in ONNX order, every begin then every end, default 0)
+  go to ``fold`` as ``dilation``, ``stride`` and one ``(begin, end)`` pair per
+  dimension. The result is ``(N, C, *image_shape)`` in the input's element
+  type; each element sums the entries whose window covers it in increasing
+  kernel index, as ONNX's reference adds them (the same bits for float32 and
+  float64). float16 accumulates in float32, rounded once; integers wrap; bool
+  sums are a logical or. A length ``L`` that does not match the geometry, or
+  a channel dimension not divisible by ``prod(block_shape)``, raises
+  ``ValueError``.
+
+  >>> node = helper.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"],
+  ...                         pads=[0, 1, 0, 1])  # dim 0: (0, 0); dim 1: (1, 1)
+  >>> graph = helper.make_graph(
+  ...     [node], "col2im",
+  ...     [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6]),
+  ...      helper.make_tensor_value_info("image_shape", TensorProto.INT64, [2]),
+  ...      helper.make_tensor_value_info("block_shape", TensorProto.INT64, [2])],
+  ...     [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 2, 2])])
+  >>> model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+  >>> sess = ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)
+  >>> cols = np.arange(12, dtype=np.float32).reshape(1, 2, 6)
+  >>> sess.run(None, {"x": cols, "image_shape": np.array([2, 2]),
+  ...                 "block_shape": np.array([1, 2])})[0].tolist()
+  [[[[7.0, 9.0], [13.0, 15.0]]]]
+
 * ONNX's extra element types that NumPy lacks (bfloat16, float8: ``ml_dtypes``,
   which axisops does not take) run in float32 and come back in their own type.
   The gathers, and ScatterElements without a reduction, only move elements:
   they move such elements as unsigned integers of the same size (their bits
   unchanged), and elements of any other type (strings, complex) by position.
+  Col2Im adds them in float32 and rounds each sum once to their type; complex
+  and strings raise ``TypeError``, as ``axisops.fold`` does.
 
 Importing this module needs the ``onnx`` package; the rest of axisops never
 imports it.
@@ -335,5 +368,58 @@ class ScatterElements(OpRun):
         return (np.asarray(res).astype(data.dtype, copy=False),)
 
 
+# ------------------------------------------------------------ sliding windows
+
+
+def _shape_input(op, name, value):
+    """A 1-D integer tensor input (``image_shape``, ``block_shape``) as a tuple of ints."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "iu" or value.ndim != 1:
+        raise ValueError(f"{op}: {name} must be a 1-D integer tensor, "
+                         f"got {value.dtype} of shape {value.shape}")
+    return tuple(int(v) for v in value)
+
+
+def _ints_attribute(op, name, value, length, default):
+    """An ints attribute of ``length`` entries (``default`` each when absent)."""
+    if value is None:
+        return (default,) * length
+    value = tuple(int(v) for v in value)
+    if len(value) != length:
+        raise ValueError(f"{op}: {name} must have {length} entries, got {list(value)}")
+    return value
+
+
+class Col2Im(OpRun):
+    """Col2Im: ``axisops.fold(input, image_shape, block_shape, ...)``.
+
+    ``pads`` in ONNX order ``[b_1, ..., b_d, e_1, ..., e_d]`` becomes fold's
+    per-dimension pairs ``((b_1, e_1), ..., (b_d, e_d))``.
+    """
+
+    def _run(self, data, image_shape, block_shape, dilations=None, pads=None, strides=None):
+        image_shape = _shape_input("Col2Im", "image_shape", image_shape)
+        block_shape = _shape_input("Col2Im", "block_shape", block_shape)
+        d = len(block_shape)
+        if len(image_shape) != d:
+            raise ValueError(f"Col2Im: image_shape {list(image_shape)} and block_shape "
+                             f"{list(block_shape)} must have the same length")
+        if not 1 <= d <= 3:
+            raise ValueError(f"Col2Im: axisops folds 1, 2 or 3 spatial dimensions, "
+                             f"got block_shape {list(block_shape)}")
+        dilations = _ints_attribute("Col2Im", "dilations", dilations, d, 1)
+        strides = _ints_attribute("Col2Im", "strides", strides, d, 1)
+        pads = _ints_attribute("Col2Im", "pads", pads, 2 * d, 0)
+        data = np.asarray(data)
+        if data.ndim != 3:
+            raise ValueError(f"Col2Im: input must be 3-D (N, C*prod(block_shape), L), "
+                             f"got shape {data.shape}")
+        # bfloat16 and float8 (ml_dtypes: kind "V") are summed in float32.
+        x = data.astype(np.float32) if data.dtype.kind == "V" else data
+        res = axisops.fold(x, image_shape, block_shape, dilation=dilations,
+                           padding=tuple(zip(pads[:d], pads[d:])), stride=strides)
+        return (np.asarray(res).astype(data.dtype, copy=False),)
+
+
 OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd, CumSum, CumProd,
-       Gather, GatherElements, GatherND, ScatterElements]
+       Gather, GatherElements, GatherND, ScatterElements, Col2Im]

@@ -112,6 +112,7 @@ def test_bench_ops_filter_and_markdown(tmp_path, capsys):
     assert "| sum axis=1 | **axisops** |" in text and "| sum axis=(0, 2) | numpy |" in text
     assert f"axisops {axisops.__version__}" in text and "numba" in text
     assert data["meta"]["cpu"] in text
+    assert "unfold and fold" not in text  # no window workload ran
 
 
 def test_bench_workloads_and_operator_names():
@@ -119,10 +120,11 @@ def test_bench_workloads_and_operator_names():
     assert len(set(names)) == len(names)
     for name in ("argmax axis=0", "sum axis=(0, 2)", "max axis=-1",
                  "cummax axis=1", "cummax axis=-1", "cumsum axis=1",
-                 "take axis=1", "take_along_axis axis=1", "scatter add axis=1"):
+                 "take axis=1", "take_along_axis axis=1", "scatter add axis=1",
+                 "unfold 3x3", "unfold 3x3 channels_last", "fold 3x3"):
         assert name in names
     assert bench.operator_names() == ["argmax", "sum", "max", "cummax", "cumsum",
-                                      "take", "take_along_axis", "scatter"]
+                                      "take", "take_along_axis", "scatter", "unfold", "fold"]
     for op in ("take", "take_along_axis", "scatter"):
         (workload,) = bench.select([op])
         assert set(workload.systems) == set(bench.SYSTEMS) and workload.note
@@ -131,6 +133,12 @@ def test_bench_workloads_and_operator_names():
     assert set(cummax[0].systems) == {"axisops", "numpy", "torch"}  # no ONNX operator
     assert cummax[0].full_reference == "torch" and "values only" in cummax[0].note
     assert set(bench.select(["cumsum"])[0].systems) == set(bench.SYSTEMS)
+    unfolds = bench.select(["unfold"])  # ONNX has no unfold operator
+    assert [w.name for w in unfolds] == ["unfold 3x3", "unfold 3x3 channels_last"]
+    assert all(set(w.systems) == {"axisops", "numpy", "torch"} and w.note for w in unfolds)
+    (fold,) = bench.select(["fold"])
+    assert set(fold.systems) == set(bench.SYSTEMS) and "Col2Im" in fold.note
+    assert fold.check is bench.float32_sum_check
 
 
 def test_bench_scan_workloads_run_tiny():
@@ -219,6 +227,120 @@ def test_bench_cli_gather_ops(tmp_path, capsys):
     assert {r["op"] for r in data["results"]} == set(GATHER_OPS)
     assert all(r["check"] in ("ok", "reference") for r in data["results"])
     assert "scatter add axis=1" in captured.out and "np.add.at" in captured.out
+
+
+WINDOW_OPS = ["unfold", "fold"]
+WINDOW_NAMES = ("unfold 3x3", "unfold 3x3 channels_last", "fold 3x3")
+
+
+def test_bench_window_shapes():
+    # The window workloads use their own 4-D images, not the bench's 3-D shape.
+    assert bench.window_image_shape(bench.FULL_SHAPE) == (8, 64, 56, 56)
+    assert bench.window_image_shape(bench.QUICK_SHAPE) == (2, 32, 28, 28)
+    assert bench.window_image_shape((4, 8, 16)) == (4, 8, 16, 16)
+    unfold, unfold_last, fold = bench.select(WINDOW_OPS)
+    rng = np.random.default_rng(0)
+    (x,) = unfold.setup((2, 3, 5), rng)
+    assert x.shape == (2, 3, 5, 5) and x.dtype == np.float32
+    (x,) = unfold_last.setup((2, 3, 5), rng)
+    assert x.shape == (2, 5, 5, 3)
+    cols, size = fold.setup((2, 3, 5), rng)
+    assert cols.shape == (2, 27, 25) and cols.dtype == np.float32
+    assert size.tolist() == [5, 5]
+    for workload in (unfold, fold):
+        assert "(8, 64, 56, 56)" in workload.note and "in the full bench" in workload.note
+        assert "(2, 32, 28, 28) with --quick" in workload.note
+    assert "8x576x3136" in fold.note
+
+
+def _loop_unfold(x, k, p):
+    """im2col by its definition: out[n, c*k*k + i*k + j, y*W + x] = padded x at (y+i, x+j)."""
+    n, c, h, w = x.shape
+    padded = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    ho, wo = h + 2 * p - k + 1, w + 2 * p - k + 1
+    out = np.empty((n, c * k * k, ho * wo), dtype=x.dtype)
+    for ci in range(c):
+        for i in range(k):
+            for j in range(k):
+                row = ci * k * k + i * k + j
+                for y in range(ho):
+                    out[:, row, y * wo:(y + 1) * wo] = padded[:, ci, y + i, j:j + wo]
+    return out
+
+
+def test_bench_numpy_window_peers_are_right():
+    # NumPy is the reference every system is checked against: check it by definition.
+    rng = np.random.default_rng(3)
+    x = rng.random((2, 3, 5, 6), dtype=np.float32)
+    expected = _loop_unfold(x, 3, 1)
+    np.testing.assert_array_equal(bench.numpy_unfold(x, 3, 1), expected)
+    # channels_last: (N, H, W, C) in, (N, L, k*k*C) out with column kernel offset * C + c.
+    last = bench.numpy_unfold(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), 3, 1, True)
+    np.testing.assert_array_equal(last, expected.reshape(2, 3, 9, 30).transpose(0, 3, 2, 1)
+                                  .reshape(2, 30, 27))
+    # fold is the adjoint of unfold: <unfold(x), g> == <x, fold(g)>.
+    g = rng.random(expected.shape)
+    folded = bench.numpy_fold(g, (5, 6), 3, 1)
+    assert folded.shape == x.shape
+    np.testing.assert_allclose(np.vdot(expected.astype(np.float64), g),
+                               np.vdot(x.astype(np.float64), folded), rtol=1e-12)
+    ones = bench.numpy_fold(np.ones((1, 9, 4), dtype=np.float32), (2, 2), 3, 1)
+    assert ones.tolist() == [[[[4.0, 4.0], [4.0, 4.0]]]]  # every window covers a 2x2 image
+
+
+def test_bench_window_workloads_run_tiny():
+    systems = _available_systems()
+    data = bench.run(bench.select(WINDOW_OPS), shape=(2, 3, 5), repeat=1, systems=systems,
+                     progress=None)
+    rows = {(r["workload"], r["system"]): r for r in data["results"]}
+    expected = {(name, s) for name in WINDOW_NAMES for s in systems
+                if s != "onnxruntime" or name == "fold 3x3"}  # ONNX has no unfold
+    assert set(rows) == expected
+    for (name, system), row in rows.items():
+        assert "error" not in row, row
+        assert row["check"] == ("reference" if system == "numpy" else "ok"), row
+    # Bytes: the image (2, 3, 5, 5) and its 3x3 unfold (2, 27, 25), float32, each way.
+    image, cols = 2 * 3 * 5 * 5 * 4, 2 * 27 * 25 * 4
+    for system in systems:
+        if system != "onnxruntime":
+            assert rows[("unfold 3x3", system)]["bytes"] == image + cols
+            assert rows[("unfold 3x3 channels_last", system)]["bytes"] == image + cols
+        assert rows[("fold 3x3", system)]["bytes"] == cols + image
+    assert set(WINDOW_NAMES) <= set(data["meta"]["notes"])
+
+
+def test_bench_window_wrong_layout_is_a_mismatch():
+    # channels_last results in the other column order (c*9 + k) are a MISMATCH.
+    (workload,) = [w for w in bench.select(["unfold"]) if w.name.endswith("channels_last")]
+    right = workload.systems["numpy"]
+
+    def wrong(x):
+        run = right(x)
+        n, c = x.shape[0], x.shape[3]
+        return lambda: run().reshape(n, -1, 9, c).transpose(0, 1, 3, 2).reshape(n, -1, 9 * c)
+
+    fake = bench.Workload(name="fake unfold", op="fake", setup=workload.setup,
+                          systems={"axisops": wrong, "numpy": right}, check=workload.check)
+    data = bench.run([fake], shape=(2, 3, 4), repeat=1, systems=["axisops", "numpy"],
+                     progress=None)
+    assert {r["system"]: r["check"] for r in data["results"]} == {"axisops": "MISMATCH",
+                                                                  "numpy": "reference"}
+
+
+def test_bench_cli_window_ops(tmp_path, capsys):
+    path = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--shape", TINY, "--repeat", "1", "--min-time", "0",
+                   "--ops", "unfold,fold", "--json", str(path)])
+    captured = capsys.readouterr()
+    assert rc == 0, captured.out + captured.err
+    data = json.loads(path.read_text())
+    assert {r["op"] for r in data["results"]} == set(WINDOW_OPS)
+    assert all(r["check"] in ("ok", "reference") for r in data["results"])
+    for name in WINDOW_NAMES:
+        assert name in captured.out
+    assert "ONNX has no unfold" in captured.out and "Col2Im" in captured.out
+    # The header says which image the window workloads used (TINY 4,8,16: (4, 8, 16, 16)).
+    assert "unfold and fold: a float32 image (N, C, H, W) = (4, 8, 16, 16) instead" in captured.out
 
 
 def test_float32_sum_check():

@@ -1,11 +1,12 @@
-"""axisops.onnx: ONNX ArgMax/ArgMin/Reduce*/CumSum/CumProd/Gather*/ScatterElements
+"""axisops.onnx: ONNX ArgMax/ArgMin/Reduce*/CumSum/CumProd/Gather*/ScatterElements/Col2Im
 nodes run on axisops.
 
 Every ONNX backend node test case whose graph uses one of these operators runs
 through ``ReferenceEvaluator(model, new_ops=axisops.onnx.OPS)``; direct tests for
 opsets 11, 13 and 18 (and 14 and 26 for the scans) compare with ONNX's own
 reference implementation, and with ONNX Runtime where ONNX's reference cannot
-run a valid model (GatherElements on a leading part of the data).
+run a valid model (GatherElements on a leading part of the data, Col2Im with
+an empty batch) and for the gathers, the scatter and Col2Im as a second peer.
 """
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def test_backend_cases_found():
     assert len(names) == len(BACKEND_CASES)
     for op in ("argmax", "argmin", "reduce_sum", "reduce_max", "reduce_min",
                "reduce_mean", "reduce_prod", "cumsum", "cumprod", "gather",
-               "gather_elements", "gathernd", "scatter_elements"):
+               "gather_elements", "gathernd", "scatter_elements", "col2im"):
         assert any(name.startswith(f"test_{op}_") for name in names), op
     scans = {name for name in names if name.startswith(("test_cumsum_", "test_cumprod_"))}
     assert len(scans) >= 18, sorted(scans)  # 9 each in onnx 1.19-1.23
@@ -101,6 +102,8 @@ def test_backend_cases_found():
         ("test_gather_", "test_gathernd_", "test_scatter_elements_"))}
     assert len(gathers) >= 17, sorted(gathers)
     assert any(name.startswith("test_nllloss_") for name in names)  # GatherElements inside
+    # Col2Im (onnx 1.23: 5 one-node cases: 2-D, strides, pads, dilations, 3-D).
+    assert len({name for name in names if name.startswith("test_col2im")}) >= 5
 
 
 @pytest.mark.parametrize("case", BACKEND_CASES, ids=lambda case: case.name)
@@ -183,7 +186,7 @@ GATHER_OPS = ["Gather", "GatherElements", "GatherND", "ScatterElements"]
 
 
 @pytest.mark.parametrize("opset", range(11, 19))
-@pytest.mark.parametrize("op", sorted(OP_TYPES - set(SCAN_OPS) - set(GATHER_OPS)))
+@pytest.mark.parametrize("op", sorted(OP_TYPES - set(SCAN_OPS) - set(GATHER_OPS) - {"Col2Im"}))
 def test_our_class_runs_for_every_opset(op, opset, calls):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     model = _model(op, opset, x.dtype, axes=[1] if op.startswith("Reduce") else None)
@@ -1231,6 +1234,183 @@ def test_gather_agrees_with_onnxruntime(rng, calls):
         np.testing.assert_allclose(got, _run_ort(model, *inputs), rtol=1e-6, atol=1e-6)
 
 
+# ------------------------------------------------------------ Col2Im
+
+
+def _col2im_model(dtype, opset=18, **attrs):
+    """One-node Col2Im model: inputs ``x``, ``image_shape``, ``block_shape``."""
+    elem = _ONNX_TYPES[np.dtype(dtype)]
+    node = helper.make_node("Col2Im", ["x", "image_shape", "block_shape"], ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "col2im",
+        [helper.make_tensor_value_info("x", elem, None),
+         helper.make_tensor_value_info("image_shape", TensorProto.INT64, None),
+         helper.make_tensor_value_info("block_shape", TensorProto.INT64, None)],
+        [helper.make_tensor_value_info("y", elem, None)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _col2im_feeds(x, image, block):
+    return {"x": x, "image_shape": np.array(image, dtype=np.int64),
+            "block_shape": np.array(block, dtype=np.int64)}
+
+
+def _col2im_length(image, block, dilations=None, pads=None, strides=None):
+    """L, the number of window positions, for ONNX's attributes (None: the default)."""
+    d = len(image)
+    dilations, strides = dilations or [1] * d, strides or [1] * d
+    pads = pads or [0] * (2 * d)
+    return int(np.prod([
+        (image[i] + pads[i] + pads[i + d] - dilations[i] * (block[i] - 1) - 1) // strides[i] + 1
+        for i in range(d)]))
+
+
+def _col2im_ort(model, feeds):
+    ort = pytest.importorskip("onnxruntime")
+    model.ir_version = 10
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {k: np.ascontiguousarray(v) for k, v in feeds.items()})[0]
+
+
+def _ort_col2im_is_right(image, attrs):
+    """ONNX Runtime's Col2Im is float32 only, and its N-d path (1-D, 3-D) is wrong with a
+    dilation > 1 and more than one channel (onnxruntime 1.32; microsoft/onnxruntime#18156:
+    it counts the window positions without the dilation); its 2-D path is right."""
+    return len(image) == 2 or all(v == 1 for v in attrs.get("dilations", [1]))
+
+
+_COL2IM_CASES = [  # image_shape, block_shape, attributes (pads: every begin, then every end)
+    pytest.param((11,), (3,), {}, id="1d"),
+    pytest.param((10,), (4,), {"pads": [2, 0], "strides": [3]}, id="1d-asym-pads-stride"),
+    pytest.param((12,), (3,), {"dilations": [2], "pads": [1, 2], "strides": [2]},
+                 id="1d-dilation"),
+    pytest.param((5, 6), (2, 3), {}, id="2d"),
+    pytest.param((6, 7), (3, 3), {"pads": [1, 1, 1, 1]}, id="2d-pads"),
+    pytest.param((6, 7), (3, 2), {"pads": [0, 2, 1, 0]}, id="2d-asym-pads"),
+    pytest.param((7, 8), (2, 3), {"dilations": [2, 1], "pads": [1, 0, 1, 2], "strides": [1, 2]},
+                 id="2d-dilation-stride"),
+    pytest.param((7, 9), (2, 2), {"strides": [3, 4]}, id="2d-stride-gaps"),
+    pytest.param((4, 5), (2, 2), {"pads": [3, 0, 3, 1]}, id="2d-windows-in-padding"),
+    pytest.param((3, 4, 5), (2, 2, 3), {}, id="3d"),
+    pytest.param((4, 5, 6), (2, 3, 2),
+                 {"dilations": [1, 1, 2], "pads": [0, 1, 1, 1, 0, 2], "strides": [2, 1, 1]},
+                 id="3d-dilation-asym-pads-stride"),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("image", "block", "attrs"), _COL2IM_CASES)
+def test_col2im_geometries(image, block, attrs, dtype, rng, calls):
+    # ONNX's reference adds each element's terms in increasing kernel index, as
+    # axisops.fold does: the same bits. ONNX Runtime (float32) to rounding.
+    x = rng.standard_normal((2, 3 * int(np.prod(block)),
+                             _col2im_length(image, block, **attrs))).astype(dtype)
+    model = _col2im_model(dtype, **attrs)
+    feeds = _col2im_feeds(x, image, block)
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    (got,) = ours.run(None, feeds)
+    (expected,) = ReferenceEvaluator(model).run(None, feeds)
+    assert got.dtype == dtype and got.shape == (2, 3, *image)
+    np.testing.assert_array_equal(got, expected)
+    _assert_ran_axisops(ours, calls)
+    if dtype == np.float32 and _ort_col2im_is_right(image, attrs):
+        np.testing.assert_allclose(got, _col2im_ort(model, feeds), rtol=1e-6, atol=1e-6)
+
+
+def test_col2im_pads_become_begin_end_pairs(monkeypatch):
+    # ONNX's pads [b1, b2, e1, e2] are fold's ((b1, e1), (b2, e2)).
+    seen = {}
+    fold = aonnx.axisops.fold
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs, args=args[1:])
+        return fold(*args, **kwargs)
+
+    monkeypatch.setattr(aonnx.axisops, "fold", spy)
+    image, block = (5, 6), (2, 3)
+    attrs = {"dilations": [1, 2], "pads": [1, 0, 0, 2], "strides": [2, 1]}
+    x = np.ones((1, 6, _col2im_length(image, block, **attrs)), dtype=np.float32)
+    model = _col2im_model(x.dtype, **attrs)
+    (got,) = ReferenceEvaluator(model, new_ops=aonnx.OPS).run(None, _col2im_feeds(x, image, block))
+    assert seen == {"args": ((5, 6), (2, 3)), "dilation": (1, 2),
+                    "padding": ((1, 0), (0, 2)), "stride": (2, 1)}
+    (expected,) = ReferenceEvaluator(model).run(None, _col2im_feeds(x, image, block))
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("opset", [18, 23])
+def test_col2im_opsets(opset, calls):
+    # The one Col2Im (opset 18) serves the later opsets too. ONNX's first example.
+    x = (np.arange(25, dtype=np.float32) + 1).reshape(1, 5, 5).transpose(0, 2, 1)
+    model = _col2im_model(x.dtype, opset=opset)
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    (got,) = ours.run(None, _col2im_feeds(x, (5, 5), (1, 5)))
+    np.testing.assert_array_equal(got, np.arange(1, 26, dtype=np.float32).reshape(1, 1, 5, 5))
+    _assert_ran_axisops(ours, calls)
+
+
+@pytest.mark.parametrize(("shape", "image", "block", "attrs"), [
+    ((2, 64 * 9, 40 * 40), (40, 40), (3, 3), {"pads": [1, 1, 1, 1]}),
+    ((2, 8 * 27, 6 * 7 * 8), (6, 7, 8), (3, 3, 3), {"pads": [1, 0, 1, 1, 2, 1],
+                                                    "strides": [1, 1, 1]}),
+], ids=["2d", "3d"])
+def test_col2im_large_agrees_with_onnxruntime(shape, image, block, attrs, rng, calls):
+    # Large enough for the threaded kernels; ONNX's reference would take minutes.
+    assert shape[2] == _col2im_length(image, block, **attrs)
+    x = rng.standard_normal(shape).astype(np.float32)
+    model = _col2im_model(x.dtype, **attrs)
+    feeds = _col2im_feeds(x, image, block)
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    (got,) = ours.run(None, feeds)
+    assert got.shape == (shape[0], shape[1] // int(np.prod(block)), *image)
+    np.testing.assert_allclose(got, _col2im_ort(model, feeds), rtol=1e-5, atol=1e-5)
+    _assert_ran_axisops(ours, calls)
+
+
+def test_col2im_empty_batch(calls):
+    # ONNX allows N = 0; ONNX's reference returns nothing then, ONNX Runtime an empty image.
+    x = np.zeros((0, 6, 16), dtype=np.float32)
+    model = _col2im_model(x.dtype)
+    feeds = _col2im_feeds(x, (5, 6), (2, 3))
+    (got,) = ReferenceEvaluator(model, new_ops=aonnx.OPS).run(None, feeds)
+    _assert_same(got, _col2im_ort(model, feeds))
+    assert got.shape == (0, 1, 5, 6)
+
+
+def test_col2im_strided_input(rng, calls):
+    base = rng.standard_normal((16, 2, 18)).astype(np.float64)
+    x = base[::-2].transpose(1, 0, 2)  # (2, 8, 18): negative and non-unit strides
+    image, block, attrs = (5, 6), (2, 2), {"pads": [0, 1, 1, 0], "strides": [2, 1]}
+    assert x.shape[2] == _col2im_length(image, block, **attrs)
+    model = _col2im_model(x.dtype, **attrs)
+    ours = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    (got,) = ours.run(None, _col2im_feeds(x, image, block))
+    (expected,) = ReferenceEvaluator(model).run(None, _col2im_feeds(x.copy(), image, block))
+    np.testing.assert_array_equal(got, expected)
+    _assert_ran_axisops(ours, calls)
+
+
+@pytest.mark.parametrize(("shape", "image", "block", "attrs", "match"), [
+    ((1, 6, 15), (5, 6), (2, 3), {}, None),  # L is 16
+    ((1, 7, 16), (5, 6), (2, 3), {}, None),  # 7 channels, 6 kernel offsets
+    ((1, 9, 1), (2, 2), (3, 3), {}, None),  # the kernel is larger than the image
+    ((6, 16), (5, 6), (2, 3), {}, "input must be 3-D"),  # ONNX Runtime: the same
+    ((1, 6, 16), (5, 6, 1), (2, 3), {}, "must have the same length"),
+    ((1, 6, 20), (5, 6), (2, 3), {"pads": [1, 1]}, "pads must have 4 entries"),
+    ((1, 1, 16), (2, 2, 2, 2), (1, 1, 1, 1), {}, "1, 2 or 3 spatial dimensions"),
+], ids=["length", "channels", "kernel-too-large", "2d-input", "shape-lengths", "pads-length",
+        "4d"])
+def test_col2im_bad_inputs_raise(shape, image, block, attrs, match):
+    model = _col2im_model(np.float32, **attrs)
+    feeds = _col2im_feeds(np.zeros(shape, dtype=np.float32), image, block)
+    with pytest.raises(ValueError) as info:
+        ReferenceEvaluator(model, new_ops=aonnx.OPS).run(None, feeds)
+    if match is not None:
+        text = str(info.value) + str(info.value.__cause__)
+        assert match in text, text
+
+
 # ------------------------------------------------------------ packaging
 
 
@@ -1239,7 +1419,7 @@ def test_ops_are_opruns_named_as_onnx_ops():
 
     assert OP_TYPES == {"ArgMax", "ArgMin", "ReduceSum", "ReduceMax", "ReduceMin",
                         "ReduceMean", "ReduceProd", "CumSum", "CumProd", "Gather",
-                        "GatherElements", "GatherND", "ScatterElements"}
+                        "GatherElements", "GatherND", "ScatterElements", "Col2Im"}
     for cls in aonnx.OPS:
         assert issubclass(cls, OpRun) and cls.op_domain == ""
 
