@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         "bench",
         help="time the operators against NumPy, PyTorch and ONNX Runtime",
         description=(
-            "Time each workload (float32 (64, 512, 1024), 128 MiB) with axisops, NumPy, "
+            "Time each workload (float32 (64, 512, 1024), 128 MiB; the window workloads "
+            "an (8, 64, 56, 56) image) with axisops, NumPy, "
             "and PyTorch and ONNX Runtime when they are importable: one process, one "
             "untimed warm-up call per system, then the best of --repeat calls taken "
             "round-robin. PyTorch and ONNX Runtime use as many threads as there are "
@@ -109,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     bench.add_argument("--quick", action="store_true",
-                       help="smaller arrays (16, 256, 512) and 3 runs: about a minute at most")
+                       help="smaller arrays ((16, 256, 512); images (2, 32, 28, 28)) and 3 runs: "
+                            "about a minute at most")
     bench.add_argument("--ops", type=_names, metavar="NAMES",
                        help="only these operators, comma-separated (e.g. argmax,sum)")
     bench.add_argument("--systems", type=_names, metavar="NAMES",
