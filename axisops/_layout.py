@@ -46,8 +46,10 @@ def strided_base(x: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]]:
             or any(s % itemsize for s in x.strides)):
         x = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
     strides = tuple(s // itemsize if n > 1 else 0 for s, n in zip(x.strides, x.shape))
-    if x.size == 0:
-        return np.zeros(0, x.dtype), 0, strides
+    if x.size == 0:  # read-only like every other base: one kernel signature, not two
+        base = np.zeros(0, x.dtype)
+        base.flags.writeable = False
+        return base, 0, strides
     if x.flags.c_contiguous:  # the common case, without as_strided's overhead
         base = x.reshape(-1)
         base.flags.writeable = False

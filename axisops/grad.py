@@ -526,5 +526,5 @@ def fold(g, kernel_size, dilation=1, padding=0, stride=1, channels_last=False):
     if g.dtype.kind not in "biuf":
         raise TypeError(f"grad.fold: unsupported dtype {g.dtype} for g")
     dtype = g.dtype if g.dtype.kind == "f" else np.dtype(np.float64)
-    return _window.unfold(g.astype(dtype, copy=False), kernel_size, dilation=dilation,
-                          padding=padding, stride=stride, channels_last=channels_last)
+    return _window._unfold("grad.fold", g.astype(dtype, copy=False), kernel_size, dilation,
+                           padding, stride, channels_last)

@@ -67,14 +67,18 @@ def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=Fal
     array([[0, 0, 1, 2],
            [0, 1, 2, 3]])
     """
+    return _unfold("unfold", x, kernel_size, dilation, padding, stride, channels_last)
+
+
+def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
     x = _dtypes.as_array(x)
-    _dtypes.check_dtype(x.dtype, "unfold")
-    geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last)
+    _dtypes.check_dtype(x.dtype, op)
+    geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
     d = geo.d
     xb = x if x.ndim == d + 2 else x[None]
     planes = np.moveaxis(xb, -1, 1) if channels_last else xb  # (N, C, *spatial), a view
     batch, channels, spatial = planes.shape[0], planes.shape[1], planes.shape[2:]
-    positions = geo.positions("unfold", spatial)
+    positions = geo.positions(op, spatial)
     if math.prod(shape) == 0:
         return np.zeros(shape, x.dtype)
     base, offset, strides = strided_base(planes)
@@ -127,8 +131,9 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, cha
     positions = geo.positions("fold", size)
     count, total = geo.kernel_count, math.prod(positions)
     if cols.ndim not in (2, 3):
-        raise ValueError(f"fold: expected cols of 3 (batched) or 2 dimensions, "
-                         f"got shape {cols.shape}")
+        want = "(N, L, K*C) or (L, K*C)" if channels_last else "(N, C*K, L) or (C*K, L)"
+        raise ValueError(f"fold: expected cols of shape {want} with K = {count} and L = {total} "
+                         f"for output_size {size}, got shape {cols.shape}")
     batched = cols.ndim == 3
     cb = cols if batched else cols[None]
     width, length = (cb.shape[2], cb.shape[1]) if channels_last else (cb.shape[1], cb.shape[2])
@@ -218,7 +223,7 @@ class _Geometry:
 def _geometry(op, kernel_size, dilation, padding, stride) -> _Geometry:
     if _is_int(kernel_size):
         kernel_size = (int(kernel_size),) * 2
-    kernel = _ints(op, "kernel_size", kernel_size)
+    kernel = _ints(op, "kernel_size", kernel_size, TypeError)
     if not 1 <= len(kernel) <= 3:
         raise ValueError(f"{op}: kernel_size must have 1, 2 or 3 entries (spatial dimensions), "
                          f"got {kernel_size!r}")
@@ -229,14 +234,14 @@ def _geometry(op, kernel_size, dilation, padding, stride) -> _Geometry:
                      _per_dim(op, "stride", stride, d, low=1), _padding(op, padding, d))
 
 
-def _ints(op, name, values) -> tuple[int, ...]:
+def _ints(op, name, values, error=ValueError) -> tuple[int, ...]:
+    """*values* as a tuple of ints; *error* (kernel_size: TypeError) for anything else."""
     try:
         items = tuple(values)
     except TypeError:
-        raise TypeError(f"{op}: {name} must be an int or a tuple of ints, got {values!r}") from None
-    for v in items:
-        if not _is_int(v):
-            raise TypeError(f"{op}: {name} must be an int or a tuple of ints, got {values!r}")
+        raise error(f"{op}: {name} must be an int or a tuple of ints, got {values!r}") from None
+    if not all(_is_int(v) for v in items):
+        raise error(f"{op}: {name} must be an int or a tuple of ints, got {values!r}")
     return tuple(int(v) for v in items)
 
 
@@ -262,9 +267,9 @@ def _padding(op, padding, d) -> tuple[tuple[int, int], ...]:
     if items is not None and len(items) == d:
         if all(_is_int(p) for p in items):
             pairs = tuple((int(p), int(p)) for p in items)
-        elif all(isinstance(p, (tuple, list)) and len(p) == 2 for p in items):
-            flat = _ints(op, "padding", [v for p in items for v in p])
-            pairs = tuple(zip(flat[::2], flat[1::2]))
+        elif all(isinstance(p, (tuple, list)) and len(p) == 2 and _is_int(p[0]) and _is_int(p[1])
+                 for p in items):
+            pairs = tuple((int(b), int(e)) for b, e in items)
     if pairs is None or min(min(p) for p in pairs) < 0:
         raise ValueError(f"{op}: padding must be an int, {d} ints, or {d} (begin, end) pairs, "
                          f"each >= 0, got {padding!r}")
