@@ -31,6 +31,9 @@ from .kernels import window as K
 
 __all__ = ["unfold", "fold"]
 
+#: fold works plane by plane when there are at least this many (n, c) planes.
+_MIN_PLANES = 16
+
 
 def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
     """Extract sliding windows (im2col), as ``torch.nn.functional.unfold``, in 1-3 dimensions.
@@ -152,7 +155,10 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, cha
         cb = cb.view(np.int64)  # sums wrap to the same bits
     base, offset, cs = strided_base(cb.astype(work, copy=False))
     out = _alloc.empty((math.prod(shape),), work)
-    kern = K.fold_channels_last if channels_last else K.fold_rows
+    if channels_last:
+        kern = K.fold_channels_last
+    else:  # whole planes read the columns front to back; rows when planes are few
+        kern = K.fold_planes if batch * channels >= _MIN_PLANES else K.fold_rows
     run(kern, out.size + cb.size, base, offset, np.array(cs, np.int64),
         geo.array(size, positions), batch, channels, out)
     return _finish(out.reshape(shape), cols.dtype)

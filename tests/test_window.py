@@ -650,3 +650,29 @@ def test_fuzz_matches_reference_or_raises(data):
         exact = same_bits if op in ("unfold", "grad.fold") else same_values
         msg = exact(got[1], want[1])
         assert msg is None, f"{label}: {msg}"
+
+
+def test_fold_planes_and_rows_give_the_same_bits(monkeypatch):
+    """fold runs plane by plane (many planes) or row by row (few): same sums, same order."""
+    import axisops.window as window
+
+    rng = np.random.default_rng(7)
+    for kernel, kw in (((3, 3), dict(padding=1)),
+                       ((2, 3), dict(padding=[(1, 0), (2, 1)], stride=(2, 1))),
+                       ((2, 2, 2), dict(dilation=(1, 2, 1), padding=1)),
+                       ((4,), dict(stride=3, padding=2))):
+        size = (7,) * len(kernel)
+        for channels_last in (False, True):
+            x = rng.standard_normal((3, 5) + size).astype(np.float32)
+            if channels_last:
+                x = np.moveaxis(x, 1, -1)
+            cols = axisops.unfold(x, kernel, channels_last=channels_last, **kw)
+            cols = cols + rng.standard_normal(cols.shape).astype(np.float32)
+            results = []
+            for planes in (1, 10**9):
+                monkeypatch.setattr(window, "_MIN_PLANES", planes)
+                results.append(axisops.fold(cols, size, kernel, channels_last=channels_last, **kw))
+            assert results[0].dtype == np.float32 and results[0].shape == x.shape
+            assert np.array_equal(results[0].view(np.int32), results[1].view(np.int32))
+            want = ref.fold(cols, size, kernel, channels_last=channels_last, **kw)
+            assert np.allclose(results[0], want, rtol=1e-5, atol=1e-5)

@@ -27,7 +27,7 @@ from numba import njit, prange, uint64
 
 from .._jit import helper, kernel
 
-__all__ = ["unfold_rows", "unfold_channels_last", "fold_rows", "fold_channels_last"]
+__all__ = ["unfold_rows", "unfold_channels_last", "fold_rows", "fold_planes", "fold_channels_last"]
 
 
 @helper
@@ -191,6 +191,45 @@ def fold_rows(cols, offset, cs, geo, batch, channels, out):
                     src = (offset + n * cs[0] + (c * kernel_size + kk) * cs[1]
                            + (l1 * l2n + l2) * l3n * cs[2])
                     _fold_run(out, dst + shift3, t3, cols, src, cs[2], lo, hi)
+
+
+@kernel
+def fold_planes(cols, offset, cs, geo, batch, channels, out):
+    """col2im in PyTorch's layout, one task per (n, c) plane: the same sums, in the
+    same order (increasing kernel index for every element), as :func:`fold_rows`,
+    with the loops turned so that each column row is read once, front to back
+    (on the (8, 576, 3136) bench: 3.8 ms median against 4.3 by rows). Used when
+    there are enough planes to keep the cores busy."""
+    s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
+    l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
+    k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
+    d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
+    t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
+    p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    kernel_size = k1n * k2n * k3n
+    plane = s1 * s2 * s3
+    for t in prange(batch * channels):
+        n = t // channels
+        c = t - n * channels
+        dst0 = t * plane
+        for e in range(plane):
+            out[uint64(dst0 + e)] = 0
+        for kk in range(kernel_size):
+            k1 = kk // (k2n * k3n)
+            k2 = (kk // k3n) % k2n
+            k3 = kk % k3n
+            shift1, shift2, shift3 = k1 * d1 - p1, k2 * d2 - p2, k3 * d3 - p3
+            lo1, hi1 = _valid(s1, t1, shift1, l1n)
+            lo2, hi2 = _valid(s2, t2, shift2, l2n)
+            lo, hi = _valid(s3, t3, shift3, l3n)
+            row = offset + n * cs[0] + (c * kernel_size + kk) * cs[1]
+            for l1 in range(lo1, hi1):
+                i1 = l1 * t1 + shift1
+                for l2 in range(lo2, hi2):
+                    i2 = l2 * t2 + shift2
+                    src = row + (l1 * l2n + l2) * l3n * cs[2]
+                    _fold_run(out, dst0 + (i1 * s2 + i2) * s3 + shift3, t3, cols, src, cs[2],
+                              lo, hi)
 
 
 @kernel
