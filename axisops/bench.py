@@ -89,8 +89,9 @@ SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime")
 #: Runtime's worker threads spin after each run (measured here: 42 ms of CPU in
 #: the 200 ms after one GatherElements run on 2 cores), which would take a core
 #: from whichever system is timed next (take_along_axis: 82 ms right after an
-#: ORT run, 52 ms after a 50 ms pause; ORT itself 65 and 57 ms).
-SETTLE_S = {"onnxruntime": 0.05}
+#: ORT run, 52 ms after a 50 ms pause; ORT itself 65 and 57 ms). Numba's OpenMP
+#: workers spin too, about 7 ms after a parallel region (7.6 ms of CPU in 200 ms).
+SETTLE_S = {"onnxruntime": 0.05, "axisops": 0.01}
 #: The system whose result every other system's result is checked against.
 REFERENCE = "numpy"
 
@@ -948,8 +949,13 @@ def run(
         # Timed calls, round-robin over the systems.
         # A system drops out of the rounds once it has its calls and its time.
         active = list(runners)
+        rounds = 0
         while active:
-            for system in active:
+            # Each round starts one system later, so no system always follows
+            # another's pause (a core wakes up slower after one).
+            shift = rounds % len(active)
+            rounds += 1
+            for system in active[shift:] + active[:shift]:
                 t0 = time.perf_counter()
                 runners[system]()
                 wl_rows[system]["times_ms"].append((time.perf_counter() - t0) * 1e3)
@@ -1228,8 +1234,8 @@ def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops benc
         "uniform random values" + (f"; {_window_text(data)}" if _window_text(data) else ""),
         f"* Timing: all systems in one process; one untimed warm-up call each (numba compilation or "
         f"cache load, ONNX Runtime session creation); then the {_timing_text(meta)}; "
-        "an untimed 50 ms pause after each ONNX Runtime call, whose worker threads spin "
-        "on a core after a run",
+        "an untimed pause after each ONNX Runtime (50 ms) and axisops (10 ms) call, whose "
+        "worker threads spin on a core after a run; each round starts with the next system",
         "* Threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
         + _load_text(meta),
         "* GB/s = (bytes read + bytes written) / time. *vs best peer* = this system's time / the "
