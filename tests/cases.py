@@ -382,3 +382,30 @@ def finite_difference(f, x, w, h=1e-6):
         xm[i] -= h
         o[i] = (np.sum(w * f(xp.reshape(x.shape))) - np.sum(w * f(xm.reshape(x.shape)))) / (2 * h)
     return out
+
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def result_problem(got):
+    """``None`` if *got* is a C-contiguous ndarray (what every operator returns), else a message."""
+    if type(got) is not np.ndarray:
+        return f"returned a {type(got).__name__}, expected a numpy.ndarray"
+    if not got.flags.c_contiguous:
+        return f"result is not C-contiguous (strides {got.strides})"
+    return None
+
+
+def same_bits(got, want):
+    """``None`` if *got* is a C-contiguous ndarray equal to *want* in shape, dtype and
+    bits (any NaN matching any NaN), else a message."""
+    if msg := result_problem(got) or mismatch(got, want):
+        return msg
+    if want.dtype.kind == "f":
+        g, w = got.view(_UINT[want.itemsize]), want.view(_UINT[want.itemsize])
+        differ = (g != w) & ~np.isnan(want)
+        if differ.any():
+            first = tuple(int(i) for i in np.argwhere(differ)[0])
+            return (f"bits differ (a -0.0 for a 0.0?); first at {first}: got {got[first]!r}, "
+                    f"expected {want[first]!r}")
+    return None

@@ -30,7 +30,8 @@ import pytest
 import axisops
 from axisops import reference as ref
 from cases import (ALL_DTYPES, INT_DTYPES, AxisError, bad_axes, cases, changed,
-                   compare_outcomes, mismatch, outcome, single_axes, snapshot, values)
+                   compare_outcomes, mismatch, outcome, same_bits, single_axes, snapshot,
+                   values)
 
 OPS = ("take", "take_along_axis", "gather_nd", "scatter")
 MODES = ("raise", "wrap", "clip", "fill")
@@ -38,30 +39,10 @@ REDUCES = (None, "add", "mul", "max", "min")
 CASES = [pytest.param(name, a, id=name) for name, a in cases()]
 #: A fill value of each kind of dtype (exactly representable in every dtype of its kind).
 FILL = {"b": True, "i": -3, "u": 7, "f": -2.5}
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _RANGE_MESSAGE = re.compile(r"index -?\d+ at position \([\d, ]*\) of indices is out of range \[")
 
 
 # ------------------------------------------------------------------- comparisons
-
-def same_bits(got, want):
-    """``None`` if *got* is a C-contiguous ndarray equal to *want* in shape, dtype and
-    bits (any NaN matching any NaN), else a message."""
-    if type(got) is not np.ndarray:
-        return f"returned a {type(got).__name__}, expected a numpy.ndarray"
-    if not got.flags.c_contiguous:
-        return f"result is not C-contiguous (strides {got.strides})"
-    if msg := mismatch(got, want):
-        return msg
-    if want.dtype.kind == "f":
-        g, w = got.view(_UINT[want.itemsize]), want.view(_UINT[want.itemsize])
-        differ = (g != w) & ~np.isnan(want)
-        if differ.any():
-            first = tuple(int(i) for i in np.argwhere(differ)[0])
-            return (f"bits differ (a -0.0 for a 0.0?); first at {first}: got {got[first]!r}, "
-                    f"expected {want[first]!r}")
-    return None
-
 
 def _describe(op, args, kwargs):
     parts = []

@@ -31,38 +31,15 @@ import pytest
 
 import axisops
 from axisops import reference as ref
-from cases import cases, changed, compare_outcomes, mismatch, outcome, snapshot, values
+from cases import (cases, changed, compare_outcomes, mismatch, outcome, result_problem, same_bits,
+                   snapshot, values)
 
 #: The dtypes these tests use (each new dtype costs the suite a compilation).
 DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32, np.uint8,
                                      np.bool_, np.int64))
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 # ------------------------------------------------------------------- comparisons
-
-def result_problem(got):
-    if type(got) is not np.ndarray:
-        return f"returned a {type(got).__name__}, expected a numpy.ndarray"
-    if not got.flags.c_contiguous:
-        return f"result is not C-contiguous (strides {got.strides})"
-    return None
-
-
-def same_bits(got, want):
-    """``None`` if *got* is a C-contiguous ndarray equal to *want* in shape, dtype and
-    bits (any NaN matching any NaN), else a message."""
-    if msg := result_problem(got) or mismatch(got, want):
-        return msg
-    if want.dtype.kind == "f":
-        g, w = got.view(_UINT[want.itemsize]), want.view(_UINT[want.itemsize])
-        differ = (g != w) & ~np.isnan(want)
-        if differ.any():
-            first = tuple(int(i) for i in np.argwhere(differ)[0])
-            return (f"bits differ (a -0.0 for a 0.0?); first at {first}: got {got[first]!r}, "
-                    f"expected {want[first]!r}")
-    return None
-
 
 def same_values(got, want):
     """As :func:`same_bits`, but -0.0 equals 0.0 (a sum may start from 0 or not)."""
