@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 
 from . import _jit, grad
 from ._alloc import pool_limit
+from ._jit import thread_limit
 from .gather import gather_nd, scatter, take, take_along_axis
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
@@ -28,4 +29,4 @@ _jit.initialise_in_background()
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
-           "grad", "pool_limit", "__version__"]
+           "grad", "pool_limit", "thread_limit", "__version__"]

@@ -1,16 +1,45 @@
-"""The one place that compiles kernels.
+"""The one place that compiles kernels and runs them.
 
-Every kernel is an ``@kernel`` (parallel) or ``@serial_kernel`` function. Options are
-fixed here and never read from the environment: Numba's on-disk cache key ignores
-compiler flags, so flags that changed between runs would load stale machine code.
+DESIGN NOTE: how a kernel runs on several cores, and why not Numba's ``parallel=True``.
 
-Kernels that differ only by a compile-time constant (an operator code, an
-accumulator type) are made by small factories (see ``kernels/reduce.py``); Numba
-caches each closure separately because its cache key includes the closure's values.
+Every kernel is a *serial* ``nogil`` Numba function whose work is a list of tasks;
+its first two arguments ``part, parts`` say which contiguous share of the tasks it
+runs (:func:`part_range`). :func:`run` calls it once on the calling thread for
+small inputs (``part, parts = 0, 1``), or splits the tasks into parts that the
+calling thread and the workers of a small pool of our own take in turn. The
+result never depends on the split: each task writes its own outputs.
+
+Measured on these machines (2 cores) before choosing:
+
+* Numba's OpenMP layer (``parallel=True``) spins its workers after every
+  parallel region: 9 ms of CPU in the 200 ms after a call, taken from whatever
+  runs next. ``OMP_WAIT_POLICY=passive`` stops the spin but costs 50 us per call
+  (waking a sleeping thread takes that long on these virtual machines), and it
+  must be set before libgomp loads, which PyTorch may already have done with
+  its own copy. A child forked after a parallel region dies ("fork() called from
+  a process already using GNU OpenMP"). TBB is fork-safe but was 15-50% slower.
+* Compiling with ``parallel=True`` is most of a kernel's first-call time: the
+  first argmax along a middle axis took 16.6 s parallel, 6.0 s serial, and
+  2.8 s serial without Numba-level ``inline="always"`` helpers (sum 7.0 -> 1.3 s,
+  cummax 5.4 -> 1.5 s).
+* A pool of Python threads over serial ``nogil`` kernels costs the same ~50 us
+  wake-up as passive OpenMP and nothing else: the workers block on a lock
+  between calls (no CPU after a call returns), a forked child simply starts a
+  new pool (``os.register_at_fork``), and any number of threads may call at once
+  (a caller that finds the pool busy runs its kernel on its own thread, which
+  with Dask's threaded scheduler is what every worker should do anyway).
+
+So inputs below :data:`PARALLEL_MIN_WORK` elements run serially on the calling
+thread, with no thread machinery at all, and larger ones use the pool.
+
+Options are fixed here and never read from the environment: Numba's on-disk
+cache key ignores compiler flags, so flags that changed between runs would load
+stale machine code.
 """
 from __future__ import annotations
 
 import functools
+import os
 import threading
 
 from numba import njit
@@ -22,16 +51,32 @@ _FASTMATH_SUM = frozenset({"reassoc"})
 
 
 def kernel(fn=None, *, reassociate: bool = False):
-    """Compile *fn* lazily as a parallel, disk-cached Numba kernel."""
+    """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
+
+    *fn* takes ``part, parts`` first and runs its share of the tasks (see
+    :func:`part_range`); :func:`run` calls it.
+    """
     def wrap(f):
-        return njit(parallel=True, cache=True, nogil=True,
+        return njit(cache=True, nogil=True,
                     fastmath=set(_FASTMATH_SUM) if reassociate else False)(f)
     return wrap(fn) if fn is not None else wrap
 
 
-def helper(fn):
-    """A small function inlined into kernels (no parallelism of its own)."""
-    return njit(inline="always", cache=True)(fn)
+def helper(fn=None, *, inline: bool = False):
+    """A small compiled function called from kernels.
+
+    LLVM inlines small callees on its own; Numba-level ``inline="always"``
+    multiplies compile time and is used only where a measurement shows it pays.
+    """
+    def wrap(f):
+        return njit(inline="always", cache=True)(f) if inline else njit(cache=True)(f)
+    return wrap(fn) if fn is not None else wrap
+
+
+@helper
+def part_range(tasks, part, parts):
+    """The tasks ``[lo, hi)`` of share *part* of *parts* (contiguous, in order)."""
+    return part * tasks // parts, (part + 1) * tasks // parts
 
 
 def factory(fn):
@@ -49,7 +94,7 @@ def initialise_in_background() -> None:
     call. The thread holds Numba's global compiler lock, so a kernel called early
     simply waits for it.
     """
-    def run():
+    def init():
         try:
             from numba.core.compiler_lock import global_compiler_lock
             from numba.core.registry import cpu_target
@@ -59,27 +104,176 @@ def initialise_in_background() -> None:
         except Exception:  # pragma: no cover - the first call does it anyway
             pass
 
-    threading.Thread(target=run, name="axisops-numba-init", daemon=True).start()
+    threading.Thread(target=init, name="axisops-numba-init", daemon=True).start()
 
 
-#: Below this many elements a kernel runs on the calling thread only: waking the
-#: other workers costs more than the work (milliseconds when another process
-#: holds a core). Results do not depend on the thread count, so this changes
-#: only the time.
-SERIAL_BELOW = 1 << 17
+# ------------------------------------------------------------------ the thread pool
+
+#: Below this many elements of work a kernel runs on the calling thread only.
+#: Waking a pool worker costs about 50 us here, so the second core pays only for
+#: work of a few hundred microseconds (measured with the size sweep).
+PARALLEL_MIN_WORK = 1 << 18
+#: Parts per thread: more parts than threads balance the load when a core is
+#: slowed by another process (each part is taken by whichever thread is free).
+PARTS_PER_THREAD = 4
 
 
-def run(kern, work: int, *args):
-    """Call *kern* with *args*, on one thread when *work* (elements) is small."""
-    if work >= SERIAL_BELOW:
-        return kern(*args)
-    import numba
-
-    threads = numba.get_num_threads()
-    if threads == 1:
-        return kern(*args)
-    numba.set_num_threads(1)
+def _default_threads() -> int:
     try:
-        return kern(*args)
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+_threads = _default_threads()
+
+
+def thread_limit(n: int | None = None) -> int:
+    """The number of threads a large call may use; with *n*, set it.
+
+    Returns the number in force before the call. The default is the number of
+    cores the process may run on; ``thread_limit(1)`` keeps every call on the
+    calling thread. Results never depend on it.
+
+    >>> import axisops
+    >>> old = axisops.thread_limit(1)
+    >>> axisops.thread_limit(old)
+    1
+    """
+    global _threads
+    old = _threads
+    if n is not None:
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"thread_limit: expected a number of threads >= 1, got {n!r}")
+        _threads = n
+    return old
+
+
+class _Job:
+    """One parallel call: the kernel, its arguments and the next part to take."""
+
+    __slots__ = ("kern", "args", "parts", "next", "lock", "error")
+
+    def __init__(self, kern, args, parts):
+        self.kern = kern
+        self.args = args
+        self.parts = parts
+        self.next = 0
+        self.lock = threading.Lock()
+        self.error = None
+
+    def work(self) -> None:
+        """Run parts until none is left (called by the caller and every worker)."""
+        while True:
+            with self.lock:
+                part = self.next
+                self.next += 1
+            if part >= self.parts:
+                return
+            try:
+                self.kern(part, self.parts, *self.args)
+            except BaseException as exc:  # pragma: no cover - kernels trust their arguments
+                self.error = exc
+                return
+
+
+class _Worker:
+    """A daemon thread that sleeps on a lock until it is handed a job."""
+
+    def __init__(self, name: str):
+        self.wake = threading.Lock()
+        self.wake.acquire()
+        self.done = threading.Lock()
+        self.done.acquire()
+        self.job: _Job | None = None
+        threading.Thread(target=self._loop, name=name, daemon=True).start()
+
+    def _loop(self) -> None:
+        while True:
+            self.wake.acquire()
+            try:
+                self.job.work()
+            finally:
+                self.job = None
+                self.done.release()
+
+
+class _Pool:
+    """Workers for :func:`run`; one call at a time uses them (``busy``)."""
+
+    def __init__(self):
+        self.busy = threading.Lock()
+        self.workers: list[_Worker] = []
+
+    def run(self, kern, args, threads: int) -> None:
+        while len(self.workers) < threads - 1:
+            self.workers.append(_Worker(f"axisops-worker-{len(self.workers) + 1}"))
+        job = _Job(kern, args, threads * PARTS_PER_THREAD)
+        helpers = self.workers[:threads - 1]
+        for w in helpers:
+            w.job = job
+            w.wake.release()
+        job.work()
+        for w in helpers:
+            w.done.acquire()
+        if job.error is not None:  # pragma: no cover
+            raise job.error
+
+
+_pool = _Pool()
+
+
+def _after_fork_in_child() -> None:
+    # The parent's workers do not exist in a child, and a lock another thread
+    # held at the fork would never be released: start afresh.
+    global _pool
+    _pool = _Pool()
+
+
+def _hold_compiler_lock() -> None:
+    # A fork while another thread compiles would leave Numba's compiler lock held
+    # forever in the child; wait for the compile to finish instead.
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+        global_compiler_lock.acquire()
+    except Exception:  # pragma: no cover
+        pass
+
+
+def _release_compiler_lock() -> None:
+    try:
+        from numba.core.compiler_lock import global_compiler_lock
+        global_compiler_lock.release()
+    except Exception:  # pragma: no cover
+        pass
+
+
+def _child_after_fork() -> None:
+    _release_compiler_lock()
+    _after_fork_in_child()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_hold_compiler_lock, after_in_parent=_release_compiler_lock,
+                        after_in_child=_child_after_fork)
+
+
+def run(kern, work: int, *args) -> None:
+    """Call *kern* with *args* for all its tasks: serially when *work* (elements)
+    is small, else on the pool too.
+
+    A call that finds the pool busy (another thread is using it) runs on its own
+    thread: concurrent callers never wait for each other.
+    """
+    threads = _threads
+    if work < PARALLEL_MIN_WORK or threads < 2:
+        kern(0, 1, *args)
+        return
+    pool = _pool
+    if not pool.busy.acquire(blocking=False):
+        kern(0, 1, *args)
+        return
+    try:
+        pool.run(kern, args, threads)
     finally:
-        numba.set_num_threads(threads)
+        pool.busy.release()

@@ -36,10 +36,9 @@ from __future__ import annotations
 import math
 import warnings
 
-import numba
 import numpy as np
 
-from . import _alloc, _dtypes
+from . import _alloc, _dtypes, _jit
 from ._axes import normalize_axis
 from ._indices import as_index_array, check_in_range
 from ._jit import run
@@ -614,7 +613,7 @@ def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     block = max(1, _SCATTER_BLOCK_BYTES // out.itemsize) if inner > 1 else 1
     lanes = math.prod(outer) * math.prod(rest[:-1]) * -(-inner // block)
     parts = 1
-    threads = numba.get_num_threads()
+    threads = _jit.thread_limit()
     if lanes < _MIN_TASKS and out.shape[axis] >= 2 * threads:
         parts = threads  # few lanes: split each by destination range (same result)
     bad = np.zeros(lanes * parts, np.uint8)

@@ -211,6 +211,15 @@ def _view_args(view: ScanView, block: int, chunk_len: int) -> tuple:
             view.mid_shape, view.mid_strides, view.inner, view.inner_stride, chunk_len, block)
 
 
+def _run_phases(kern, work: int, chunks: int, *args) -> None:
+    """Run a scan kernel: with several chunks, the chunk totals, their carries
+    (a short serial pass) and the scan from the carries; else the scan alone."""
+    if chunks > 1:
+        run(kern, work, K.PHASE_TOTALS, *args)
+        run(kern, 0, K.PHASE_CARRIES, *args)
+    run(kern, work, K.PHASE_SCAN, *args)
+
+
 def _numeric_base(view: ScanView, dtype: np.dtype):
     """(base, table) for kernels that read values: float16 as bits and a table, bool as uint8."""
     if dtype == np.float16:
@@ -236,8 +245,8 @@ def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
     out = _alloc.empty(view.out_shape, acc_dtype)
     carry = np.empty((view.outer * view.mid, chunks, view.inner), acc_dtype)
     base, table = _numeric_base(view, x.dtype)
-    run(K.scan_values, x.size, base, *_view_args(view, block, chunk_len), op_code,
-        bool(exclusive), bool(reverse), table, carry, out)
+    _run_phases(K.scan_values, x.size, chunks, base, *_view_args(view, block, chunk_len), op_code,
+                bool(exclusive), bool(reverse), table, carry, out)
     return _rounded(out, res_dtype).reshape(shape)
 
 
@@ -253,8 +262,8 @@ def _logcumsumexp(x, axis, reverse):
     out = _alloc.empty(view.out_shape, np.float32 if res_dtype == np.float16 else res_dtype)
     carry = np.empty((view.outer * view.mid, chunks, view.inner), np.float64)
     base, table = _numeric_base(view, x.dtype)
-    run(K.scan_logaddexp, x.size, base, *_view_args(view, block, chunk_len), bool(reverse),
-        table, carry, out)
+    _run_phases(K.scan_logaddexp, x.size, chunks, base, *_view_args(view, block, chunk_len),
+                bool(reverse), table, carry, out)
     return _rounded(out, res_dtype).reshape(shape)
 
 
@@ -294,6 +303,6 @@ def _extreme(op, x, axis, index_dtype, invert):
     values = _alloc.empty(view.out_shape, bits)
     indices = _alloc.empty(view.out_shape, index_dtype)
     kern = K.extreme_kernel(bits.str)
-    run(kern, x.size, view.base.view(bits), *_view_args(view, block, chunk_len),
-        *_key_masks(x.dtype, bits, invert), keys, state_bits, state_index, values, indices)
+    _run_phases(kern, x.size, chunks, view.base.view(bits), *_view_args(view, block, chunk_len),
+                *_key_masks(x.dtype, bits, invert), keys, state_bits, state_index, values, indices)
     return ValuesIndices(values.view(x.dtype).reshape(shape), indices.reshape(shape))

@@ -44,29 +44,40 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def thread_counts():
-    """Thread counts worth comparing: 1, 2 and every core Numba may use."""
-    numba = pytest.importorskip("numba")
-    top = numba.config.NUMBA_NUM_THREADS
-    return sorted({1, min(2, top), top})
+    """Thread counts worth comparing: 1, 2, 3 (more than the parts divide evenly)
+    and every core the process may use."""
+    import axisops
+
+    top = axisops.thread_limit()
+    return sorted({1, 2, 3, top})
 
 
 @pytest.fixture
 def num_threads():
-    """``set(n)`` sets Numba's thread count; the original count is restored afterwards."""
-    numba = pytest.importorskip("numba")
-    original = numba.get_num_threads()
+    """``set(n)`` sets axisops' thread count; the original count is restored afterwards.
+
+    Setting it also lowers the size above which a call uses the pool to 0, so that
+    the small arrays of the tests really are split between threads.
+    """
+    import axisops
+    from axisops import _jit
+
+    original = axisops.thread_limit()
+    threshold = _jit.PARALLEL_MIN_WORK
 
     class Threads:
         counts = thread_counts()
 
         @staticmethod
         def set(n):
-            numba.set_num_threads(n)
+            axisops.thread_limit(n)
+            _jit.PARALLEL_MIN_WORK = 0
 
     try:
         yield Threads
     finally:
-        numba.set_num_threads(original)
+        axisops.thread_limit(original)
+        _jit.PARALLEL_MIN_WORK = threshold
 
 
 @pytest.fixture

@@ -29,9 +29,9 @@ fall in its range, which changes only the time, never the result.
 """
 from __future__ import annotations
 
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
-from .._jit import helper, kernel
+from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
 
 __all__ = ["MODE_RAISE", "MODE_WRAP", "MODE_CLIP", "MODE_FILL",
@@ -96,7 +96,7 @@ def _copy_four_rows(out, dst, base, s0, s1, s2, s3, inner):
 
 
 @kernel
-def take_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n, n_shape, n_strides,
+def take_rows(part, parts, base, offset, outer_shape, outer_strides, idx, idx_outer, m, n, n_shape, n_strides,
               mid_shape, mid_strides, inner, inner_stride, jchunk, mode, fill, bad, out):
     """``out[o, j, rest] = x[o, idx[o*idx_outer + j], rest]`` (``take`` and ``gather_nd``).
 
@@ -113,7 +113,8 @@ def take_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n, n_
     one_dim = n_shape.size == 1
     n_stride = n_strides[0]
     rows_contiguous = one_dim and rowlen == inner and inner_stride == 1 and rowlen > 1
-    for t in prange(outer * chunks):
+    task_lo, task_hi = part_range(outer * chunks, part, parts)
+    for t in range(task_lo, task_hi):
         o = t // chunks
         c = t - o * chunks
         xo = offset + block_offset(o, outer_shape, outer_strides)
@@ -208,7 +209,7 @@ def _gather_run(out, dst, dstep, base, src, n_stride, x_step, idx, isrc, istep, 
 
 
 @kernel
-def take_along(base, offset, outer_shape, x_outer_strides, i_outer_strides, n, x_n_stride,
+def take_along(part, parts, base, offset, outer_shape, x_outer_strides, i_outer_strides, n, x_n_stride,
                idx, i_offset, m, i_m_stride, mid_shape, x_mid_strides, i_mid_strides,
                inner, x_inner_stride, i_inner_stride, block, jchunk, mode, fill, bad, out):
     """``out[o, j, mm, k] = x[o, idx[o, j, mm, k], mm, k]`` (``take_along_axis``).
@@ -227,7 +228,8 @@ def take_along(base, offset, outer_shape, x_outer_strides, i_outer_strides, n, x
     chunks = (m + jchunk - 1) // jchunk
     per_o = mids * kblocks * chunks
     row = mids * inner
-    for t in prange(outer * per_o):
+    task_lo, task_hi = part_range(outer * per_o, part, parts)
+    for t in range(task_lo, task_hi):
         o = t // per_o
         r = t - o * per_o
         mm = r // (kblocks * chunks)
@@ -303,25 +305,26 @@ def _scatter_run(out, dst, dstep, n_stride, idx, isrc, istep, upd, usrc, ustep, 
 
 
 @kernel
-def scatter_lanes(out, outer_shape, o_outer_strides, i_outer_strides, u_outer_strides,
+def scatter_lanes(part, parts, out, outer_shape, o_outer_strides, i_outer_strides, u_outer_strides,
                   n, o_n_stride, idx, i_offset, m, i_m_stride, upd, u_offset, u_m_stride,
                   mid_shape, o_mid_strides, i_mid_strides, u_mid_strides,
                   inner, o_inner_stride, i_inner_stride, u_inner_stride,
-                  block, parts, op, mode, bad):
+                  block, dest_parts, op, mode, bad):
     """``out[o, idx[o, j, mm, k], mm, k] (op)= upd[o, j, mm, k]`` for j in order.
 
     Tasks are ``(o, mm, block of inner lanes, destination part)``: each owns its
     output lanes (see the module docstring), so the result does not depend on
-    the number of threads or of parts.
+    the number of threads or of destination parts.
     """
     outer = block_size(outer_shape)
     mids = block_size(mid_shape)
     kblocks = (inner + block - 1) // block
-    for t in prange(outer * mids * kblocks * parts):
-        lane = t // parts
-        p = t - lane * parts
-        lo = p * n // parts
-        hi = (p + 1) * n // parts
+    t0, t1 = part_range(outer * mids * kblocks * dest_parts, part, parts)
+    for t in range(t0, t1):
+        lane = t // dest_parts
+        p = t - lane * dest_parts
+        lo = p * n // dest_parts
+        hi = (p + 1) * n // dest_parts
         o = lane // (mids * kblocks)
         r = lane - o * (mids * kblocks)
         mm = r // kblocks

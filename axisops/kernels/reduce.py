@@ -24,9 +24,8 @@ compares need no NaN branches, vectorise, and work for float16 too.
 from __future__ import annotations
 
 import numpy as np
-from numba import prange
 
-from .._jit import factory, helper, kernel
+from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, block_size, load, same_type
 
 KEY_INT_MAX, KEY_INT_MIN, KEY_FLOAT_MAX, KEY_FLOAT_MIN = 0, 1, 2, 3
@@ -124,7 +123,7 @@ def _lane_update(s, j0, j1, base, p, stride, op, table, like):
 
 
 @kernel(reassociate=True)
-def reduce_values(base, offset, outer_shape, outer_strides, inner, inner_stride,
+def reduce_values(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride,
                   red_shape, red_strides, n, n_stride, chunk_len, inner_block,
                   row, op, table, partial):
     """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
@@ -136,7 +135,8 @@ def reduce_values(base, offset, outer_shape, outer_strides, inner, inner_stride,
     chunks = partial.shape[1]
     total = n * block_size(red_shape)
     blocks = (inner + inner_block - 1) // inner_block
-    for task in prange(outer * blocks * chunks):
+    task_lo, task_hi = part_range(outer * blocks * chunks, part, parts)
+    for task in range(task_lo, task_hi):
         o, b, c = _task(task, blocks, chunks)
         p_outer = offset + block_offset(o, outer_shape, outer_strides)
         t_end = min((c + 1) * chunk_len, total)
@@ -391,14 +391,15 @@ def arg_kernel(key_kind: int, view_dtype: str):
         LOWEST = KT(np.iinfo(dt).min) if KIND == KEY_INT_MAX else ~KT(np.iinfo(dt).max)
 
     @kernel
-    def reduce_arg(base, offset, outer_shape, outer_strides, inner, inner_stride,
+    def reduce_arg(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride,
                    red_shape, red_strides, n, n_stride, chunk_len, inner_block,
                    row, with_index, best_keys, best_index):
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
         total = n * block_size(red_shape)
         blocks = (inner + inner_block - 1) // inner_block
-        for task in prange(outer * blocks * chunks):
+        task_lo, task_hi = part_range(outer * blocks * chunks, part, parts)
+        for task in range(task_lo, task_hi):
             o, b, c = _task(task, blocks, chunks)
             p_outer = offset + block_offset(o, outer_shape, outer_strides)
             t_start = c * chunk_len

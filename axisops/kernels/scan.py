@@ -36,13 +36,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._jit import factory, helper, kernel
+from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, load, same_type
 from .reduce import OP_PROD, OP_SUM, _row_update, _task
 
-__all__ = ["OP_SUM", "OP_PROD", "scan_values", "scan_logaddexp", "extreme_kernel",
+#: The three phases of a chunked scan (see the module docstring); an unchunked
+#: scan runs PHASE_SCAN only.
+PHASE_TOTALS, PHASE_CARRIES, PHASE_SCAN = 0, 1, 2
+
+__all__ = ["OP_SUM", "OP_PROD", "PHASE_TOTALS", "PHASE_CARRIES", "PHASE_SCAN", "scan_values", "scan_logaddexp", "extreme_kernel",
            "cumprod_vjp", "logcumsumexp_vjp", "scatter_add_lanes"]
 
 
@@ -167,7 +171,7 @@ def _sum8(seg, table, like):
 
 
 @kernel
-def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
+def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                 inner, inner_stride, chunk_len, inner_block, op, exclusive, reverse, table,
                 carry, out):
     """Cumulative sums (``op=OP_SUM``) or products of a ``ScanView`` into ``out``.
@@ -184,8 +188,9 @@ def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape
     tasks = groups * blocks * chunks
     identity = 1 if op == OP_PROD else 0
     row = inner > 1
-    if chunks > 1:
-        for task in prange(tasks):  # A: the total of every chunk but the last
+    if phase == PHASE_TOTALS:
+        task_lo, task_hi = part_range(tasks, part, parts)
+        for task in range(task_lo, task_hi):  # A: the total of every chunk but the last
             g, b, c = _task(task, blocks, chunks)
             if c == chunks - 1:
                 continue
@@ -201,30 +206,34 @@ def scan_values(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape
             else:
                 acc[0] = _lane_fold(acc[0], base, p, n_stride, c * chunk_len, j1, n, op, reverse,
                                     table, acc)
-        for g in prange(groups):  # B: carry-in of chunk c = carry-in of c-1 (+) total of c-1
+    elif phase == PHASE_CARRIES:
+        task_lo, task_hi = part_range(groups, part, parts)
+        for g in range(task_lo, task_hi):  # B: carry-in of chunk c = carry-in of c-1 (+) total of c-1
             carry[g, 0, :] = identity
             for c in range(2, chunks):
                 prev = carry[g, c - 1]
                 cur = carry[g, c]
                 for i in range(inner):
                     cur[i] = prev[i] * cur[i] if op == OP_PROD else prev[i] + cur[i]
-    for task in prange(tasks):  # C: scan every chunk from its carry-in
-        g, b, c = _task(task, blocks, chunks)
-        p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
-        i0 = b * inner_block
-        i1 = min(i0 + inner_block, inner)
-        acc = carry[g, c, i0:i1]
-        if chunks == 1:
-            acc[:] = identity
-        j1 = min((c + 1) * chunk_len, n)
-        if row:
-            for j in range(c * chunk_len, j1):
-                q = _position(j, n, reverse)
-                _row_scan(acc, out[o, q, m, i0:i1], base, p + q * n_stride + i0 * inner_stride,
-                          inner_stride, op, exclusive, table)
-        else:
-            acc[0] = _lane_scan(acc[0], out[o, :, m, 0], base, p, n_stride, c * chunk_len, j1, n,
-                                op, exclusive, reverse, table, acc)
+    else:
+        task_lo, task_hi = part_range(tasks, part, parts)
+        for task in range(task_lo, task_hi):  # C: scan every chunk from its carry-in
+            g, b, c = _task(task, blocks, chunks)
+            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+            i0 = b * inner_block
+            i1 = min(i0 + inner_block, inner)
+            acc = carry[g, c, i0:i1]
+            if chunks == 1:
+                acc[:] = identity
+            j1 = min((c + 1) * chunk_len, n)
+            if row:
+                for j in range(c * chunk_len, j1):
+                    q = _position(j, n, reverse)
+                    _row_scan(acc, out[o, q, m, i0:i1], base, p + q * n_stride + i0 * inner_stride,
+                              inner_stride, op, exclusive, table)
+            else:
+                acc[0] = _lane_scan(acc[0], out[o, :, m, 0], base, p, n_stride, c * chunk_len, j1, n,
+                                    op, exclusive, reverse, table, acc)
 
 
 # ------------------------------------------------------------------ log-sum-exp
@@ -244,7 +253,7 @@ def _log_add_exp(acc, x):
 
 
 @kernel
-def scan_logaddexp(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
+def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                    inner, inner_stride, chunk_len, inner_block, reverse, table, carry, out):
     """``log(cumsum(exp(x)))`` of a ``ScanView``, stably, into ``out``.
 
@@ -256,8 +265,9 @@ def scan_logaddexp(base, offset, outer_shape, outer_strides, n, n_stride, mid_sh
     chunks = carry.shape[1]
     blocks = (inner + inner_block - 1) // inner_block
     tasks = groups * blocks * chunks
-    if chunks > 1:
-        for task in prange(tasks):  # A
+    if phase == PHASE_TOTALS:
+        task_lo, task_hi = part_range(tasks, part, parts)
+        for task in range(task_lo, task_hi):  # A
             g, b, c = _task(task, blocks, chunks)
             if c == chunks - 1:
                 continue
@@ -269,27 +279,31 @@ def scan_logaddexp(base, offset, outer_shape, outer_strides, n, n_stride, mid_sh
                 pq = p + _position(j, n, reverse) * n_stride + i0 * inner_stride
                 for i in range(acc.size):
                     acc[i] = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
-        for g in prange(groups):  # B
+    elif phase == PHASE_CARRIES:
+        task_lo, task_hi = part_range(groups, part, parts)
+        for g in range(task_lo, task_hi):  # B
             carry[g, 0, :] = -np.inf
             for c in range(2, chunks):
                 for i in range(inner):
                     carry[g, c, i] = _log_add_exp(carry[g, c - 1, i], carry[g, c, i])
-    for task in prange(tasks):  # C
-        g, b, c = _task(task, blocks, chunks)
-        p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
-        i0 = b * inner_block
-        i1 = min(i0 + inner_block, inner)
-        acc = carry[g, c, i0:i1]
-        if chunks == 1:
-            acc[:] = -np.inf
-        for j in range(c * chunk_len, min((c + 1) * chunk_len, n)):
-            q = _position(j, n, reverse)
-            pq = p + q * n_stride + i0 * inner_stride
-            orow = out[o, q, m, i0:i1]
-            for i in range(acc.size):
-                a = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
-                acc[i] = a
-                orow[i] = a
+    else:
+        task_lo, task_hi = part_range(tasks, part, parts)
+        for task in range(task_lo, task_hi):  # C
+            g, b, c = _task(task, blocks, chunks)
+            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+            i0 = b * inner_block
+            i1 = min(i0 + inner_block, inner)
+            acc = carry[g, c, i0:i1]
+            if chunks == 1:
+                acc[:] = -np.inf
+            for j in range(c * chunk_len, min((c + 1) * chunk_len, n)):
+                q = _position(j, n, reverse)
+                pq = p + q * n_stride + i0 * inner_stride
+                orow = out[o, q, m, i0:i1]
+                for i in range(acc.size):
+                    a = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
+                    acc[i] = a
+                    orow[i] = a
 
 
 # ------------------------------------------------------------- cummax and cummin
@@ -357,7 +371,7 @@ def extreme_kernel(bits_dtype: str):
     TOP = KT(np.iinfo(bits_dtype).max)
 
     @kernel
-    def scan_extreme(base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
+    def scan_extreme(part, parts, phase, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                      inner, inner_stride, chunk_len, inner_block, fmask, fone, xmask, expo,
                      keys, bits, index, values, indices):
         mids = values.shape[2]
@@ -367,8 +381,9 @@ def extreme_kernel(bits_dtype: str):
         tasks = groups * blocks * chunks
         none_bits = values[0, 0, 0, 0:0]
         none_index = indices[0, 0, 0, 0:0]
-        if chunks > 1:
-            for task in prange(tasks):  # A: the state at the end of every chunk but the last
+        if phase == PHASE_TOTALS:
+            task_lo, task_hi = part_range(tasks, part, parts)
+            for task in range(task_lo, task_hi):  # A: the state at the end of every chunk but the last
                 g, b, c = _task(task, blocks, chunks)
                 if c == chunks - 1:
                     continue
@@ -390,7 +405,9 @@ def extreme_kernel(bits_dtype: str):
                 else:
                     _lane_extreme(k, kb, ki, none_bits, none_index, base, p, n_stride,
                                   c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
-            for g in prange(groups):  # B: a chunk's state takes over when its key is >=
+        elif phase == PHASE_CARRIES:
+            task_lo, task_hi = part_range(groups, part, parts)
+            for g in range(task_lo, task_hi):  # B: a chunk's state takes over when its key is >=
                 keys[g, 0, :] = LOWEST
                 for c in range(2, chunks):
                     for i in range(inner):
@@ -398,34 +415,36 @@ def extreme_kernel(bits_dtype: str):
                             keys[g, c, i] = keys[g, c - 1, i]
                             bits[g, c, i] = bits[g, c - 1, i]
                             index[g, c, i] = index[g, c - 1, i]
-        for task in prange(tasks):  # C
-            g, b, c = _task(task, blocks, chunks)
-            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape,
-                                  mid_strides)
-            i0 = b * inner_block
-            i1 = min(i0 + inner_block, inner)
-            k = keys[g, c, i0:i1]
-            kb = bits[g, c, i0:i1]
-            ki = index[g, c, i0:i1]
-            if chunks == 1 or c == 0:
-                k[:] = LOWEST
-                kb[:] = 0
-                ki[:] = 0
-            j1 = min((c + 1) * chunk_len, n)
-            if inner > 1:
-                prev_bits = kb
-                prev_index = ki
-                for j in range(c * chunk_len, j1):
-                    obits = values[o, j, m, i0:i1]
-                    oindex = indices[o, j, m, i0:i1]
-                    _row_extreme(k, prev_bits, prev_index, obits, oindex, base,
-                                 p + j * n_stride + i0 * inner_stride, inner_stride, j, SHIFT,
-                                 fmask, fone, xmask, expo, TOP)
-                    prev_bits = obits
-                    prev_index = oindex
-            else:
-                _lane_extreme(k, kb, ki, values[o, :, m, 0], indices[o, :, m, 0], base, p,
-                              n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
+        else:
+            task_lo, task_hi = part_range(tasks, part, parts)
+            for task in range(task_lo, task_hi):  # C
+                g, b, c = _task(task, blocks, chunks)
+                p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape,
+                                      mid_strides)
+                i0 = b * inner_block
+                i1 = min(i0 + inner_block, inner)
+                k = keys[g, c, i0:i1]
+                kb = bits[g, c, i0:i1]
+                ki = index[g, c, i0:i1]
+                if chunks == 1 or c == 0:
+                    k[:] = LOWEST
+                    kb[:] = 0
+                    ki[:] = 0
+                j1 = min((c + 1) * chunk_len, n)
+                if inner > 1:
+                    prev_bits = kb
+                    prev_index = ki
+                    for j in range(c * chunk_len, j1):
+                        obits = values[o, j, m, i0:i1]
+                        oindex = indices[o, j, m, i0:i1]
+                        _row_extreme(k, prev_bits, prev_index, obits, oindex, base,
+                                     p + j * n_stride + i0 * inner_stride, inner_stride, j, SHIFT,
+                                     fmask, fone, xmask, expo, TOP)
+                        prev_bits = obits
+                        prev_index = oindex
+                else:
+                    _lane_extreme(k, kb, ki, values[o, :, m, 0], indices[o, :, m, 0], base, p,
+                                  n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
 
     return scan_extreme
 
@@ -479,7 +498,7 @@ _GRAD_BLOCK = 1024
 
 
 @kernel
-def cumprod_vjp(x, g, exclusive, reverse, out):
+def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
     """Gradient of a cumulative product without dividing: dx_k = P_k * S_k.
 
     In scan order, ``P_k`` is the product of the elements before step k and
@@ -490,7 +509,8 @@ def cumprod_vjp(x, g, exclusive, reverse, out):
     """
     outer, n, inner = x.shape
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
-    for task in prange(outer * blocks if n > 0 else 0):
+    task_lo, task_hi = part_range(outer * blocks if n > 0 else 0, part, parts)
+    for task in range(task_lo, task_hi):
         o = task // blocks
         i0 = (task - o * blocks) * _GRAD_BLOCK
         i1 = min(i0 + _GRAD_BLOCK, inner)
@@ -528,13 +548,14 @@ def _exp_diff(a, b):
 
 
 @kernel
-def logcumsumexp_vjp(x, y, g, out):
+def logcumsumexp_vjp(part, parts, x, y, g, out):
     """Gradient of ``y = logcumsumexp(x)``: dx_k = exp(x_k - y_k) * Q_k with
     ``Q_k = g_k + exp(y_k - y_{k+1}) Q_{k+1}``; every factor is at most 1, since y
     is non-decreasing and x_k <= y_k, so nothing overflows."""
     outer, n, inner = x.shape
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
-    for task in prange(outer * blocks):
+    task_lo, task_hi = part_range(outer * blocks, part, parts)
+    for task in range(task_lo, task_hi):
         o = task // blocks
         i0 = (task - o * blocks) * _GRAD_BLOCK
         i1 = min(i0 + _GRAD_BLOCK, inner)
@@ -549,14 +570,15 @@ def logcumsumexp_vjp(x, y, g, out):
 
 
 @kernel
-def scatter_add_lanes(index, g, out):
+def scatter_add_lanes(part, parts, index, g, out):
     """out[o, index[o, j, i], i] += g[o, j, i], for j in increasing order in every lane.
 
     ``out`` must hold zeros; every index must be in [0, out.shape[1]).
     """
     outer, n, inner = g.shape
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
-    for task in prange(outer * blocks):
+    task_lo, task_hi = part_range(outer * blocks, part, parts)
+    for task in range(task_lo, task_hi):
         o = task // blocks
         i0 = (task - o * blocks) * _GRAD_BLOCK
         i1 = min(i0 + _GRAD_BLOCK, inner)

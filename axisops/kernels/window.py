@@ -23,9 +23,9 @@ scatters with atomic adds, whose order varies).
 """
 from __future__ import annotations
 
-from numba import njit, prange, uint64
+from numba import njit, uint64
 
-from .._jit import helper, kernel
+from .._jit import helper, kernel, part_range
 
 __all__ = ["unfold_rows", "unfold_channels_last", "fold_rows", "fold_planes", "fold_channels_last"]
 
@@ -66,7 +66,7 @@ def _unfold_run(out, dst, base, src, x_step, lo, hi, count, fill):
 
 
 @kernel
-def unfold_rows(base, offset, xs, geo, batch, channels, fill, out):
+def unfold_rows(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     """im2col in PyTorch's layout: ``out`` is C-contiguous (N, C, K1, K2, K3, L1, L2, L3).
 
     One task per (n, c) plane; each (kernel offset, l1, l2) row of L3 positions
@@ -80,7 +80,8 @@ def unfold_rows(base, offset, xs, geo, batch, channels, fill, out):
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     kernel_size = k1n * k2n * k3n
     positions = l1n * l2n * l3n
-    for t in prange(batch * channels):
+    task_lo, task_hi = part_range(batch * channels, part, parts)
+    for t in range(task_lo, task_hi):
         n = t // channels
         c = t - n * channels
         xo = offset + n * xs[0] + c * xs[1]
@@ -104,7 +105,7 @@ def unfold_rows(base, offset, xs, geo, batch, channels, fill, out):
 
 
 @kernel
-def unfold_channels_last(base, offset, xs, geo, batch, channels, fill, out):
+def unfold_channels_last(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     """im2col with channels last: ``out`` is C-contiguous (N, L1, L2, L3, K1, K2, K3, C).
 
     One task per (n, l1, l2); each (l3, kernel offset) is a run of C channels.
@@ -116,7 +117,8 @@ def unfold_channels_last(base, offset, xs, geo, batch, channels, fill, out):
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     kernel_size = k1n * k2n * k3n
-    for t in prange(batch * l1n * l2n):
+    task_lo, task_hi = part_range(batch * l1n * l2n, part, parts)
+    for t in range(task_lo, task_hi):
         n = t // (l1n * l2n)
         l1 = (t // l2n) % l1n
         l2 = t % l2n
@@ -153,7 +155,7 @@ def _fold_run(out, dst, out_step, cols, src, c_step, lo, hi):
 
 
 @kernel
-def fold_rows(cols, offset, cs, geo, batch, channels, out):
+def fold_rows(part, parts, cols, offset, cs, geo, batch, channels, out):
     """col2im in PyTorch's layout: ``out`` (C-contiguous (N, C, S1, S2, S3), zeroed
     here) gathers ``cols[n, c*K + k, l]`` (element strides ``cs``: n, row, l).
 
@@ -167,7 +169,8 @@ def fold_rows(cols, offset, cs, geo, batch, channels, out):
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     kernel_size = k1n * k2n * k3n
-    for t in prange(batch * channels * s1 * s2):
+    task_lo, task_hi = part_range(batch * channels * s1 * s2, part, parts)
+    for t in range(task_lo, task_hi):
         nc = t // (s1 * s2)
         i1 = (t // s2) % s1
         i2 = t % s2
@@ -194,7 +197,7 @@ def fold_rows(cols, offset, cs, geo, batch, channels, out):
 
 
 @kernel
-def fold_planes(cols, offset, cs, geo, batch, channels, out):
+def fold_planes(part, parts, cols, offset, cs, geo, batch, channels, out):
     """col2im in PyTorch's layout, one task per (n, c) plane: the same sums, in the
     same order (increasing kernel index for every element), as :func:`fold_rows`,
     with the loops turned so that each column row is read once, front to back
@@ -208,7 +211,8 @@ def fold_planes(cols, offset, cs, geo, batch, channels, out):
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     kernel_size = k1n * k2n * k3n
     plane = s1 * s2 * s3
-    for t in prange(batch * channels):
+    task_lo, task_hi = part_range(batch * channels, part, parts)
+    for t in range(task_lo, task_hi):
         n = t // channels
         c = t - n * channels
         dst0 = t * plane
@@ -233,7 +237,7 @@ def fold_planes(cols, offset, cs, geo, batch, channels, out):
 
 
 @kernel
-def fold_channels_last(cols, offset, cs, geo, batch, channels, out):
+def fold_channels_last(part, parts, cols, offset, cs, geo, batch, channels, out):
     """col2im with channels last: ``out`` (C-contiguous (N, S1, S2, S3, C), zeroed here)
     gathers ``cols[n, l, k*C + c]`` (element strides ``cs``: n, l, column).
 
@@ -246,7 +250,8 @@ def fold_channels_last(cols, offset, cs, geo, batch, channels, out):
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     kernel_size = k1n * k2n * k3n
-    for t in prange(batch * s1 * s2):
+    task_lo, task_hi = part_range(batch * s1 * s2, part, parts)
+    for t in range(task_lo, task_hi):
         n = t // (s1 * s2)
         i1 = (t // s2) % s1
         i2 = t % s2
