@@ -18,6 +18,7 @@ from . import _dtypes
 from ._axes import normalize_axes, reduced_shape
 from ._jit import run
 from ._layout import ReductionView, reduction_view, restore_kept_order
+from ._plan import PlanCache, axis_key, base_maker
 from .kernels import reduce as K
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
@@ -30,6 +31,8 @@ _CHUNK = 1 << 15
 _INNER_BLOCK = 2048
 #: Outputs one lane-order task scans, row by row of the reduced block.
 _LANE_BLOCK = 64
+#: Plans of every function here (see ``axisops._plan``).
+_PLANS = PlanCache()
 
 
 def sum(x, axis=None, *, keepdims=False, dtype=None):
@@ -194,14 +197,6 @@ def unravel(idx, shape, axis):
 # --------------------------------------------------------------------------- helpers
 
 
-def _prepare(op: str, x, axis):
-    x = _dtypes.as_array(x)
-    _dtypes.check_dtype(x.dtype, op)
-    axes = normalize_axes(axis, x.ndim, op)
-    count = math.prod(x.shape[d] for d in axes)
-    return x, axes, count
-
-
 def _scalar_or_array(res: np.ndarray):
     return res[()] if res.ndim == 0 else res
 
@@ -241,7 +236,23 @@ def _float16_table() -> np.ndarray:
 
 
 def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
-    x, axes, count = _prepare(op, x, axis)
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    try:
+        key = (op, x.shape, x.strides, x.dtype, axis_key(axis), keepdims, dtype)
+    except TypeError:
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _value_plan(op, x, axis, keepdims, dtype))
+    return plan(x)
+
+
+def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
+    """The plan of sum/prod/mean for arrays described like *x* (see ``_plan``)."""
+    _dtypes.check_dtype(x.dtype, op)
+    axes = normalize_axes(axis, x.ndim, op)
+    count = math.prod(x.shape[d] for d in axes)
     if op == "mean":
         res_dtype, acc_dtype = _dtypes.mean_dtypes(x.dtype, dtype)
     else:
@@ -249,49 +260,84 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     out_shape = reduced_shape(x.shape, axes, keepdims)
     if res_dtype.kind == "b":
         # NumPy's add/multiply on booleans are logical or/and of the elements
-        bits = x.astype(bool, copy=False)
-        red = _arg_reduction("max" if op == "sum" else "min", bits, axes, keepdims, False, np.int64)
-        return _scalar_or_array(np.asarray(red, dtype=bool))
+        extreme = "max" if op == "sum" else "min"
+        return lambda x: _scalar_or_array(np.asarray(
+            _arg_reduction(extreme, x.astype(bool, copy=False), axes, keepdims, False, np.int64),
+            dtype=bool))
     if count == 0 or x.size == 0:
-        return _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
+        return lambda x: _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
 
     view = reduction_view(x, axes, keep_order=False)
     chunks, chunk_len = _chunking(view.reduced_count)
-    inner_block = _inner_block(view, chunks)
-    partial = np.empty((view.outer, chunks, view.inner), dtype=acc_dtype)
-    base = view.base
+    partial_shape = (view.outer, chunks, view.inner)
     table = None
+    make_base = base_maker(x)
     if x.dtype == np.float16:
-        base, table = base.view(np.uint16), _float16_table()
+        table = _float16_table()
+        make_base = _viewed(make_base, np.uint16)
     elif x.dtype == np.bool_:
-        base = base.view(np.uint8)
-    op_code = K.OP_PROD if op == "prod" else K.OP_SUM
-    run(K.reduce_values, x.size, base, *_kernel_args(view, chunk_len, inner_block), op_code, table, partial)
+        make_base = _viewed(make_base, np.uint8)
+    args = (*_kernel_args(view, chunk_len, _inner_block(view, chunks)),
+            K.OP_PROD if op == "prod" else K.OP_SUM, table)
+    kern, work, x_shape = K.reduce_values, x.size, x.shape
+    direct = (chunks == 1 and res_dtype == acc_dtype and op != "mean"
+              and list(view.kept_order) == sorted(view.kept_order))
+    scalar = len(out_shape) == 0
 
-    if chunks == 1:
-        acc = partial[:, 0, :]
-    elif op == "prod":
-        acc = partial.prod(axis=1, dtype=acc_dtype)
-    else:
-        acc = partial.sum(axis=1, dtype=acc_dtype)
-    acc = acc.astype(res_dtype, copy=False) if res_dtype.kind in "iu" else acc
-    if op == "mean":  # as NumPy: divide the sum (wrapped to an integer dtype if asked) in place
-        acc = np.true_divide(acc, count, out=np.array(acc), casting="unsafe")
-    res = restore_kept_order(acc.astype(res_dtype, copy=False), x.shape, view, out_shape)
-    return _scalar_or_array(res)
+    def finish(partial):
+        if chunks == 1:
+            acc = partial[:, 0, :]
+        elif op == "prod":
+            acc = partial.prod(axis=1, dtype=acc_dtype)
+        else:
+            acc = partial.sum(axis=1, dtype=acc_dtype)
+        acc = acc.astype(res_dtype, copy=False) if res_dtype.kind in "iu" else acc
+        if op == "mean":  # as NumPy: divide the sum (wrapped to an integer dtype if asked) in place
+            acc = np.true_divide(acc, count, out=np.array(acc), casting="unsafe")
+        res = restore_kept_order(acc.astype(res_dtype, copy=False), x_shape, view, out_shape)
+        return _scalar_or_array(res)
+
+    def plan(x):
+        partial = np.empty(partial_shape, acc_dtype)
+        run(kern, work, make_base(x), *args, partial)
+        if direct:  # the kernel's output is the result
+            return partial.reshape(out_shape)[()] if scalar else partial.reshape(out_shape)
+        return finish(partial)
+
+    return plan
+
+
+def _viewed(make_base, dtype):
+    return lambda x: make_base(x).view(dtype)
 
 
 def _empty_value_reduction(op, out_shape, res_dtype, count):
     if op == "prod":
         return np.ones(out_shape, res_dtype)
     if op == "mean" and count == 0 and math.prod(out_shape) > 0:
-        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=4)
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=5)
         return np.full(out_shape, np.nan, res_dtype)
     return np.zeros(out_shape, res_dtype)
 
 
 def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
-    x, axes, count = _prepare(op, x, axis)
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    try:
+        key = (op, x.shape, x.strides, x.dtype, axis_key(axis), keepdims, select_last, index_dtype)
+    except TypeError:
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _arg_plan(op, x, axis, keepdims, select_last, index_dtype))
+    return plan(x)
+
+
+def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, index_dtype):
+    """The plan of max/min/argmax/argmin for arrays described like *x*."""
+    _dtypes.check_dtype(x.dtype, op)
+    axes = normalize_axes(axis, x.ndim, op)
+    count = math.prod(x.shape[d] for d in axes)
     want_index = op.startswith("arg")
     if want_index:
         index_dtype = _dtypes.check_index_dtype(index_dtype, op)
@@ -304,37 +350,53 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
     if want_index:
         _dtypes.check_index_fits(count, index_dtype, op)
     if x.size == 0:
-        return _scalar_or_array(np.empty(out_shape, index_dtype if want_index else x.dtype))
+        empty_dtype = index_dtype if want_index else x.dtype
+        return lambda x: _scalar_or_array(np.empty(out_shape, empty_dtype))
+    seen = x
     if select_last:
         # Reversing every reduced axis maps the C-order index t to count-1-t and
-        # turns "last of the ties" into "first of the ties".
-        x = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
+        # turns "last of the ties" into "first of the ties". The reversed view
+        # walks the same memory, so the base is made from x itself.
+        seen = x[tuple(slice(None, None, -1) if d in axes else slice(None) for d in range(x.ndim))]
 
-    view = reduction_view(x, axes, keep_order=want_index)
+    view = reduction_view(seen, axes, keep_order=want_index)
     chunks, chunk_len = _chunking(view.reduced_count)
-    inner_block = _inner_block(view, chunks)
     view_dtype = _dtypes.bits_view_dtype(x.dtype)
-    is_float = x.dtype.kind == "f"
     is_max = op in ("max", "argmax")
-    key_kind = ((K.KEY_FLOAT_MAX if is_max else K.KEY_FLOAT_MIN) if is_float
+    key_kind = ((K.KEY_FLOAT_MAX if is_max else K.KEY_FLOAT_MIN) if x.dtype.kind == "f"
                 else (K.KEY_INT_MAX if is_max else K.KEY_INT_MIN))
-    keys = np.empty((view.outer, chunks, view.inner), dtype=view_dtype)
-    index = np.empty((view.outer, chunks, view.inner if want_index else 0), dtype=np.int64)
     kern = K.arg_kernel(key_kind, view_dtype.str)
-    run(kern, x.size, view.base.view(view_dtype), *_kernel_args(view, chunk_len, inner_block),
-        want_index, keys, index)
+    args = (*_kernel_args(view, chunk_len, _inner_block(view, chunks)), want_index)
+    keys_shape = (view.outer, chunks, view.inner)
+    index_shape = (view.outer, chunks, view.inner if want_index else 0)
+    make_base = _viewed(base_maker(x), view_dtype)
+    work, dtype, x_shape = x.size, x.dtype, x.shape
+    in_order = list(view.kept_order) == sorted(view.kept_order)
 
-    if not want_index:
-        res = _keys_to_values(keys.max(axis=1), key_kind, x.dtype)
-    else:
-        if chunks == 1:
-            best = index[:, 0, :]
-        else:  # the first chunk holding the greatest key: chunks are in index order
-            best = np.take_along_axis(index, keys.argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
-        if select_last:
-            best = (count - 1) - best
-        res = best.astype(index_dtype, copy=False)
-    return _scalar_or_array(restore_kept_order(res, x.shape, view, out_shape))
+    def finish(keys, index):
+        if not want_index:
+            res = _keys_to_values(keys[:, 0, :] if chunks == 1 else keys.max(axis=1), key_kind, dtype)
+        else:
+            if chunks == 1:
+                best = index[:, 0, :]
+            else:  # the first chunk holding the greatest key: chunks are in index order
+                best = np.take_along_axis(index, keys.argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
+            if select_last:
+                best = (count - 1) - best
+            res = best.astype(index_dtype, copy=False)
+        if in_order:
+            res = res.reshape(out_shape)
+        else:
+            res = restore_kept_order(res, x_shape, view, out_shape)
+        return res[()] if res.ndim == 0 else res
+
+    def plan(x):
+        keys = np.empty(keys_shape, view_dtype)
+        index = np.empty(index_shape, np.int64)
+        run(kern, work, make_base(x), *args, keys, index)
+        return finish(keys, index)
+
+    return plan
 
 
 def _keys_to_values(keys: np.ndarray, key_kind: int, dtype: np.dtype) -> np.ndarray:
