@@ -32,7 +32,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["empty", "pool_limit"]
+__all__ = ["empty", "empty_function", "pool_limit"]
 
 #: Results smaller than this come from ``numpy.empty`` (malloc recycles them anyway).
 MIN_POOLED = 8 << 20
@@ -83,6 +83,13 @@ def empty(shape, dtype) -> np.ndarray:
             buf = np.empty(nbytes, np.uint8)
         _buffers.append(buf)
         return buf.view(dtype).reshape(shape)
+
+
+def empty_function(shape, dtype):
+    """The function that gives results of this shape and dtype: ``numpy.empty``
+    for small ones (skipping the pool's bookkeeping), :func:`empty` otherwise.
+    Call it as ``f(shape, dtype)``; plans choose it once."""
+    return np.empty if math.prod(shape) * np.dtype(dtype).itemsize < MIN_POOLED else empty
 
 
 def pool_limit(nbytes: int | None = None) -> int:

@@ -29,17 +29,20 @@ from . import _alloc, _dtypes
 from ._axes import normalize_axis
 from ._jit import run
 from ._layout import ScanView, scan_view
+from ._plan import PlanCache, axis_key, base_maker
 from .kernels import scan as K
 from .reduce import _float16_table
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices"]
 
-#: Scan steps times lanes per chunk of a long scan (see ``_plan``).
+#: Scan steps times lanes per chunk of a long scan (see ``_split``).
 _CHUNK = 1 << 16
 #: Widest block of ``inner`` lanes one row-order task scans.
 _INNER_BLOCK = 2048
 #: With fewer tasks than this, blocks get narrower and long axes are chunked.
 _MIN_TASKS = 8
+#: Plans of every function here (see ``axisops._plan``).
+_PLANS = PlanCache()
 
 
 class ValuesIndices(NamedTuple):
@@ -178,17 +181,31 @@ def logcumsumexp(x, axis=None):
 # --------------------------------------------------------------------------- helpers
 
 
-def _prepare(op: str, x, axis):
-    """(x, axis, result shape): the input as an array scanned along one axis."""
-    x = _dtypes.as_array(x)
+def _planned(op: str, make_plan, x, axis, *options):
+    """Run the plan of *op* for arrays described like *x*, making it first if new."""
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    try:
+        key = (op, x.shape, x.strides, x.dtype, axis_key(axis), *options)
+    except TypeError:
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, make_plan(op, x, axis, *options))
+    return plan(x)
+
+
+def _prepare(op: str, x: np.ndarray, axis):
+    """(x, axis, result shape, flatten): the input as an array scanned along one
+    axis; *flatten* is whether each call must flatten its input (``axis=None``)."""
     _dtypes.check_dtype(x.dtype, op)
     if axis is None:
         shape = x.shape if x.ndim == 0 else (x.size,)
-        return x.reshape(-1), 0, shape
-    return x, normalize_axis(axis, x.ndim, op), x.shape
+        return x.reshape(-1), 0, shape, True
+    return x, normalize_axis(axis, x.ndim, op), x.shape, False
 
 
-def _plan(view: ScanView) -> tuple[int, int, int]:
+def _split(view: ScanView) -> tuple[int, int, int]:
     """(inner block, chunks, chunk length): how the work is split into tasks.
 
     Depends on the shape only, never on the thread count, so results don't either.
@@ -220,51 +237,90 @@ def _run_phases(kern, work: int, chunks: int, *args) -> None:
     run(kern, work, K.PHASE_SCAN, *args)
 
 
-def _numeric_base(view: ScanView, dtype: np.dtype):
-    """(base, table) for kernels that read values: float16 as bits and a table, bool as uint8."""
-    if dtype == np.float16:
-        return view.base.view(np.uint16), _float16_table()
-    if dtype == np.bool_:
-        return view.base.view(np.uint8), None
-    return view.base, None
+def _numeric_base(x: np.ndarray):
+    """(how to get the base of arrays like *x*, table) for kernels that read values:
+    float16 as bits and a table, bool as uint8."""
+    make_base = base_maker(x)
+    if x.dtype == np.float16:
+        return (lambda x: make_base(x).view(np.uint16)), _float16_table()
+    if x.dtype == np.bool_:
+        return (lambda x: make_base(x).view(np.uint8)), None
+    return make_base, None
 
 
 def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
-    x, axis, shape = _prepare(op, x, axis)
+    return _planned(op, _sum_or_prod_plan, x, axis, dtype, exclusive, reverse)
+
+
+def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
+    """The plan of cumsum/cumprod for arrays described like *x*."""
+    x, axis, shape, flatten = _prepare(op, x, axis)
     res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, op)
     if x.size == 0:
-        return np.zeros(shape, res_dtype)
+        return lambda x: np.zeros(shape, res_dtype)
+    convert = None
     if res_dtype == np.bool_:  # a logical scan of the elements' truth values
-        x = x.astype(np.bool_, copy=False)
+        convert = np.dtype(np.bool_)
     elif acc_dtype != _dtypes.sum_dtypes(x.dtype, None, op)[1]:
         # A dtype= that changes the accumulator: convert once, so that the kernel is
         # compiled per input dtype (with its own accumulator) and not per pair.
-        x = x.astype(acc_dtype)
+        convert = acc_dtype
+    if convert is not None:
+        x = x.astype(convert, copy=False)
     view = scan_view(x, axis)
-    block, chunks, chunk_len = _plan(view)
-    out = _alloc.empty(view.out_shape, acc_dtype)
-    carry = np.empty((view.outer * view.mid, chunks, view.inner), acc_dtype)
-    base, table = _numeric_base(view, x.dtype)
-    _run_phases(K.scan_values, x.size, chunks, base, *_view_args(view, block, chunk_len), op_code,
-                bool(exclusive), bool(reverse), table, carry, out)
-    return _rounded(out, res_dtype).reshape(shape)
+    block, chunks, chunk_len = _split(view)
+    base_of, table = _numeric_base(x)
+    args = (*_view_args(view, block, chunk_len), K.OP_PROD if op == "cumprod" else K.OP_SUM,
+            bool(exclusive), bool(reverse), table)
+    carry_shape = (view.outer * view.mid, chunks, view.inner)
+    out_shape, work = view.out_shape, x.size
+    empty = _alloc.empty_function(out_shape, acc_dtype)
+
+    def plan(x):
+        if flatten:
+            x = x.reshape(-1)
+        if convert is not None:
+            x = x.astype(convert, copy=False)
+        out = empty(out_shape, acc_dtype)
+        carry = np.empty(carry_shape, acc_dtype)
+        _run_phases(K.scan_values, work, chunks, base_of(x), *args, carry, out)
+        return _rounded(out, res_dtype).reshape(shape)
+
+    return plan
 
 
 def _logcumsumexp(x, axis, reverse):
-    x, axis, shape = _prepare("logcumsumexp", x, axis)
-    if x.dtype.kind != "f":
-        x = x.astype(np.float64)
-    res_dtype = x.dtype
+    return _planned("logcumsumexp", _logcumsumexp_plan, x, axis, reverse)
+
+
+def _logcumsumexp_plan(op, x, axis, reverse):
+    x, axis, shape, flatten = _prepare(op, x, axis)
+    convert = None if x.dtype.kind == "f" else np.dtype(np.float64)
+    res_dtype = convert or x.dtype
     if x.size == 0:
-        return np.zeros(shape, res_dtype)
+        return lambda x: np.zeros(shape, res_dtype)
+    if convert is not None:
+        x = x.astype(convert)
     view = scan_view(x, axis)
-    block, chunks, chunk_len = _plan(view)
-    out = _alloc.empty(view.out_shape, np.float32 if res_dtype == np.float16 else res_dtype)
-    carry = np.empty((view.outer * view.mid, chunks, view.inner), np.float64)
-    base, table = _numeric_base(view, x.dtype)
-    _run_phases(K.scan_logaddexp, x.size, chunks, base, *_view_args(view, block, chunk_len),
-                bool(reverse), table, carry, out)
-    return _rounded(out, res_dtype).reshape(shape)
+    block, chunks, chunk_len = _split(view)
+    base_of, table = _numeric_base(x)
+    args = (*_view_args(view, block, chunk_len), bool(reverse), table)
+    carry_shape = (view.outer * view.mid, chunks, view.inner)
+    out_shape, work = view.out_shape, x.size
+    out_dtype = np.float32 if res_dtype == np.float16 else res_dtype
+    empty = _alloc.empty_function(out_shape, out_dtype)
+
+    def plan(x):
+        if flatten:
+            x = x.reshape(-1)
+        if convert is not None:
+            x = x.astype(convert)
+        out = empty(out_shape, out_dtype)
+        carry = np.empty(carry_shape, np.float64)
+        _run_phases(K.scan_logaddexp, work, chunks, base_of(x), *args, carry, out)
+        return _rounded(out, res_dtype).reshape(shape)
+
+    return plan
 
 
 def _rounded(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -289,20 +345,37 @@ def _key_masks(dtype: np.dtype, bits: np.dtype, invert: bool) -> tuple:
 
 
 def _extreme(op, x, axis, index_dtype, invert):
-    x, axis, shape = _prepare(op, x, axis)
+    return _planned(op, _extreme_plan, x, axis, index_dtype, invert)
+
+
+def _extreme_plan(op, x, axis, index_dtype, invert):
+    """The plan of cummax/cummin for arrays described like *x*."""
+    x, axis, shape, flatten = _prepare(op, x, axis)
     index_dtype = _dtypes.check_index_dtype(index_dtype, op)
     if x.ndim:
         _dtypes.check_index_fits(x.shape[axis], index_dtype, op)
+    dtype = x.dtype
     if x.size == 0:
-        return ValuesIndices(np.empty(shape, x.dtype), np.empty(shape, index_dtype))
+        return lambda x: ValuesIndices(np.empty(shape, dtype), np.empty(shape, index_dtype))
     view = scan_view(x, axis)
-    block, chunks, chunk_len = _plan(view)
+    block, chunks, chunk_len = _split(view)
     bits = np.dtype(f"i{x.dtype.itemsize}")
     lanes = (view.outer * view.mid, chunks, view.inner)
-    keys, state_bits, state_index = np.empty(lanes, bits), np.empty(lanes, bits), np.empty(lanes, index_dtype)
-    values = _alloc.empty(view.out_shape, bits)
-    indices = _alloc.empty(view.out_shape, index_dtype)
     kern = K.extreme_kernel(bits.str)
-    _run_phases(kern, x.size, chunks, view.base.view(bits), *_view_args(view, block, chunk_len),
-                *_key_masks(x.dtype, bits, invert), keys, state_bits, state_index, values, indices)
-    return ValuesIndices(values.view(x.dtype).reshape(shape), indices.reshape(shape))
+    make_base = base_maker(x)
+    args = (*_view_args(view, block, chunk_len), *_key_masks(x.dtype, bits, invert))
+    out_shape, work = view.out_shape, x.size
+    empty = _alloc.empty_function(out_shape, np.int64)
+
+    def plan(x):
+        if flatten:
+            x = x.reshape(-1)
+        keys, state_bits = np.empty(lanes, bits), np.empty(lanes, bits)
+        state_index = np.empty(lanes, index_dtype)
+        values = empty(out_shape, bits)
+        indices = empty(out_shape, index_dtype)
+        _run_phases(kern, work, chunks, make_base(x).view(bits), *args, keys, state_bits,
+                    state_index, values, indices)
+        return ValuesIndices(values.view(dtype).reshape(shape), indices.reshape(shape))
+
+    return plan
