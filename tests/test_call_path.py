@@ -1,0 +1,216 @@
+"""The call path: plans, the serial/parallel split, threads, fork and spin.
+
+Every kernel runs either on the calling thread or split between the calling
+thread and the pool (``axisops._jit``); these tests force both and check that
+the bits agree, that many threads may call at once, that a child forked after
+the pool was used computes correctly (in parallel too), that no thread burns CPU
+after a call returns, and that plans never let a call skip its validation.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import resource
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import axisops
+from axisops import _jit
+from axisops._axes import AxisError
+from cases import same_bits
+
+
+@pytest.fixture
+def parallel_everything():
+    """Every call uses the pool, with two threads (restored afterwards)."""
+    threads, threshold = axisops.thread_limit(), _jit.PARALLEL_MIN_WORK
+    axisops.thread_limit(2)
+    _jit.PARALLEL_MIN_WORK = 0
+    try:
+        yield
+    finally:
+        axisops.thread_limit(threads)
+        _jit.PARALLEL_MIN_WORK = threshold
+
+
+def _workload(seed: int):
+    """One call of every kernel family on arrays made from *seed*: a list of results."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((6, 40, 33)).astype(np.float32)
+    x[1, 3, 4] = np.nan
+    ints = rng.integers(-50, 50, (40, 33)).astype(np.int32)
+    idx = rng.integers(0, 40, (6, 40, 33))
+    image = rng.standard_normal((2, 3, 9, 9))
+    g = rng.standard_normal((6, 33))
+    return [
+        axisops.sum(x, axis=1), axisops.mean(x.T, axis=(0, 2)), axisops.prod(ints, axis=0),
+        axisops.max(x, axis=-1), axisops.argmax(x, axis=(0, 2)), axisops.argmin(ints, axis=None),
+        axisops.cumsum(x, axis=1), axisops.cumprod(ints[:, :5], axis=0),
+        *axisops.cummax(x, axis=2), *axisops.cummin(x.reshape(-1)), axisops.logcumsumexp(x, axis=0),
+        axisops.take(x, [0, 39, 7], axis=1), axisops.take_along_axis(x, idx, axis=1),
+        axisops.gather_nd(x, idx[:2, :2, :1] % 6), axisops.scatter(x, idx, x, 1, reduce="add"),
+        axisops.unfold(image, (3, 3), padding=1), axisops.fold(axisops.unfold(image, (3, 3)), (9, 9), (3, 3)),
+        axisops.grad.max(g, x, axis=1), axisops.grad.cumprod(x, x, axis=1),
+    ]
+
+
+def _same(a, b) -> bool:
+    return len(a) == len(b) and all(same_bits(np.asarray(p), np.asarray(q)) is None for p, q in zip(a, b))
+
+
+def test_parallel_split_gives_the_serial_bits(parallel_everything):
+    parallel = _workload(1)
+    for threads in (3, 4):
+        axisops.thread_limit(threads)
+        assert _same(_workload(1), parallel)
+    axisops.thread_limit(1)
+    assert _same(_workload(1), parallel)
+
+
+def test_many_threads_at_once_get_the_serial_results(parallel_everything):
+    expected = {seed: _workload(seed) for seed in range(4)}
+    errors = []
+
+    def call(seed):
+        for _ in range(5):
+            if not _same(_workload(seed), expected[seed]):
+                errors.append(seed)
+
+    threads = [threading.Thread(target=call, args=(k % 4,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert errors == []
+
+
+def _child_results(seed):
+    # In the child: once serially, once split between threads (the pool is new here).
+    axisops.thread_limit(1)
+    serial = _workload(seed)
+    axisops.thread_limit(2)
+    _jit.PARALLEL_MIN_WORK = 0
+    return serial, _workload(seed)
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="no fork here")
+def test_forked_children_compute_after_the_parent_used_the_pool(parallel_everything):
+    expected = {seed: _workload(seed) for seed in range(3)}  # the pool's workers are running now
+    assert _jit._pool.workers, "the parent did not use the pool"
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        results = pool.map_async(_child_results, range(3)).get(timeout=300)
+    for seed, (serial, parallel) in zip(range(3), results):
+        assert _same(serial, expected[seed]) and _same(parallel, expected[seed])
+    ctx = multiprocessing.get_context("fork")
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=ctx) as ex:
+        for seed, (serial, parallel) in zip(range(3), ex.map(_child_results, range(3), timeout=300)):
+            assert _same(parallel, expected[seed])
+
+
+def test_no_cpu_is_burnt_after_a_call_returns(parallel_everything):
+    x = np.random.default_rng(0).random((64, 512, 64)).astype(np.float32)
+    for _ in range(3):
+        axisops.sum(x, axis=1)  # the pool's workers ran
+    assert _jit._pool.workers
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    time.sleep(0.2)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    burnt = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    assert burnt < 0.02, f"{burnt * 1e3:.1f} ms of CPU in the 200 ms after a call"
+
+
+def test_a_busy_pool_lets_other_callers_run_on_their_own_thread(parallel_everything):
+    # Hold the pool as a concurrent caller would; a call must not wait for it.
+    assert _jit._pool.busy.acquire(blocking=False)
+    try:
+        x = np.arange(1000.0).reshape(10, 100)
+        np.testing.assert_array_equal(axisops.cumsum(x, axis=1), np.cumsum(x, axis=1))
+    finally:
+        _jit._pool.busy.release()
+
+
+def test_thread_limit_checks_its_argument():
+    old = axisops.thread_limit()
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="thread_limit"):
+            axisops.thread_limit(bad)
+    assert axisops.thread_limit() == old
+
+
+# ------------------------------------------------------------------------ plans
+
+
+def test_a_plan_never_skips_validation():
+    x = np.arange(12.0).reshape(3, 4)
+    assert axisops.sum(x, axis=1).tolist() == [6.0, 22.0, 38.0]  # the plan for axis=1 exists
+    with pytest.raises(TypeError):
+        axisops.sum(x, axis=1.0)  # equal to 1 and hashed alike, but not an axis
+    with pytest.raises(TypeError):
+        axisops.argmax(x, axis=(1.0,))
+    with pytest.raises(AxisError):
+        axisops.cumsum(x, axis=2)
+    np.testing.assert_array_equal(axisops.sum(x, axis=np.int64(1)), [6.0, 22.0, 38.0])
+    np.testing.assert_array_equal(axisops.sum(x, axis=[1]), [6.0, 22.0, 38.0])
+    i = np.array([0, 3])
+    np.testing.assert_array_equal(axisops.take(x, i, axis=1), x[:, [0, 3]])
+    with pytest.raises(IndexError):
+        axisops.take(x, np.array([0, 4]), axis=1)  # same shapes as the planned call: checked again
+
+
+def test_plans_follow_the_values_of_each_call():
+    rng = np.random.default_rng(3)
+    for _ in range(3):  # same shapes every time: the plan is reused on new memory
+        x = rng.standard_normal((5, 7)).astype(np.float32)
+        np.testing.assert_array_equal(axisops.argmax(x, axis=0), np.argmax(x, axis=0))
+        np.testing.assert_array_equal(axisops.max(x.T, axis=1), np.max(x.T, axis=1))
+        v, i = axisops.cummax(x[::-1], axis=1)
+        np.testing.assert_array_equal(v, np.maximum.accumulate(x[::-1], axis=1))
+        assert i.dtype == np.int64 and i.shape == x.shape
+
+
+def test_plan_cache_is_bounded():
+    from axisops._plan import PlanCache
+
+    cache = PlanCache(size=4)
+    for k in range(10):
+        cache.put(("k", k), k)
+    assert len(cache) == 4 and cache.get(("k", 9)) == 9 and cache.get(("k", 0)) is None
+    assert cache.get(("unhashable", [1])) is None
+    assert cache.put(("unhashable", [1]), 5) == 5 and len(cache) == 4
+
+
+# ------------------------------------------------------------------ Dask workers
+
+
+def _chunk_results(block):
+    # What a Dask task would run on its chunk: every family once.
+    return np.array([axisops.sum(block, axis=1).sum(), float(axisops.argmax(block)),
+                     axisops.cummax(block, axis=0).values.sum(),
+                     axisops.take(block, [0, -1], axis=1).sum()])[None, :]
+
+
+def _dask_check(scheduler_kwargs):
+    da = pytest.importorskip("dask.array")
+    x = np.random.default_rng(5).standard_normal((64, 300))
+    arr = da.from_array(x, chunks=(16, 300))
+    lazy = arr.map_blocks(_chunk_results, chunks=(1, 4), dtype=np.float64)
+    got = lazy.compute(**scheduler_kwargs)
+    want = np.concatenate([_chunk_results(x[k:k + 16]) for k in range(0, 64, 16)])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_inside_dask_threaded_workers(parallel_everything):
+    _dask_check(dict(scheduler="threads", num_workers=4))
+
+
+def test_inside_dask_distributed_workers():
+    pytest.importorskip("distributed")
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
+                      silence_logs=50) as cluster, Client(cluster) as client:
+        _dask_check(dict(scheduler=client))
