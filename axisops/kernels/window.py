@@ -23,14 +23,14 @@ scatters with atomic adds, whose order varies).
 """
 from __future__ import annotations
 
-from numba import njit, uint64
+from numba import uint64
 
 from .._jit import helper, kernel, part_range
 
 __all__ = ["unfold_rows", "unfold_channels_last", "fold_rows", "fold_planes", "fold_channels_last"]
 
 
-@helper
+@helper(inline=True)
 def _valid(size, stride, shift, count):
     """[lo, hi): the window positions l < count with 0 <= l*stride + shift < size."""
     lo = max(0, -(shift // stride))
@@ -38,7 +38,7 @@ def _valid(size, stride, shift, count):
     return lo, max(lo, hi)
 
 
-@helper
+@helper(inline=True)
 def _source(num, stride, count):
     """The window position l with l*stride == num and 0 <= l < count, or -1."""
     if num < 0:
@@ -50,7 +50,7 @@ def _source(num, stride, count):
 # ----------------------------------------------------------------------- unfold
 
 
-@njit(cache=True)
+@helper(inline=True)
 def _unfold_run(out, dst, base, src, x_step, lo, hi, count, fill):
     """out[dst + l] for l < count: base[src + l*x_step] on [lo, hi), the fill elsewhere."""
     for l in range(lo):
@@ -65,7 +65,7 @@ def _unfold_run(out, dst, base, src, x_step, lo, hi, count, fill):
         out[uint64(dst + l)] = fill
 
 
-@kernel
+@kernel(parfor_passes=True)
 def unfold_rows(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     """im2col in PyTorch's layout: ``out`` is C-contiguous (N, C, K1, K2, K3, L1, L2, L3).
 
@@ -78,13 +78,16 @@ def unfold_rows(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    # strides as locals: a store to out may alias xs's memory as far as LLVM
+    # knows, which would reload them in the inner loops and stop vectorisation
+    xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
     kernel_size = k1n * k2n * k3n
     positions = l1n * l2n * l3n
     task_lo, task_hi = part_range(batch * channels, part, parts)
     for t in range(task_lo, task_hi):
         n = t // channels
         c = t - n * channels
-        xo = offset + n * xs[0] + c * xs[1]
+        xo = offset + n * xs0 + c * xs1
         for kk in range(kernel_size):
             k1 = kk // (k2n * k3n)
             k2 = (kk // k3n) % k2n
@@ -100,11 +103,11 @@ def unfold_rows(part, parts, base, offset, xs, geo, batch, channels, fill, out):
                     if i1 < 0 or i1 >= s1 or i2 < 0 or i2 >= s2:
                         _unfold_run(out, dst, base, 0, 0, 0, 0, l3n, fill)
                     else:
-                        src = xo + i1 * xs[2] + i2 * xs[3] + shift3 * xs[4]
-                        _unfold_run(out, dst, base, src, t3 * xs[4], lo, hi, l3n, fill)
+                        src = xo + i1 * xs2 + i2 * xs3 + shift3 * xs4
+                        _unfold_run(out, dst, base, src, t3 * xs4, lo, hi, l3n, fill)
 
 
-@kernel
+@kernel(parfor_passes=True)
 def unfold_channels_last(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     """im2col with channels last: ``out`` is C-contiguous (N, L1, L2, L3, K1, K2, K3, C).
 
@@ -116,13 +119,16 @@ def unfold_channels_last(part, parts, base, offset, xs, geo, batch, channels, fi
     d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    # strides as locals: a store to out may alias xs's memory as far as LLVM
+    # knows, which would reload them in the inner loops and stop vectorisation
+    xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
     kernel_size = k1n * k2n * k3n
     task_lo, task_hi = part_range(batch * l1n * l2n, part, parts)
     for t in range(task_lo, task_hi):
         n = t // (l1n * l2n)
         l1 = (t // l2n) % l1n
         l2 = t % l2n
-        xo = offset + n * xs[0]
+        xo = offset + n * xs0
         for l3 in range(l3n):
             dst0 = ((t * l3n + l3) * kernel_size) * channels
             for kk in range(kernel_size):
@@ -134,8 +140,8 @@ def unfold_channels_last(part, parts, base, offset, xs, geo, batch, channels, fi
                 i3 = l3 * t3 - p3 + k3 * d3
                 dst = dst0 + kk * channels
                 if 0 <= i1 < s1 and 0 <= i2 < s2 and 0 <= i3 < s3:
-                    src = xo + i1 * xs[2] + i2 * xs[3] + i3 * xs[4]
-                    _unfold_run(out, dst, base, src, xs[1], 0, channels, channels, fill)
+                    src = xo + i1 * xs2 + i2 * xs3 + i3 * xs4
+                    _unfold_run(out, dst, base, src, xs1, 0, channels, channels, fill)
                 else:
                     _unfold_run(out, dst, base, 0, 0, 0, 0, channels, fill)
 
@@ -143,7 +149,7 @@ def unfold_channels_last(part, parts, base, offset, xs, geo, batch, channels, fi
 # ------------------------------------------------------------------------- fold
 
 
-@njit(cache=True)
+@helper(inline=True)
 def _fold_run(out, dst, out_step, cols, src, c_step, lo, hi):
     """out[dst + l*out_step] += cols[src + l*c_step] for l in [lo, hi)."""
     if out_step == 1 and c_step == 1:
@@ -154,7 +160,7 @@ def _fold_run(out, dst, out_step, cols, src, c_step, lo, hi):
             out[uint64(dst + l * out_step)] += cols[uint64(src + l * c_step)]
 
 
-@kernel
+@kernel(parfor_passes=True)
 def fold_rows(part, parts, cols, offset, cs, geo, batch, channels, out):
     """col2im in PyTorch's layout: ``out`` (C-contiguous (N, C, S1, S2, S3), zeroed
     here) gathers ``cols[n, c*K + k, l]`` (element strides ``cs``: n, row, l).
@@ -168,6 +174,9 @@ def fold_rows(part, parts, cols, offset, cs, geo, batch, channels, out):
     d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    # strides as locals: a store to out may alias cs's memory as far as LLVM
+    # knows, which would reload them in the inner loops and stop vectorisation
+    cs0, cs1, cs2 = cs[0], cs[1], cs[2]
     kernel_size = k1n * k2n * k3n
     task_lo, task_hi = part_range(batch * channels * s1 * s2, part, parts)
     for t in range(task_lo, task_hi):
@@ -191,12 +200,12 @@ def fold_rows(part, parts, cols, offset, cs, geo, batch, channels, out):
                     kk = (k1 * k2n + k2) * k3n + k3
                     shift3 = k3 * d3 - p3
                     lo, hi = _valid(s3, t3, shift3, l3n)
-                    src = (offset + n * cs[0] + (c * kernel_size + kk) * cs[1]
-                           + (l1 * l2n + l2) * l3n * cs[2])
-                    _fold_run(out, dst + shift3, t3, cols, src, cs[2], lo, hi)
+                    src = (offset + n * cs0 + (c * kernel_size + kk) * cs1
+                           + (l1 * l2n + l2) * l3n * cs2)
+                    _fold_run(out, dst + shift3, t3, cols, src, cs2, lo, hi)
 
 
-@kernel
+@kernel(parfor_passes=True)
 def fold_planes(part, parts, cols, offset, cs, geo, batch, channels, out):
     """col2im in PyTorch's layout, one task per (n, c) plane: the same sums, in the
     same order (increasing kernel index for every element), as :func:`fold_rows`,
@@ -209,6 +218,9 @@ def fold_planes(part, parts, cols, offset, cs, geo, batch, channels, out):
     d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    # strides as locals: a store to out may alias cs's memory as far as LLVM
+    # knows, which would reload them in the inner loops and stop vectorisation
+    cs0, cs1, cs2 = cs[0], cs[1], cs[2]
     kernel_size = k1n * k2n * k3n
     plane = s1 * s2 * s3
     task_lo, task_hi = part_range(batch * channels, part, parts)
@@ -226,17 +238,17 @@ def fold_planes(part, parts, cols, offset, cs, geo, batch, channels, out):
             lo1, hi1 = _valid(s1, t1, shift1, l1n)
             lo2, hi2 = _valid(s2, t2, shift2, l2n)
             lo, hi = _valid(s3, t3, shift3, l3n)
-            row = offset + n * cs[0] + (c * kernel_size + kk) * cs[1]
+            row = offset + n * cs0 + (c * kernel_size + kk) * cs1
             for l1 in range(lo1, hi1):
                 i1 = l1 * t1 + shift1
                 for l2 in range(lo2, hi2):
                     i2 = l2 * t2 + shift2
-                    src = row + (l1 * l2n + l2) * l3n * cs[2]
-                    _fold_run(out, dst0 + (i1 * s2 + i2) * s3 + shift3, t3, cols, src, cs[2],
+                    src = row + (l1 * l2n + l2) * l3n * cs2
+                    _fold_run(out, dst0 + (i1 * s2 + i2) * s3 + shift3, t3, cols, src, cs2,
                               lo, hi)
 
 
-@kernel
+@kernel(parfor_passes=True)
 def fold_channels_last(part, parts, cols, offset, cs, geo, batch, channels, out):
     """col2im with channels last: ``out`` (C-contiguous (N, S1, S2, S3, C), zeroed here)
     gathers ``cols[n, l, k*C + c]`` (element strides ``cs``: n, l, column).
@@ -249,6 +261,9 @@ def fold_channels_last(part, parts, cols, offset, cs, geo, batch, channels, out)
     d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    # strides as locals: a store to out may alias cs's memory as far as LLVM
+    # knows, which would reload them in the inner loops and stop vectorisation
+    cs0, cs1, cs2 = cs[0], cs[1], cs[2]
     kernel_size = k1n * k2n * k3n
     task_lo, task_hi = part_range(batch * s1 * s2, part, parts)
     for t in range(task_lo, task_hi):
@@ -270,7 +285,7 @@ def fold_channels_last(part, parts, cols, offset, cs, geo, batch, channels, out)
                     kk = (k1 * k2n + k2) * k3n + k3
                     shift3 = k3 * d3 - p3
                     lo, hi = _valid(s3, t3, shift3, l3n)
-                    row = offset + n * cs[0] + (l1 * l2n + l2) * l3n * cs[1] + kk * channels * cs[2]
+                    row = offset + n * cs0 + (l1 * l2n + l2) * l3n * cs1 + kk * channels * cs2
                     for l3 in range(lo, hi):
                         _fold_run(out, dst + (l3 * t3 + shift3) * channels, 1, cols,
-                                  row + l3 * cs[1], cs[2], 0, channels)
+                                  row + l3 * cs1, cs2, 0, channels)
