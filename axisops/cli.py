@@ -124,13 +124,27 @@ def build_parser() -> argparse.ArgumentParser:
                             "calls, up to 100 calls (default 1, 0.25 with --quick; 0 turns it off)")
     bench.add_argument("--json", metavar="FILE", help="write all raw results as JSON")
     bench.add_argument("--plot", metavar="FILE.png",
-                       help="draw the axisops/peer time ratios as a bar chart (needs matplotlib)")
+                       help="draw the axisops/peer time ratios as a bar chart; with --sweep, "
+                            "time per element against size, one panel per operator "
+                            "(needs matplotlib)")
     bench.add_argument("--markdown", metavar="FILE",
                        help="write the table, machine, versions and date as Markdown "
                             "(BENCHMARKS.md is written this way only)")
+    bench.add_argument("--sweep", action="store_true",
+                       help="instead, a size sweep: every operator from 1K to 100M elements, "
+                            "float32/float64/int32, C-ordered and transposed layouts, against "
+                            "NumPy and PyTorch; prints per operator the axisops/best-peer time "
+                            "ratio at ~1K and from 64K up (20-30 minutes on 2 cores; with --quick sizes "
+                            "up to 1M, float32, two layouts: about a minute). --repeat and "
+                            "--min-time set its samples per point; --markdown FILE puts its "
+                            "section into FILE (see axisops/sweep.py)")
     # For tests and experiments: any 3-D shape (hidden from --help).
     bench.add_argument("--shape", type=_shape, help=argparse.SUPPRESS)
     bench.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    # For tests and experiments with --sweep: sizes (e.g. 1e3,64K), dtypes, layouts.
+    bench.add_argument("--sweep-sizes", type=_names, help=argparse.SUPPRESS)
+    bench.add_argument("--sweep-dtypes", type=_names, help=argparse.SUPPRESS)
+    bench.add_argument("--sweep-layouts", type=_names, help=argparse.SUPPRESS)
 
     warmup = commands.add_parser(
         "warmup",
@@ -146,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="only these operators, comma-separated (default: all)")
     warmup.add_argument("--dtypes", type=_names, metavar="NAMES",
                         help="only these dtypes, comma-separated (default: " + ",".join(WARMUP_DTYPES) + ")")
+    warmup.add_argument("-j", "--jobs", type=_positive, metavar="N",
+                        help="compile in N processes at once (default: one per core)")
     warmup.add_argument("-v", "--verbose", action="store_true", help="print every call and its time")
     return parser
 
@@ -167,6 +183,11 @@ def main(argv=None) -> int:
 
 
 def _bench(args, parser, argv) -> int:
+    if args.sweep:
+        from axisops import sweep
+
+        return sweep.cli(args, parser, argv)
+
     import importlib.util
 
     from axisops import bench
@@ -328,9 +349,59 @@ def _warmup_array(np, dtype, rng):
     return rng.integers(0, 2, _WARMUP_SHAPE).astype(dtype)
 
 
+def _warmup_groups(dtypes) -> list:
+    """The dtypes split into groups of one element width, widest first.
+
+    Kernels that move or compare bits are compiled per width (int32, uint32 and
+    float32 share them), so one process per width compiles each of them once.
+    """
+    import numpy as np
+
+    widths: dict = {}
+    for d in dtypes:
+        widths.setdefault(np.dtype(d).itemsize, []).append(d)
+    return [widths[w] for w in sorted(widths, reverse=True)]
+
+
+def _warmup_calls(ops, dtypes, verbose=False) -> list:
+    """Run the warm-up calls of *ops* on *dtypes* in this process.
+
+    Returns one ``(op, dtype, layout, seconds, error)`` row per call (error None
+    when it worked); prints each call with *verbose*.
+    """
+    import numpy as np
+
+    import axisops
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for dtype in dtypes:
+        array = _warmup_array(np, dtype, rng)
+        for name in ops:
+            fn = getattr(axisops, name, None)
+            call, layouts, allowed = WARMUP_OPS[name]
+            if fn is None or (allowed is not None and dtype not in allowed):
+                continue
+            for layout in layouts:
+                x, axis = _layout(array, layout)
+                t0 = time.perf_counter()
+                try:
+                    call(fn, x, axis, np)
+                    error = None
+                except Exception as exc:
+                    error = f"{type(exc).__name__}: {exc}"
+                dt = time.perf_counter() - t0
+                rows.append((name, dtype, layout, dt, error))
+                if verbose:
+                    print(f"  {name:<16} {dtype:<8} {layout:<10} {dt * 1e3:9.1f} ms", flush=True)
+    return rows
+
+
 def _warmup(args, parser) -> int:
     start = time.perf_counter()
-    import numpy as np
+    import concurrent.futures
+    import multiprocessing
+    import os
 
     import axisops
 
@@ -344,54 +415,40 @@ def _warmup(args, parser) -> int:
     if unknown:
         parser.exit(2, f"axisops warmup: unknown dtype(s) {', '.join(unknown)}; "
                        f"expected some of: {', '.join(WARMUP_DTYPES)}\n")
+    missing = [name for name in ops if getattr(axisops, name, None) is None]
 
     try:
         import numba
 
-        threads = numba.get_num_threads()
         cache = numba.config.CACHE_DIR or "__pycache__ folders next to the axisops sources"
     except Exception:  # pragma: no cover
-        threads, cache = "?", "?"
-    print(f"axisops warmup: {len(ops)} operators x {len(dtypes)} dtypes "
-          f"(numba threads {threads}; cache: {cache})", flush=True)
+        cache = "?"
+    groups = _warmup_groups(dtypes)
+    jobs = max(1, min(args.jobs or len(os.sched_getaffinity(0)), len(groups)))
+    print(f"axisops warmup: {len(ops)} operators x {len(dtypes)} dtypes in {jobs} "
+          f"process{'es' if jobs > 1 else ''} (cache: {cache})", flush=True)
 
-    rng = np.random.default_rng(0)
-    arrays = {d: _warmup_array(np, d, rng) for d in dtypes}
+    # Every process compiles into the same on-disk cache (Numba writes its files
+    # atomically); one dtype width per task, so no kernel is compiled twice.
+    if jobs == 1:
+        rows = [row for group in groups for row in _warmup_calls(ops, group, args.verbose)]
+    else:
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        with concurrent.futures.ProcessPoolExecutor(
+                jobs, mp_context=multiprocessing.get_context(method)) as pool:
+            parts = pool.map(_warmup_calls, [ops] * len(groups), groups, [args.verbose] * len(groups))
+            rows = [row for part in parts for row in part]
+
+    failures = [f"{name}({dtype}, {layout}): {error}" for name, dtype, layout, _, error in rows if error]
     total_calls = 0
-    failures = []
-    missing = []
     for name in ops:
-        fn = getattr(axisops, name, None)
-        if fn is None:
-            missing.append(name)
+        mine = [r for r in rows if r[0] == name and r[4] is None]
+        if not mine:
             continue
-        call, layouts, allowed = WARMUP_OPS[name]
-        op_start = time.perf_counter()
-        calls = 0
-        slowest = (0.0, "")
-        for dtype in dtypes:
-            if allowed is not None and dtype not in allowed:
-                continue
-            for layout in layouts:
-                x, axis = _layout(arrays[dtype], layout)
-                t0 = time.perf_counter()
-                try:
-                    call(fn, x, axis, np)
-                except Exception as exc:
-                    failures.append(f"{name}({dtype}, {layout}): {type(exc).__name__}: {exc}")
-                    continue
-                dt = time.perf_counter() - t0
-                calls += 1
-                if dt > slowest[0]:
-                    slowest = (dt, f"{dtype}/{layout}")
-                if args.verbose:
-                    print(f"  {name:<16} {dtype:<8} {layout:<10} {dt * 1e3:9.1f} ms", flush=True)
-        total_calls += calls
-        op_s = time.perf_counter() - op_start
-        line = f"  {name:<16} {calls:4d} calls  {op_s:7.2f} s"
-        if calls:
-            line += f"  (slowest: {slowest[1]}, {slowest[0]:.2f} s)"
-        print(line, flush=True)
+        total_calls += len(mine)
+        slowest = max(mine, key=lambda r: r[3])
+        print(f"  {name:<16} {len(mine):4d} calls  {sum(r[3] for r in mine):7.2f} s"
+              f"  (slowest: {slowest[1]}/{slowest[2]}, {slowest[3]:.2f} s)", flush=True)
     if missing:
         print(f"  not in this version of axisops (skipped): {', '.join(missing)}")
     for failure in failures:

@@ -438,15 +438,22 @@ def test_bench_plot_writes_png(tmp_path, capsys):
     assert png.stat().st_size > 5000
 
 
-def test_warmup_runs(capsys):
-    rc = cli.main(["warmup", "--ops", "argmax,sum", "--dtypes", "float32,int16,bool"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_warmup_runs(capsys, jobs):
+    rc = cli.main(["warmup", "--ops", "argmax,sum", "--dtypes", "float32,int16,bool", "--jobs", jobs])
     out = capsys.readouterr().out
+    assert f"in {jobs} process" in out
     assert rc == 0, out
     assert "argmax" in out and "sum" in out
     # argmax: 3 dtypes x 6 layouts; sum: 3 dtypes x 6 layouts.
     assert "  argmax             18 calls" in out
     assert "  sum                18 calls" in out
     assert "warmed 36 calls in" in out
+
+
+def test_warmup_groups_dtypes_by_width():
+    assert cli._warmup_groups(["bool", "float32", "int16", "uint32", "float16"]) == [
+        ["float32", "uint32"], ["int16", "float16"], ["bool"]]
 
 
 def test_warmup_unknown_dtype_is_a_usage_error(capsys):
