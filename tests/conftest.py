@@ -22,7 +22,7 @@ def pytest_sessionstart(session):
     """Compile kernels into Numba's disk cache in a second process, on the second core.
 
     From a cold cache most of the suite's time is compilation, which runs on one
-    core. ``axisops warmup`` in a background process compiles the common kernels
+    core. ``axisops warmup --jobs 1`` in a background process compiles the common kernels
     while the tests start on the others; a test that needs a kernel first loads
     it from the disk cache if it is there, or compiles it itself (both are
     correct: Numba writes its cache files atomically). Set
@@ -32,7 +32,7 @@ def pytest_sessionstart(session):
     if os.environ.get("AXISOPS_TEST_NO_PRECOMPILE") or (os.cpu_count() or 1) < 2:
         return
     code = ("import sys; from axisops.cli import main; "
-            f"sys.exit(main(['warmup', '--ops', {_PRECOMPILED_OPS!r}]))")
+            f"sys.exit(main(['warmup', '--jobs', '1', '--ops', {_PRECOMPILED_OPS!r}]))")
     _precompiler = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
 
