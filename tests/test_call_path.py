@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import axisops
-from axisops import _jit
+from axisops import _jit, reference
 from axisops._axes import AxisError
 from cases import same_bits
 
@@ -214,3 +214,19 @@ def test_inside_dask_distributed_workers():
     with LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
                       silence_logs=50) as cluster, Client(cluster) as client:
         _dask_check(dict(scheduler=client))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_few_lanes_long_axis_scans_chunked(threads, parallel_everything):
+    # (n, 3) along axis 0: three lanes each scanned on its own, the axis cut into
+    # chunks (totals, carries, scan) - checked exactly on integer-valued floats.
+    axisops.thread_limit(threads)
+    x = np.random.default_rng(7).integers(-3, 4, (70001, 3)).astype(np.float64)
+    x[5000, 1] = np.nan
+    np.testing.assert_array_equal(axisops.cumsum(x, axis=0), np.cumsum(x, axis=0))
+    np.testing.assert_array_equal(axisops.cumsum(x[::-1], axis=0, reverse=True),
+                                  np.cumsum(x, axis=0)[::-1])
+    values, indices = axisops.cummax(x, axis=0)
+    want_values, want_indices = reference.cummax(x, axis=0)
+    np.testing.assert_array_equal(values, want_values)
+    np.testing.assert_array_equal(indices, want_indices)

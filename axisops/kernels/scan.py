@@ -19,9 +19,10 @@ output up (that reads and writes the output twice). The running state of a task
 lives in ``carry[g, c, i0:i1]``, so row-order scans keep their accumulators in a
 small cache-resident block.
 
-Two loop orders, as in the reductions: *row order* when ``inner > 1`` (each step
-updates a block of lanes from one contiguous output row, which LLVM vectorises),
-and *lane order* when ``inner == 1`` (each lane scans its own run serially).
+Two loop orders, as in the reductions: *row order* when ``inner`` has at least
+``ROW_MIN_LANES`` lanes (each step updates a block of lanes from one contiguous
+output row, which LLVM vectorises), and *lane order* otherwise (each lane scans
+its own run serially).
 
 Extreme scans (``cummax``/``cummin``) compare the order-preserving integer keys
 of ``kernels.reduce`` on the integer bit view of any dtype; the key map is
@@ -45,6 +46,11 @@ from .reduce import OP_PROD, OP_SUM, _row_update, _task
 #: The three phases of a chunked scan (see the module docstring); an unchunked
 #: scan runs PHASE_SCAN only.
 PHASE_TOTALS, PHASE_CARRIES, PHASE_SCAN = 0, 1, 2
+#: With fewer lanes than this a task scans each lane on its own (its state in
+#: registers) instead of stepping rows of lanes, where a row of four lanes costs
+#: a call per step (measured on (2M, 4) float32 along axis 0, one thread: cummax
+#: 43 -> 3.7 ns per element, cumsum 11 -> 1.7).
+ROW_MIN_LANES = 16
 
 __all__ = ["OP_SUM", "OP_PROD", "PHASE_TOTALS", "PHASE_CARRIES", "PHASE_SCAN", "scan_values", "scan_logaddexp", "extreme_kernel",
            "cumprod_vjp", "logcumsumexp_vjp", "scatter_add_lanes"]
@@ -187,7 +193,7 @@ def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n,
     blocks = (inner + inner_block - 1) // inner_block
     tasks = groups * blocks * chunks
     identity = 1 if op == OP_PROD else 0
-    row = inner > 1
+    row = inner >= ROW_MIN_LANES
     if phase == PHASE_TOTALS:
         task_lo, task_hi = part_range(tasks, part, parts)
         for task in range(task_lo, task_hi):  # A: the total of every chunk but the last
@@ -204,8 +210,9 @@ def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n,
                     q = _position(j, n, reverse)
                     _row_update(acc, base, p + q * n_stride + i0 * inner_stride, inner_stride, op, table)
             else:
-                acc[0] = _lane_fold(acc[0], base, p, n_stride, c * chunk_len, j1, n, op, reverse,
-                                    table, acc)
+                for i in range(acc.size):
+                    acc[i] = _lane_fold(acc[i], base, p + (i0 + i) * inner_stride, n_stride,
+                                        c * chunk_len, j1, n, op, reverse, table, acc)
     elif phase == PHASE_CARRIES:
         task_lo, task_hi = part_range(groups, part, parts)
         for g in range(task_lo, task_hi):  # B: carry-in of chunk c = carry-in of c-1 (+) total of c-1
@@ -232,8 +239,10 @@ def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n,
                     _row_scan(acc, out[o, q, m, i0:i1], base, p + q * n_stride + i0 * inner_stride,
                               inner_stride, op, exclusive, table)
             else:
-                acc[0] = _lane_scan(acc[0], out[o, :, m, 0], base, p, n_stride, c * chunk_len, j1, n,
-                                    op, exclusive, reverse, table, acc)
+                for i in range(acc.size):
+                    acc[i] = _lane_scan(acc[i], out[o, :, m, i0 + i], base, p + (i0 + i) * inner_stride,
+                                        n_stride, c * chunk_len, j1, n, op, exclusive, reverse,
+                                        table, acc)
 
 
 # ------------------------------------------------------------------ log-sum-exp
@@ -398,13 +407,15 @@ def extreme_kernel(bits_dtype: str):
                 kb[:] = 0
                 ki[:] = 0
                 j1 = min((c + 1) * chunk_len, n)
-                if inner > 1:
+                if inner >= ROW_MIN_LANES:
                     for j in range(c * chunk_len, j1):
                         _row_extreme(k, kb, ki, kb, ki, base, p + j * n_stride + i0 * inner_stride,
                                      inner_stride, j, SHIFT, fmask, fone, xmask, expo, TOP)
                 else:
-                    _lane_extreme(k, kb, ki, none_bits, none_index, base, p, n_stride,
-                                  c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
+                    for i in range(i1 - i0):
+                        _lane_extreme(k[i:i + 1], kb[i:i + 1], ki[i:i + 1], none_bits, none_index,
+                                      base, p + (i0 + i) * inner_stride, n_stride, c * chunk_len, j1,
+                                      SHIFT, fmask, fone, xmask, expo, TOP)
         elif phase == PHASE_CARRIES:
             task_lo, task_hi = part_range(groups, part, parts)
             for g in range(task_lo, task_hi):  # B: a chunk's state takes over when its key is >=
@@ -431,7 +442,7 @@ def extreme_kernel(bits_dtype: str):
                     kb[:] = 0
                     ki[:] = 0
                 j1 = min((c + 1) * chunk_len, n)
-                if inner > 1:
+                if inner >= ROW_MIN_LANES:
                     prev_bits = kb
                     prev_index = ki
                     for j in range(c * chunk_len, j1):
@@ -443,8 +454,11 @@ def extreme_kernel(bits_dtype: str):
                         prev_bits = obits
                         prev_index = oindex
                 else:
-                    _lane_extreme(k, kb, ki, values[o, :, m, 0], indices[o, :, m, 0], base, p,
-                                  n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo, TOP)
+                    for i in range(i1 - i0):
+                        _lane_extreme(k[i:i + 1], kb[i:i + 1], ki[i:i + 1], values[o, :, m, i0 + i],
+                                      indices[o, :, m, i0 + i], base, p + (i0 + i) * inner_stride,
+                                      n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo,
+                                      TOP)
 
     return scan_extreme
 
