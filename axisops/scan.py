@@ -41,6 +41,10 @@ _CHUNK = 1 << 16
 _INNER_BLOCK = 2048
 #: With fewer tasks than this, blocks get narrower and long axes are chunked.
 _MIN_TASKS = 8
+#: Rows shorter than this along the last axis, at least _SHORT_ROWS_MIN elements
+#: in all: scanned as the columns of the moved array (see ``_short_rows_plan``).
+_SHORT_ROW = 16
+_SHORT_ROWS_MIN = 1 << 16
 #: Plans of every function here (see ``axisops._plan``).
 _PLANS = PlanCache()
 
@@ -191,8 +195,39 @@ def _planned(op: str, make_plan, x, axis, *options):
         key = None
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _PLANS.put(key, make_plan(op, x, axis, *options))
+        plan = _PLANS.put(key, _short_rows_plan(op, make_plan, x, axis, *options)
+                          or make_plan(op, x, axis, *options))
     return plan(x)
+
+
+def _short_rows_plan(op, make_plan, x: np.ndarray, axis, *options):
+    """A plan through the transposed problem for many short rows along the last
+    axis, or None.
+
+    Scanning 2M rows of 4 elements one row at a time costs a task each (57 ns per
+    element for cummax, measured on (2M, 4) float32); scanning the four columns of
+    the moved array as lanes and copying the result back costs a few. The moved
+    scan gives the same values in the same order, so the same bits.
+    """
+    if type(axis) is not int or not -x.ndim <= axis < x.ndim:
+        return None
+    axis %= x.ndim
+    n = x.shape[axis]
+    if not 1 < n < _SHORT_ROW or any(d != 1 for d in x.shape[axis + 1:]) or x.size < _SHORT_ROWS_MIN:
+        return None
+    moved = np.moveaxis(x, axis, 0)
+    inner_plan = make_plan(op, moved, 0, *options)
+
+    def back(res):
+        return np.ascontiguousarray(np.moveaxis(res, 0, axis))
+
+    def plan(x):
+        res = inner_plan(np.moveaxis(x, axis, 0))
+        if isinstance(res, ValuesIndices):
+            return ValuesIndices(back(res.values), back(res.indices))
+        return back(res)
+
+    return plan
 
 
 def _prepare(op: str, x: np.ndarray, axis):

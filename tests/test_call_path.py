@@ -230,3 +230,21 @@ def test_few_lanes_long_axis_scans_chunked(threads, parallel_everything):
     want_values, want_indices = reference.cummax(x, axis=0)
     np.testing.assert_array_equal(values, want_values)
     np.testing.assert_array_equal(indices, want_indices)
+
+
+def test_many_short_rows_scan_through_the_moved_array():
+    # (m, 3) and (m, 5, 1) along the short axis: scanned as columns of the moved
+    # array and copied back (same values, same order, so the same bits).
+    rng = np.random.default_rng(8)
+    x = rng.integers(-3, 4, (30000, 3)).astype(np.float32)
+    x[7, 2] = np.nan
+    for arr, axis in ((x, 1), (x, -1), (rng.standard_normal((20000, 5, 1)), 1)):
+        for kwargs in ({}, {"exclusive": True}, {"reverse": True}):
+            got = axisops.cumsum(arr, axis=axis, **kwargs)
+            assert got.flags.c_contiguous and got.shape == arr.shape and got.dtype == arr.dtype
+            assert same_bits(got, reference.cumsum(arr, axis=axis, **kwargs)) is None
+        values, indices = axisops.cummin(arr, axis=axis)
+        want_values, want_indices = reference.cummin(arr, axis=axis)
+        assert same_bits(values, want_values) is None and same_bits(indices, want_indices) is None
+        np.testing.assert_allclose(axisops.logcumsumexp(arr, axis=axis),
+                                   reference.logcumsumexp(arr, axis=axis), rtol=1e-6)
