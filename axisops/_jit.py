@@ -177,20 +177,28 @@ def thread_limit(n: int | None = None) -> int:
 
 
 class _Job:
-    """One parallel call: the kernel, its arguments and the next part to take."""
+    """One parallel call: the kernel, its arguments and the parts still to take.
 
-    __slots__ = ("kern", "args", "parts", "next", "lock", "error")
+    Whoever is free takes the next part (the caller first of all), and the caller
+    waits only for parts that were taken: a worker that wakes up late, because
+    its core was busy with another process, finds nothing left and goes back to
+    sleep, and the call has not waited for it.
+    """
+
+    __slots__ = ("kern", "args", "parts", "next", "completed", "lock", "finished", "error")
 
     def __init__(self, kern, args, parts):
         self.kern = kern
         self.args = args
         self.parts = parts
         self.next = 0
+        self.completed = 0
         self.lock = threading.Lock()
+        self.finished = threading.Event()
         self.error = None
 
     def work(self) -> None:
-        """Run parts until none is left (called by the caller and every worker)."""
+        """Run parts until none is left to take."""
         while True:
             with self.lock:
                 part = self.next
@@ -201,17 +209,24 @@ class _Job:
                 self.kern(part, self.parts, *self.args)
             except BaseException as exc:  # pragma: no cover - kernels trust their arguments
                 self.error = exc
-                return
+            with self.lock:
+                self.completed += 1
+                if self.completed == self.parts:
+                    self.finished.set()
 
 
 class _Worker:
-    """A daemon thread that sleeps on a lock until it is handed a job."""
+    """A daemon thread that sleeps on a lock until it is handed a job.
+
+    ``idle`` is held while the worker has a job: a caller hands jobs only to
+    workers it can take ``idle`` from, so a worker that has not yet woken up
+    for the previous job is simply left out of the next one.
+    """
 
     def __init__(self, name: str):
         self.wake = threading.Lock()
         self.wake.acquire()
-        self.done = threading.Lock()
-        self.done.acquire()
+        self.idle = threading.Lock()
         self.job: _Job | None = None
         threading.Thread(target=self._loop, name=name, daemon=True).start()
 
@@ -222,7 +237,7 @@ class _Worker:
                 self.job.work()
             finally:
                 self.job = None
-                self.done.release()
+                self.idle.release()
 
 
 class _Pool:
@@ -236,13 +251,12 @@ class _Pool:
         while len(self.workers) < threads - 1:
             self.workers.append(_Worker(f"axisops-worker-{len(self.workers) + 1}"))
         job = _Job(kern, args, threads * PARTS_PER_THREAD)
-        helpers = self.workers[:threads - 1]
-        for w in helpers:
-            w.job = job
-            w.wake.release()
+        for w in self.workers[:threads - 1]:
+            if w.idle.acquire(blocking=False):
+                w.job = job
+                w.wake.release()
         job.work()
-        for w in helpers:
-            w.done.acquire()
+        job.finished.wait()
         if job.error is not None:  # pragma: no cover
             raise job.error
 
