@@ -390,11 +390,12 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     index_shape = (view.outer, chunks, view.inner if want_index else 0)
     make_base = _viewed(base_maker(x), view_dtype)
     work, dtype, x_shape = x.size, x.dtype, x.shape
+    to_values = _values_from_keys(key_kind, dtype, view_dtype)
     in_order = list(view.kept_order) == sorted(view.kept_order)
 
     def finish(keys, index):
         if not want_index:
-            res = _keys_to_values(keys[:, 0, :] if chunks == 1 else keys.max(axis=1), key_kind, dtype)
+            res = to_values(keys[:, 0, :] if chunks == 1 else keys.max(axis=1))
         else:
             if chunks == 1:
                 best = index[:, 0, :]
@@ -418,21 +419,25 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     return plan
 
 
-def _keys_to_values(keys: np.ndarray, key_kind: int, dtype: np.dtype) -> np.ndarray:
-    """Invert the kernels' order-preserving keys (see ``kernels.reduce``).
+def _values_from_keys(key_kind: int, dtype: np.dtype, keys_dtype: np.dtype):
+    """The function that inverts the kernels' order-preserving keys (see
+    ``kernels.reduce``) into values of *dtype*, its constants made once.
 
     A float extreme that is a zero comes back as +0.0 whatever the sign of the
     zeros it was taken from (they compare equal), and a NaN as the default NaN.
     """
     if key_kind == K.KEY_INT_MAX:
-        return keys.view(dtype)
+        return lambda keys: keys.view(dtype)
     if key_kind == K.KEY_INT_MIN:
-        return (~keys).view(dtype)
-    info = np.iinfo(keys.dtype)
-    mask = keys.dtype.type(info.max)
-    nan = keys == mask
-    k = ~keys if key_kind == K.KEY_FLOAT_MIN else keys
-    bits = k ^ ((k >> (info.bits - 1)) & mask)  # the key map is an involution
-    values = bits.view(dtype).copy()
-    values[nan] = np.nan
+        return lambda keys: (~keys).view(dtype)
+    t = keys_dtype.type
+    constants = (key_kind == K.KEY_FLOAT_MIN, t(keys_dtype.itemsize * 8 - 1),
+                 t(np.iinfo(keys_dtype).max), np.array(np.nan, dtype).view(keys_dtype)[()])
+
+    def values(keys):
+        keys = np.ascontiguousarray(keys)
+        bits = np.empty(keys.shape, keys_dtype)
+        K.float_keys_to_bits(keys.reshape(-1), *constants, bits.reshape(-1))
+        return bits.view(dtype)
+
     return values
