@@ -298,7 +298,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         make_base = _viewed(make_base, np.uint8)
     args = (*_kernel_args(view, chunk_len, _inner_block(view, chunks)),
             K.OP_PROD if op == "prod" else K.OP_SUM, table)
-    kern, work, x_shape = K.reduce_values, x.size, x.shape
+    kern, work, x_shape = K.value_kernel(_row_order(view)), x.size, x.shape
     direct = (chunks == 1 and res_dtype == acc_dtype and op != "mean"
               and list(view.kept_order) == sorted(view.kept_order))
     scalar = len(out_shape) == 0
@@ -384,7 +384,7 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     is_max = op in ("max", "argmax")
     key_kind = ((K.KEY_FLOAT_MAX if is_max else K.KEY_FLOAT_MIN) if x.dtype.kind == "f"
                 else (K.KEY_INT_MAX if is_max else K.KEY_INT_MIN))
-    kern = K.arg_kernel(key_kind, view_dtype.str)
+    kern = K.arg_kernel(key_kind, view_dtype.str, _row_order(view))
     args = (*_kernel_args(view, chunk_len, _inner_block(view, chunks)), want_index)
     keys_shape = (view.outer, chunks, view.inner)
     index_shape = (view.outer, chunks, view.inner if want_index else 0)

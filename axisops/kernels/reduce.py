@@ -124,50 +124,58 @@ def _lane_update(s, j0, j1, base, p, stride, op, table, like):
     return s
 
 
-@kernel(reassociate=True)
-def reduce_values(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride,
-                  red_shape, red_strides, n, n_stride, chunk_len, inner_block,
-                  row, op, table, partial):
-    """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
+@factory
+def value_kernel(row_order: bool):
+    """The sum/product kernel of one loop order (a constant, as in :func:`arg_kernel`:
+    each compiled kernel holds one order only; the ``row`` argument is unused)."""
+    ROW = row_order
 
-    ``partial`` (outer, chunks, inner) has the accumulator dtype; ``table`` is
-    None, or the float16 -> float32 table when ``base`` holds float16 bits.
-    """
-    outer = partial.shape[0]
-    chunks = partial.shape[1]
-    total = n * block_size(red_shape)
-    blocks = (inner + inner_block - 1) // inner_block
-    task_lo, task_hi = part_range(outer * blocks * chunks, part, parts)
-    for task in range(task_lo, task_hi):
-        o, b, c = _task(task, blocks, chunks)
-        p_outer = offset + block_offset(o, outer_shape, outer_strides)
-        t_end = min((c + 1) * chunk_len, total)
-        i0 = b * inner_block
-        block = partial[o, c, i0:min(i0 + inner_block, inner)]
-        block[:] = 1 if op == OP_PROD else 0
-        p_outer += i0 * inner_stride
-        if row:
-            t = c * chunk_len
-            while t < t_end:
-                r, j0, j1 = _run(t, t_end, n)
-                p_red = p_outer + block_offset(r, red_shape, red_strides)
-                j = j0
-                while j + 8 <= j1:
-                    _row_update8(block, base, p_red + j * n_stride, n_stride, inner_stride, op, table)
-                    j += 8
-                for j in range(j, j1):
-                    _row_update(block, base, p_red + j * n_stride, inner_stride, op, table)
-                t += j1 - j0
-        else:
-            # lane order: each output i of the block scans its own run of every row
-            t = c * chunk_len
-            while t < t_end:
-                r, j0, j1 = _run(t, t_end, n)
-                p_red = p_outer + block_offset(r, red_shape, red_strides)
-                for i in range(block.size):
-                    block[i] = _lane_update(block[i], j0, j1, base, p_red + i * inner_stride,
-                                            n_stride, op, table, block)
-                t += j1 - j0
+    @kernel(reassociate=True)
+    def reduce_values(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride,
+                      red_shape, red_strides, n, n_stride, chunk_len, inner_block,
+                      row, op, table, partial):
+        """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
+
+        ``partial`` (outer, chunks, inner) has the accumulator dtype; ``table`` is
+        None, or the float16 -> float32 table when ``base`` holds float16 bits.
+        """
+        outer = partial.shape[0]
+        chunks = partial.shape[1]
+        total = n * block_size(red_shape)
+        blocks = (inner + inner_block - 1) // inner_block
+        task_lo, task_hi = part_range(outer * blocks * chunks, part, parts)
+        for task in range(task_lo, task_hi):
+            o, b, c = _task(task, blocks, chunks)
+            p_outer = offset + block_offset(o, outer_shape, outer_strides)
+            t_end = min((c + 1) * chunk_len, total)
+            i0 = b * inner_block
+            block = partial[o, c, i0:min(i0 + inner_block, inner)]
+            block[:] = 1 if op == OP_PROD else 0
+            p_outer += i0 * inner_stride
+            if ROW:
+                t = c * chunk_len
+                while t < t_end:
+                    r, j0, j1 = _run(t, t_end, n)
+                    p_red = p_outer + block_offset(r, red_shape, red_strides)
+                    j = j0
+                    while j + 8 <= j1:
+                        _row_update8(block, base, p_red + j * n_stride, n_stride, inner_stride, op, table)
+                        j += 8
+                    for j in range(j, j1):
+                        _row_update(block, base, p_red + j * n_stride, inner_stride, op, table)
+                    t += j1 - j0
+            else:
+                # lane order: each output i of the block scans its own run of every row
+                t = c * chunk_len
+                while t < t_end:
+                    r, j0, j1 = _run(t, t_end, n)
+                    p_red = p_outer + block_offset(r, red_shape, red_strides)
+                    for i in range(block.size):
+                        block[i] = _lane_update(block[i], j0, j1, base, p_red + i * inner_stride,
+                                                n_stride, op, table, block)
+                    t += j1 - j0
+
+    return reduce_values
 
 
 # ------------------------------------------------------------------ arg-reductions
@@ -371,16 +379,20 @@ def _row_max4(keys, base, p, row_stride, stride, kind, shift, mask, expo):
 
 
 @factory
-def arg_kernel(key_kind: int, view_dtype: str):
+def arg_kernel(key_kind: int, view_dtype: str, row_order: bool):
     """Greatest key, and with ``with_index`` its first position, of a ``view_dtype`` buffer.
 
     ``best_index`` is not touched without ``with_index`` (``max``/``min`` need only
     the key, which maps back to the value). ``with_index`` is a run-time flag
-    tested outside the inner loops: one compiled kernel serves both.
+    tested outside the inner loops: one compiled kernel serves both. The loop
+    order is a constant of the kernel (the ``row`` argument is then unused):
+    each compiled kernel holds one order only, which halves a first call's
+    compile time.
     """
     dt = np.dtype(view_dtype)
     KT = dt.type
     KIND = key_kind
+    ROW = row_order  # a constant: Numba prunes the other loop order before compiling
     FLOAT = key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN)
     SHIFT = KT(dt.itemsize * 8 - 1)
     if key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN):
@@ -414,7 +426,7 @@ def arg_kernel(key_kind: int, view_dtype: str):
             if with_index:
                 index[:] = t_start
             p_outer += i0 * inner_stride
-            if row:
+            if ROW:
                 t = t_start
                 while t < t_end:
                     r, j0, j1 = _run(t, t_end, n)
