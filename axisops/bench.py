@@ -89,9 +89,10 @@ SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime")
 #: Runtime's worker threads spin after each run (measured here: 42 ms of CPU in
 #: the 200 ms after one GatherElements run on 2 cores), which would take a core
 #: from whichever system is timed next (take_along_axis: 82 ms right after an
-#: ORT run, 52 ms after a 50 ms pause; ORT itself 65 and 57 ms). Numba's OpenMP
-#: workers spin too, about 7 ms after a parallel region (7.6 ms of CPU in 200 ms).
-SETTLE_S = {"onnxruntime": 0.05, "axisops": 0.01}
+#: ORT run, 52 ms after a 50 ms pause; ORT itself 65 and 57 ms). axisops' pool
+#: workers sleep as soon as a call returns (tests/test_call_path.py), so it
+#: needs no pause.
+SETTLE_S = {"onnxruntime": 0.05}
 #: The system whose result every other system's result is checked against.
 REFERENCE = "numpy"
 
@@ -1234,7 +1235,7 @@ def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops benc
         "uniform random values" + (f"; {_window_text(data)}" if _window_text(data) else ""),
         f"* Timing: all systems in one process; one untimed warm-up call each (numba compilation or "
         f"cache load, ONNX Runtime session creation); then the {_timing_text(meta)}; "
-        "an untimed pause after each ONNX Runtime (50 ms) and axisops (10 ms) call, whose "
+        "an untimed pause of 50 ms after each ONNX Runtime call, whose "
         "worker threads spin on a core after a run; each round starts with the next system",
         "* Threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
         + _load_text(meta),
