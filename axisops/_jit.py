@@ -299,6 +299,13 @@ if hasattr(os, "register_at_fork"):
                         after_in_child=_child_after_fork)
 
 
+def runs_in_parallel(work: int) -> bool:
+    """Whether :func:`run` would split *work* elements between threads (when the
+    pool is free): for callers whose results are the same either way and who can
+    do less work on one thread."""
+    return work >= PARALLEL_MIN_WORK and _threads >= 2
+
+
 def run(kern, work: int, *args) -> None:
     """Call *kern* with *args* for all its tasks: serially when *work* (elements)
     is small, else on the pool too.

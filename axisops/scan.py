@@ -28,6 +28,7 @@ import numpy as np
 from . import _alloc, _dtypes
 from ._axes import normalize_axis
 from ._jit import run
+from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, scan_view
 from ._plan import PlanCache, axis_key, base_maker
 from .kernels import scan as K
@@ -395,16 +396,23 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
     view = scan_view(x, axis)
     block, chunks, chunk_len = _split(view)
     bits = np.dtype(f"i{x.dtype.itemsize}")
-    lanes = (view.outer * view.mid, chunks, view.inner)
     kern = K.extreme_kernel(bits.str)
     make_base = base_maker(x)
-    args = (*_view_args(view, block, chunk_len), *_key_masks(x.dtype, bits, invert))
+    masks = _key_masks(x.dtype, bits, invert)
+    # Selecting extremes is exact, so unlike a float sum the result does not depend
+    # on how the axis is cut: a call that runs on one thread scans each lane in one
+    # pass instead of two (totals, then the scan), which chunks exist for.
+    splits = {True: (chunks, (view.outer * view.mid, chunks, view.inner),
+                     (*_view_args(view, block, chunk_len), *masks)),
+              False: (1, (view.outer * view.mid, 1, view.inner),
+                      (*_view_args(view, block, builtins.max(view.n, 1)), *masks))}
     out_shape, work = view.out_shape, x.size
     empty = _alloc.empty_function(out_shape, np.int64)
 
     def plan(x):
         if flatten:
             x = x.reshape(-1)
+        chunks, lanes, args = splits[chunks_pay(work)]
         keys, state_bits = np.empty(lanes, bits), np.empty(lanes, bits)
         state_index = np.empty(lanes, index_dtype)
         values = empty(out_shape, bits)
