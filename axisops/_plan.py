@@ -66,8 +66,9 @@ class PlanCache:
 
 
 def array_key(x: np.ndarray) -> tuple:
-    """What a plan may depend on of an array: shape, strides and dtype."""
-    return x.shape, x.strides, x.dtype
+    """What a plan may depend on of an array: shape, strides, dtype and alignment
+    (a misaligned array is copied before a kernel reads it, so its view differs)."""
+    return x.shape, x.strides, x.dtype, x.flags.aligned
 
 
 def axis_key(axis):
@@ -85,7 +86,7 @@ def axis_key(axis):
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
-    a.flags.writeable = False
+    a.setflags(write=False)  # cheaper than a.flags.writeable = False
     return a
 
 

@@ -258,7 +258,7 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, axis_key(axis), keepdims, dtype)
+        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, axis_key(axis), keepdims, dtype)
     except TypeError:
         key = None
     plan = _PLANS.get(key)
@@ -343,7 +343,8 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, axis_key(axis), keepdims, select_last, index_dtype)
+        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, axis_key(axis), keepdims, select_last,
+               index_dtype)
     except TypeError:
         key = None
     plan = _PLANS.get(key)

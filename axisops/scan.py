@@ -191,7 +191,7 @@ def _planned(op: str, make_plan, x, axis, *options):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, axis_key(axis), *options)
+        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, axis_key(axis), *options)
     except TypeError:
         key = None
     plan = _PLANS.get(key)

@@ -248,3 +248,25 @@ def test_many_short_rows_scan_through_the_moved_array():
         assert same_bits(values, want_values) is None and same_bits(indices, want_indices) is None
         np.testing.assert_allclose(axisops.logcumsumexp(arr, axis=axis),
                                    reference.logcumsumexp(arr, axis=axis), rtol=1e-6)
+
+
+def test_plans_tell_aligned_from_misaligned_arrays():
+    # Same shape, strides and dtype, but one misaligned (copied before a kernel
+    # reads it): each must get its own plan, in either order.
+    def strided(aligned: bool):
+        raw = np.zeros(8 * 2000 + 1, np.uint8)
+        start = 0 if aligned else 1
+        a = np.ndarray((1000,), np.float64, raw.data, start, (16,))
+        a[...] = np.arange(1000.0)
+        return a
+
+    for first in (True, False):
+        for aligned in (first, not first):
+            a = strided(aligned)
+            assert a.flags.aligned == aligned
+            assert axisops.sum(a) == 499500.0
+            np.testing.assert_array_equal(axisops.cumsum(a), np.cumsum(np.arange(1000.0)))
+            assert int(axisops.argmax(a)) == 999
+            np.testing.assert_array_equal(axisops.take(a, [3, 999]), [3.0, 999.0])
+        from axisops import reduce as R, scan as S
+        R._PLANS.clear(), S._PLANS.clear()
