@@ -7,6 +7,11 @@ use it and never touch memory outside the arrays; an out-of-range index under
 ``mode="raise"`` is reported by the kernel and turned into an ``IndexError`` here
 that names the first bad index in C order, where it is, and the valid range.
 
+All of that but the values is a *plan* (see ``axisops._plan``), made by the first
+call with a given description of the arrays (shape, strides, dtype, alignment)
+and options, and reused: a repeated call checks only what depends on values
+(the indices, ``fill_value``, a Python-number update) and runs the kernel.
+
 Decisions the contract leaves open, written down here:
 
 * Results are always new C-contiguous arrays of ``x``'s dtype, never NumPy
@@ -44,6 +49,7 @@ from ._indices import as_index_array, check_in_range
 from ._jit import run
 from ._layout import c_strides, coalesce, strided_base
 from ._layout import int64_vector as _vec
+from ._plan import PlanCache, axis_key, base_maker
 from .kernels import gather as K
 
 __all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
@@ -64,6 +70,9 @@ _SCATTER_BLOCK_BYTES = 1024
 #: With fewer lanes than this, long axes are split too (gathers) or lanes are
 #: split by destination range (scatter) to keep the cores busy.
 _MIN_TASKS = 16
+#: Plans of every function here (see ``axisops._plan``), and checked fill values.
+_PLANS = PlanCache()
+_FILLS = PlanCache(256)
 
 
 def take(x, indices, axis=None, *, mode="raise", fill_value=0):
@@ -107,39 +116,18 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     ...
     IndexError: take: index 3 at position (0,) of indices is out of range [-3, 3)
     """
-    return _take("take", x, indices, axis, mode, fill_value)
-
-
-def _take(op, x, indices, axis, mode, fill_value):
-    x = _as_data(x, op)
-    indices = as_index_array(indices, op)
-    mode_code = _mode(mode, op)
-    if axis is None:
-        outer, n_dims, rest = (), x.shape, ()
-        axis_strides = slice(0, x.ndim)
-    else:
-        axis = normalize_axis(axis, x.ndim, op)
-        outer, n_dims, rest = x.shape[:axis], x.shape[axis:axis + 1], x.shape[axis + 1:]
-        axis_strides = slice(axis, axis + 1)
-    n = math.prod(n_dims)
-    out_shape = outer + indices.shape + rest
-    fill = _fill(fill_value, x.dtype, mode_code, op)
-    _check_empty_axis(indices, n, mode_code, op)
-    if math.prod(out_shape) == 0:
-        _check_unseen(indices, n, mode_code, op)
-        return np.empty(out_shape, x.dtype)
-    base, offset, strides = strided_base(x)
-    outer_shape, (outer_strides,) = coalesce(outer, strides[:len(outer)])
-    n_shape, (n_strides,) = coalesce(n_dims, strides[axis_strides])
-    if not n_shape:  # a single element
-        n_shape, n_strides = [1], [0]
-    idx = np.ascontiguousarray(_int64(indices, n, mode_code)).reshape(-1)
-    out = _gather_rows(base, offset, outer_shape, outer_strides, idx, 0, idx.size,
-                       n, n_shape, n_strides, rest, strides[len(strides) - len(rest):],
-                       mode_code, fill, x.dtype)
-    if out is None:
-        check_in_range(indices, n, op, negative=True)
-    return out.reshape(out_shape)
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    i = _key_array(indices)
+    try:
+        key = ("take", x.shape, x.strides, x.dtype, x.flags.aligned, i.shape, i.strides, i.dtype,
+               i.flags.aligned, axis_key(axis), mode)
+    except (AttributeError, TypeError):
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _take_plan("take", x, indices if i is None else i, axis, mode))
+    return plan(x, i, fill_value)
 
 
 def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
@@ -172,52 +160,18 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     >>> axisops.take_along_axis(x, np.array([[-1, 0]]), axis=0)  # leading part, negative index
     array([[60, 30]])
     """
-    x = _as_data(x, "take_along_axis")
-    indices = as_index_array(indices, "take_along_axis")
-    mode_code = _mode(mode, "take_along_axis")
-    if axis is None:
-        if indices.ndim != 1:
-            raise ValueError(f"take_along_axis: with axis=None indices must be 1-D, "
-                             f"got {indices.ndim} dimensions")
-        # 1-D indices into the flattened x: exactly take's, which needs no flat copy
-        return _take("take_along_axis", x, indices, None, mode, fill_value)
-    if indices.ndim != x.ndim:
-        raise ValueError(f"take_along_axis: indices must have x's {x.ndim} dimensions, "
-                         f"got {indices.ndim}")
-    axis = normalize_axis(axis, x.ndim, "take_along_axis")
-    n = x.shape[axis]
-    out_shape = _along_shape(x.shape, indices.shape, axis)
-    fill = _fill(fill_value, x.dtype, mode_code, "take_along_axis")
-    _check_empty_axis(indices, n, mode_code, "take_along_axis")
-    if math.prod(out_shape) == 0:
-        _check_unseen(indices, n, mode_code, "take_along_axis")
-        return np.empty(out_shape, x.dtype)
-    idx = _int64(indices, n, mode_code)
-    base, offset, xs = strided_base(x)
-    ibase, ioffset, istr = strided_base(idx)
-    # Strides over the result's shape: 0 where an array is broadcast along a dimension.
-    xs = [0 if x.shape[d] == 1 else s for d, s in enumerate(xs)]
-    istr = [0 if indices.shape[d] == 1 else s for d, s in enumerate(istr)]
-    cs = c_strides(out_shape)
-    outer, (x_outer, i_outer, _) = coalesce(out_shape[:axis], xs[:axis], istr[:axis], cs[:axis])
-    rest, (x_rest, i_rest, _) = coalesce(out_shape[axis + 1:], xs[axis + 1:], istr[axis + 1:],
-                                         cs[axis + 1:])
-    inner, x_inner, i_inner = (rest[-1], x_rest[-1], i_rest[-1]) if rest else (1, 0, 0)
-    m = out_shape[axis]
-    outers, mids = math.prod(outer), math.prod(rest[:-1])
-    block = max(1, _GATHER_BLOCK_BYTES // x.itemsize) if inner > 1 else 1
-    lanes = outers * mids * -(-inner // block)
-    jchunk = m if lanes >= _MIN_TASKS else max(1, -(-m // _MIN_TASKS))
-    bad = np.zeros(lanes * -(-m // jchunk), np.uint8)
-    bits = _bits(x.dtype)
-    out = _alloc.empty((outers * m * mids * inner,), bits)
-    run(K.take_along, out.size, base.view(bits), offset, _vec(outer), _vec(x_outer),
-        _vec(i_outer), n, xs[axis] if n > 1 else 0, ibase, ioffset, m, istr[axis],
-        _vec(rest[:-1]), _vec(x_rest[:-1]), _vec(i_rest[:-1]), inner, x_inner, i_inner,
-        block, jchunk, mode_code, fill.view(bits)[()], bad, out)
-    if bad.any():
-        check_in_range(indices, n, "take_along_axis", negative=True)
-    return out.view(x.dtype).reshape(out_shape)
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    i = _key_array(indices)
+    try:
+        key = ("take_along_axis", x.shape, x.strides, x.dtype, x.flags.aligned, i.shape,
+               i.strides, i.dtype, i.flags.aligned, axis_key(axis), mode)
+    except (AttributeError, TypeError):
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _along_plan(x, indices if i is None else i, axis, mode))
+    return plan(x, i, fill_value)
 
 
 def gather_nd(x, indices, *, batch_dims=0):
@@ -244,25 +198,18 @@ def gather_nd(x, indices, *, batch_dims=0):
     array([[4, 5],
            [6, 7]])
     """
-    x = _as_data(x, "gather_nd")
-    indices = as_index_array(indices, "gather_nd")
-    b, dims, out_shape, flat = _nd_plan(x.shape, indices, batch_dims, "gather_nd")
-    q, rest = len(dims), x.shape[b + len(dims):]
-    if math.prod(out_shape) == 0:
-        return np.empty(out_shape, x.dtype)
-    base, offset, strides = strided_base(x)
-    batch = x.shape[:b]
-    m = math.prod(indices.shape[b:-1])
-    # The batch dimensions are walked by unravelling (not coalesced): the index
-    # rows are in C order of them.
-    n_shape, (n_strides,) = coalesce(dims, strides[b:b + q])
-    if not n_shape:
-        n_shape, n_strides = [1], [0]
-    out = _gather_rows(base, offset, list(batch), list(strides[:b]), flat.reshape(-1),
-                       m, m, math.prod(dims), n_shape, n_strides, rest, strides[b + q:],
-                       K.MODE_RAISE, np.zeros((), x.dtype), x.dtype)
-    assert out is not None  # every tuple was checked by _flat_tuples
-    return out.reshape(out_shape)
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    i = _key_array(indices)
+    try:
+        key = ("gather_nd", x.shape, x.strides, x.dtype, x.flags.aligned, i.shape, i.strides,
+               i.dtype, i.flags.aligned, axis_key(batch_dims))
+    except (AttributeError, TypeError):
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _gather_nd_plan(x, indices if i is None else i, batch_dims))
+    return plan(x, i)
 
 
 def scatter(x, indices, updates, axis, *, reduce=None):
@@ -304,17 +251,352 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     array([[8, 1, 7],
            [1, 1, 1]])
     """
-    x, indices, updates, axis = _scatter_args(x, indices, updates, axis, reduce, "scatter")
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    indices, updates, key = _scatter_key(x, indices, updates, axis, reduce)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _scatter_plan(x, indices, updates, axis, reduce))
+    return plan(x, indices, updates)
+
+
+# ------------------------------------------------------------------------ plans
+#
+# A plan (see ``axisops._plan``) is made by the first call with its key and does
+# every check that depends only on shapes, strides, dtypes and options, in the
+# order the functions have always made them; what a plan does per call is only
+# what depends on values: fill_value, the indices (checked by the kernels as
+# they use them, and by NumPy where a result is empty), Python-number updates.
+
+
+def _key_array(a):
+    """*a* as a NumPy array for a plan key (``numpy.asarray``, as the checks do), or
+    None when that raises: the call then goes the validating way, which reports it
+    in its place."""
+    if type(a) is np.ndarray:
+        return a
+    try:
+        return np.asarray(a)
+    except Exception:
+        return None
+
+
+def _take_plan(op, x, indices, axis, mode):
+    """The plan of take (and of take_along_axis with ``axis=None``) for arrays described
+    like *x* and *indices*."""
+    x = _as_data(x, op)
+    indices = as_index_array(indices, op)
+    mode_code = _mode(mode, op)
+    if axis is None:
+        outer, n_dims, rest = (), x.shape, ()
+        axis_strides = slice(0, x.ndim)
+    else:
+        axis = normalize_axis(axis, x.ndim, op)
+        outer, n_dims, rest = x.shape[:axis], x.shape[axis:axis + 1], x.shape[axis + 1:]
+        axis_strides = slice(axis, axis + 1)
+    n = math.prod(n_dims)
+    out_shape = outer + indices.shape + rest
+    fill_bits = _fill_checker(x.dtype, mode_code, op)
+    if math.prod(out_shape) == 0 or (n == 0 and mode_code != K.MODE_FILL):
+        return _checks_only_plan(x.dtype, n, mode_code, fill_bits, out_shape, op)
+    _, offset, strides = strided_base(x)
+    outer_shape, (outer_strides,) = coalesce(outer, strides[:len(outer)])
+    n_shape, (n_strides,) = coalesce(n_dims, strides[axis_strides])
+    if not n_shape:  # a single element
+        n_shape, n_strides = [1], [0]
+    flat_index = _flat_int64(indices, n, mode_code)
+    gather = _rows_plan(x, offset, outer_shape, outer_strides, 0, indices.size, n, n_shape,
+                        n_strides, rest, strides[len(strides) - len(rest):], mode_code)
+
+    def plan(x, indices, fill_value):
+        idx = indices if flat_index is None else flat_index(indices)
+        out = gather(x, idx, fill_bits(fill_value))
+        if out is None:
+            check_in_range(indices, n, op, negative=True)
+        return out.reshape(out_shape)
+
+    return plan
+
+
+def _along_plan(x, indices, axis, mode):
+    """The plan of take_along_axis for arrays described like *x* and *indices*."""
+    op = "take_along_axis"
+    x = _as_data(x, op)
+    indices = as_index_array(indices, op)
+    mode_code = _mode(mode, op)
+    if axis is None:
+        if indices.ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None indices must be 1-D, "
+                             f"got {indices.ndim} dimensions")
+        # 1-D indices into the flattened x: exactly take's, which needs no flat copy
+        return _take_plan(op, x, indices, None, mode)
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices must have x's {x.ndim} dimensions, "
+                         f"got {indices.ndim}")
+    axis = normalize_axis(axis, x.ndim, op)
     n = x.shape[axis]
-    out, upd, finish = _scatter_work(x, updates, reduce)
-    if indices.size:
-        op = _REDUCES[reduce]
-        if x.dtype == np.bool_:  # or and and are max and min of 0 and 1
-            op = {K.OP_ADD: K.OP_MAX, K.OP_MUL: K.OP_MIN}.get(op, op)
-        idx = _int64(indices, n, K.MODE_RAISE)
-        if _scatter_into(out, idx, upd, axis, op, K.MODE_RAISE):
-            check_in_range(indices, n, "scatter", negative=True)
-    return finish(out)
+    out_shape = _along_shape(x.shape, indices.shape, axis)
+    fill_bits = _fill_checker(x.dtype, mode_code, op)
+    if math.prod(out_shape) == 0 or (n == 0 and mode_code != K.MODE_FILL):
+        return _checks_only_plan(x.dtype, n, mode_code, fill_bits, out_shape, op)
+    to_int64 = _int64_maker(indices, n, mode_code)
+    idx = to_int64(indices)  # only looked at here: a plan keeps no array it was made from
+    _, offset, xs = strided_base(x)
+    _, ioffset, istr = strided_base(idx)
+    make_ibase = base_maker(idx)
+    # Strides over the result's shape: 0 where an array is broadcast along a dimension.
+    xs = [0 if x.shape[d] == 1 else s for d, s in enumerate(xs)]
+    istr = [0 if indices.shape[d] == 1 else s for d, s in enumerate(istr)]
+    cs = c_strides(out_shape)
+    outer, (x_outer, i_outer, _) = coalesce(out_shape[:axis], xs[:axis], istr[:axis], cs[:axis])
+    rest, (x_rest, i_rest, _) = coalesce(out_shape[axis + 1:], xs[axis + 1:], istr[axis + 1:],
+                                         cs[axis + 1:])
+    inner, x_inner, i_inner = (rest[-1], x_rest[-1], i_rest[-1]) if rest else (1, 0, 0)
+    m = out_shape[axis]
+    outers, mids = math.prod(outer), math.prod(rest[:-1])
+    block = max(1, _GATHER_BLOCK_BYTES // x.itemsize) if inner > 1 else 1
+    lanes = outers * mids * -(-inner // block)
+    jchunk = m if lanes >= _MIN_TASKS else max(1, -(-m // _MIN_TASKS))
+    tasks = lanes * -(-m // jchunk)
+    dtype, bits = x.dtype, _bits(x.dtype)
+    size = outers * m * mids * inner
+    make_base, alloc = _bits_base(x, bits), _alloc.empty_function((size,), bits)
+    head = (offset, _vec(outer), _vec(x_outer), _vec(i_outer), n, xs[axis] if n > 1 else 0)
+    tail = (ioffset, m, istr[axis], _vec(rest[:-1]), _vec(x_rest[:-1]), _vec(i_rest[:-1]),
+            inner, x_inner, i_inner, block, jchunk, mode_code)
+    kern = K.take_along
+
+    def plan(x, indices, fill_value):
+        fill = fill_bits(fill_value)
+        ibase = make_ibase(to_int64(indices))
+        bad = np.zeros(tasks, np.uint8)
+        out = alloc((size,), bits)
+        run(kern, size, make_base(x), *head, ibase, *tail, fill, bad, out)
+        if np.count_nonzero(bad):
+            check_in_range(indices, n, op, negative=True)
+        return out.view(dtype).reshape(out_shape)
+
+    return plan
+
+
+def _gather_nd_plan(x, indices, batch_dims):
+    """The plan of gather_nd for arrays described like *x* and *indices*.
+
+    Tuples of one index (``indices.shape[-1] == 1``) go to the kernel as they are:
+    it checks them as it uses them. Longer tuples are checked and flattened by
+    NumPy first (see :func:`_flat_tuples`).
+    """
+    op = "gather_nd"
+    x = _as_data(x, op)
+    indices = as_index_array(indices, op)
+    b, dims, out_shape = _nd_shapes(x.shape, indices, batch_dims, op)
+    q, rest = len(dims), x.shape[b + len(dims):]
+    if math.prod(out_shape) == 0:
+        def checks_only(x, indices):
+            _flat_tuples(indices, dims, op)
+            return np.empty(out_shape, x.dtype)
+        return checks_only
+    _, offset, strides = strided_base(x)
+    m = math.prod(indices.shape[b:-1])
+    # The batch dimensions are walked by unravelling (not coalesced): the index
+    # rows are in C order of them.
+    n_shape, (n_strides,) = coalesce(dims, strides[b:b + q])
+    if not n_shape:
+        n_shape, n_strides = [1], [0]
+    if q == 1:  # (an empty dims[0] makes every index out of range: the kernel reports it)
+        flat_index = _flat_int64(indices, dims[0], K.MODE_RAISE)
+    else:
+        def flat_index(indices):
+            return _flat_tuples(indices, dims, op).reshape(-1)
+    gather = _rows_plan(x, offset, list(x.shape[:b]), list(strides[:b]), m, m, math.prod(dims),
+                        n_shape, n_strides, rest, strides[b + q:], K.MODE_RAISE)
+    zero = _fill_checker(x.dtype, K.MODE_RAISE, op)(0)
+
+    def plan(x, indices):
+        out = gather(x, indices if flat_index is None else flat_index(indices), zero)
+        if out is None:  # only one-index tuples reach the kernel unchecked
+            _raise_first_tuple_error(indices, dims, op)
+        return out.reshape(out_shape)
+
+    return plan
+
+
+def _scatter_key(x, indices, updates, axis, reduce):
+    """(indices, updates, plan key) of a scatter call.
+
+    Array-likes become arrays for the key; a Python number stays one, its type is
+    in the key and its value is checked by the plan at every call. None when a
+    conversion raises or the options cannot be part of a key.
+    """
+    try:
+        if type(indices) is not np.ndarray:
+            indices = np.asarray(indices)
+        kind = type(updates)
+        if kind is not bool and kind is not int and kind is not float:
+            if kind is not np.ndarray:
+                updates = np.asarray(updates)
+            kind = (updates.shape, updates.strides, updates.dtype, updates.flags.aligned)
+        return indices, updates, ("scatter", x.shape, x.strides, x.dtype, x.flags.aligned,
+                                  indices.shape, indices.strides, indices.dtype,
+                                  indices.flags.aligned, kind, axis_key(axis), reduce)
+    except Exception:
+        return indices, updates, None
+
+
+def _scatter_plan(x, indices, updates, axis, reduce):
+    """The plan of scatter for arrays (or a Python number *updates*) described like these.
+
+    ``updates`` are converted to the kernel's dtype as they are given, before any
+    broadcasting (fewer elements to convert; broadcast dimensions get stride 0).
+    """
+    op = "scatter"
+    number = type(updates) in (bool, int, float)
+    x, indices, _, axis = _scatter_args(x, indices, updates, axis, reduce, op)
+    n, dt = x.shape[axis], x.dtype
+    work, bits, flip = _scatter_dtypes(dt, reduce)
+    make_out = _scatter_out(x, work, bits, flip)
+    finish = _scatter_finish(dt, work, flip)
+    if not indices.size:
+        def nothing_to_scatter(x, indices, updates):
+            if number:
+                _as_updates(updates, dt, op)
+            return finish(make_out(x))
+        return nothing_to_scatter
+    op_code = _REDUCES[reduce]
+    if dt == np.bool_:  # or and and are max and min of 0 and 1
+        op_code = {K.OP_ADD: K.OP_MAX, K.OP_MUL: K.OP_MIN}.get(op_code, op_code)
+    u = _as_updates(updates, dt, op)
+    lead = None  # as _scatter_updates: the leading part of larger updates, else broadcast
+    if (u.shape != indices.shape and u.ndim == indices.ndim
+            and all(a >= s for a, s in zip(u.shape, indices.shape))):
+        lead = tuple(slice(0, s) for s in indices.shape)
+    convert = _updates_converter(u.dtype, dt, work, bits, flip, lead)
+    to_int64 = _int64_maker(indices, n, K.MODE_RAISE)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # the calls report their own
+        warnings.simplefilter("ignore")
+        idx, upd = to_int64(indices), convert(u)  # looked at here only, never kept
+    _, ioffset, istr = strided_base(idx)
+    _, uoffset, ustr = strided_base(upd)
+    make_ibase, make_ubase = base_maker(idx), base_maker(upd)
+    skip = indices.ndim - upd.ndim  # broadcast: missing and length-1 dimensions get stride 0
+    ustr = [0 if d < skip or upd.shape[d - skip] == 1 else ustr[d - skip]
+            for d in range(indices.ndim)]
+    lanes, go = _scatter_runner(x.shape, work.itemsize, indices.shape, axis, istr, ustr)
+    work_size, few_lanes = indices.size, lanes < _MIN_TASKS
+
+    def plan(x, indices, updates):
+        if number:
+            updates = _as_updates(updates, dt, op)
+        out = make_out(x)
+        ibase = make_ibase(to_int64(indices))
+        ubase = make_ubase(convert(updates))
+        parts = _destination_parts(lanes, n) if few_lanes else 1
+        bad = np.zeros(lanes * parts, np.uint8)
+        go(out.reshape(-1), ibase, ioffset, ubase, uoffset, parts, op_code, K.MODE_RAISE, bad,
+           work_size)
+        if np.count_nonzero(bad):
+            check_in_range(indices, n, op, negative=True)
+        return finish(out)
+
+    return plan
+
+
+def _checks_only_plan(dtype, n, mode, fill_bits, out_shape, op):
+    """The plan of a gather that reads nothing (an empty result, or an empty axis,
+    which every index is out of): the values are checked, as NumPy does."""
+    def plan(x, indices, fill_value):
+        fill_bits(fill_value)
+        _check_empty_axis(indices, n, mode, op)
+        _check_unseen(indices, n, mode, op)
+        return np.empty(out_shape, dtype)
+
+    return plan
+
+
+def _rows_plan(x, offset, outer_shape, outer_strides, idx_outer, m, n, n_shape, n_strides,
+               rest, rest_strides, mode):
+    """``take_rows`` for arrays described like *x*: a function of (x, flat int64
+    indices, fill bits) giving the flat result, or None when an index was out of
+    range under raise."""
+    rest_shape, (rest_str,) = coalesce(rest, rest_strides)
+    inner, inner_stride = (rest_shape[-1], rest_str[-1]) if rest_shape else (1, 0)
+    rowlen = math.prod(rest_shape)
+    outers = math.prod(outer_shape)
+    jchunk = max(1, min(m, _TASK_ELEMENTS // max(rowlen, 1)))
+    tasks = outers * -(-m // jchunk)
+    dtype, bits = x.dtype, _bits(x.dtype)
+    size = outers * m * rowlen
+    make_base, alloc = _bits_base(x, bits), _alloc.empty_function((size,), bits)
+    head = (offset, _vec(outer_shape), _vec(outer_strides))
+    tail = (idx_outer, m, n, _vec(n_shape), _vec(n_strides), _vec(rest_shape[:-1]),
+            _vec(rest_str[:-1]), inner, inner_stride, jchunk, mode)
+    raising, same = mode == K.MODE_RAISE, dtype == bits
+    kern = K.take_rows
+
+    def gather(x, idx, fill):
+        bad = np.zeros(tasks, np.uint8)
+        out = alloc((size,), bits)
+        run(kern, size, make_base(x), *head, idx, *tail, fill, bad, out)
+        if raising and np.count_nonzero(bad):
+            return None
+        return out if same else out.view(dtype)
+
+    return gather
+
+
+def _bits_base(x: np.ndarray, bits: np.dtype):
+    """``base_maker`` for arrays described like *x*, its base seen as *bits*."""
+    make = base_maker(x)
+    if x.dtype == bits:
+        return make
+    return lambda y: make(y).view(bits)
+
+
+def _flat_int64(indices: np.ndarray, n: int, mode: int):
+    """A function giving, for indices described like *indices*, their C-ordered
+    int64 values as a 1-D array (see :func:`_int64`): a view when they are C-contiguous
+    int64, and None when they are that array already."""
+    if indices.dtype == np.int64:
+        if indices.ndim == 1 and indices.flags.c_contiguous:
+            return None
+        if indices.flags.c_contiguous:
+            return lambda i: i.reshape(-1)
+        return lambda i: np.ascontiguousarray(i).reshape(-1)
+    if indices.dtype == np.uint64:
+        return lambda i: np.ascontiguousarray(_int64(i, n, mode)).reshape(-1)
+    return lambda i: i.astype(np.int64, order="C").reshape(-1)
+
+
+def _int64_maker(indices: np.ndarray, n: int, mode: int):
+    """:func:`_int64` for arrays described like *indices* (nothing to do for int64)."""
+    if indices.dtype == np.int64:
+        return lambda i: i
+    if indices.dtype == np.uint64:
+        return lambda i: _int64(i, n, mode)
+    return lambda i: i.astype(np.int64)
+
+
+def _fill_checker(dtype: np.dtype, mode: int, op: str):
+    """A function of ``fill_value`` giving the kernels' fill (*dtype*'s bits as a
+    same-width integer scalar), checked as :func:`_fill` does: a constant unless
+    mode is fill. Python numbers that passed are remembered (with the sign of a
+    float zero, so -0.0 is not 0.0)."""
+    bits = _bits(dtype)
+    if mode != K.MODE_FILL:
+        zero = np.zeros((), dtype).view(bits)[()]
+        return lambda fill_value: zero
+
+    def check(fill_value):
+        kind = type(fill_value)
+        if kind is int or kind is bool or kind is float:
+            key = (dtype, kind, fill_value, math.copysign(1.0, fill_value) if kind is float else 0)
+            value = _FILLS.get(key)
+            if value is None:
+                value = _FILLS.put(key, _fill(fill_value, dtype, mode, op).view(bits)[()])
+            return value
+        return _fill(fill_value, dtype, mode, op).view(bits)[()]
+
+    return check
 
 
 # --------------------------------------------------------------------- helpers
@@ -389,25 +671,6 @@ def _bits(dtype: np.dtype) -> np.dtype:
     return np.dtype(f"i{dtype.itemsize}")
 
 
-def _gather_rows(base, offset, outer_shape, outer_strides, idx, idx_outer, m, n,
-                 n_shape, n_strides, rest, rest_strides, mode, fill, dtype):
-    """Run ``take_rows``; ``None`` when an index was out of range under raise."""
-    rest_shape, (rest_str,) = coalesce(rest, rest_strides)
-    inner, inner_stride = (rest_shape[-1], rest_str[-1]) if rest_shape else (1, 0)
-    rowlen = math.prod(rest_shape)
-    outers = math.prod(outer_shape)
-    jchunk = max(1, min(m, _TASK_ELEMENTS // max(rowlen, 1)))
-    bad = np.zeros(outers * -(-m // jchunk), np.uint8)
-    bits = _bits(dtype)
-    out = _alloc.empty((outers * m * rowlen,), bits)
-    run(K.take_rows, out.size, base.view(bits), offset, _vec(outer_shape), _vec(outer_strides),
-        idx, idx_outer, m, n, _vec(n_shape), _vec(n_strides), _vec(rest_shape[:-1]),
-        _vec(rest_str[:-1]), inner, inner_stride, jchunk, mode, fill.view(bits)[()], bad, out)
-    if mode == K.MODE_RAISE and bad.any():
-        return None
-    return out.view(dtype)
-
-
 def _along_shape(x_shape, i_shape, axis) -> tuple[int, ...]:
     """The result shape of take_along_axis (see its docstring for the rules)."""
     shape = []
@@ -428,6 +691,13 @@ def _nd_plan(x_shape, indices, batch_dims, op):
     The flat indices (int64, shape ``indices.shape[:-1]``) number each tuple's
     slice in C order over the indexed dimensions.
     """
+    b, dims, out_shape = _nd_shapes(x_shape, indices, batch_dims, op)
+    return b, dims, out_shape, _flat_tuples(indices, dims, op)
+
+
+def _nd_shapes(x_shape, indices, batch_dims, op):
+    """Check gather_nd's arguments but the index values; (batch_dims, indexed dims,
+    result shape)."""
     if isinstance(batch_dims, (bool, np.bool_)) or not isinstance(batch_dims, (int, np.integer)):
         raise TypeError(f"{op}: batch_dims must be an int, got {batch_dims!r}")
     b, ndim = int(batch_dims), len(x_shape)
@@ -445,26 +715,26 @@ def _nd_plan(x_shape, indices, batch_dims, op):
                          f"in [1, {ndim - b}] for x of {ndim} dimensions and batch_dims={b}, "
                          f"got {q}")
     dims = tuple(x_shape[b:b + q])
-    out_shape = indices.shape[:-1] + tuple(x_shape[b + q:])
-    return b, dims, out_shape, _flat_tuples(indices, dims, op)
+    return b, dims, indices.shape[:-1] + tuple(x_shape[b + q:])
 
 
 def _flat_tuples(indices: np.ndarray, dims, op) -> np.ndarray:
     """Each index tuple as one flat index over *dims* (C order), checked first.
 
-    The tuples are few next to the slices they pick, so NumPy does this.
+    The tuples are few next to the slices they pick, so NumPy does this, with one
+    comparison for every component at once and one product for the flat index.
     """
-    for t, d in enumerate(dims):
-        comp = indices[..., t]
-        bad_any = (comp >= d) if indices.dtype.kind == "u" else ((comp >= d) | (comp < -d))
-        if bad_any.any():
-            _raise_first_tuple_error(indices, dims, op)
+    unsigned = indices.dtype.kind == "u"
+    limits = np.asarray(dims, dtype=np.uint64 if unsigned else np.int64)
+    bad = indices >= limits
+    if not unsigned:
+        bad |= indices < -limits
+    if bad.any():
+        _raise_first_tuple_error(indices, dims, op)
     work = _int64(indices, max(dims) if dims else 1, K.MODE_RAISE)
-    work = np.where(work < 0, work + np.asarray(dims, np.int64), work)
-    flat = np.zeros(indices.shape[:-1], np.int64)
-    for t, d in enumerate(dims):
-        flat = flat * d + work[..., t]
-    return np.ascontiguousarray(flat)
+    if work.size:  # every component is in [-d, d), so d > 0: negative ones count from the end
+        work = work % np.asarray(dims, np.int64)
+    return np.ascontiguousarray(work @ np.asarray(c_strides(dims), np.int64))
 
 
 def _raise_first_tuple_error(indices, dims, op):
@@ -540,8 +810,10 @@ def _as_updates(updates, dtype: np.dtype, op) -> np.ndarray:
     return np.asarray(updates)  # the same_kind check reports it
 
 
-def _scatter_work(x, updates, reduce):
-    """(out, updates, finish): the arrays the scatter kernel combines.
+def _scatter_dtypes(dt: np.dtype, reduce):
+    """(work, bits, flip): the dtype the scatter kernel combines *dt* in, the
+    same-width integer dtype whose bits stand for *dt*'s (or None), and the sign bit
+    to flip for max and min (or None).
 
     The kernel runs on int64, float32 or float64 only (three compilations): small
     integers are widened (sums and products wrap to the same bits when cast back,
@@ -550,35 +822,75 @@ def _scatter_work(x, updates, reduce):
     mul as min (and), float16 in float32 (rounded once at the end).
     ``reduce=None`` moves bits: float16 as its int16 bit pattern.
     """
-    dt = x.dtype
     if dt.kind == "f" and dt.itemsize >= 4:
         work = dt
     elif dt == np.float16 and reduce is not None:
         work = np.dtype(np.float32)
     else:
         work = np.dtype(np.int64)
-    with np.errstate(over="ignore", invalid="ignore"):  # same_kind: 1e300 -> float16 is inf
-        # first in x's dtype: max(x, 300) of int8 is max(x, 44)
-        upd = updates.astype(dt, copy=False)
-    out = _alloc.empty(x.shape, work)
-    flip = None
+    bits = flip = None
     if work.kind == "i":
         if dt == np.float16:
-            xv, upd = x.view(np.int16), upd.view(np.int16)
+            bits = np.dtype(np.int16)
         elif dt == np.uint64:
-            xv, upd = x.view(np.int64), upd.view(np.int64)
+            bits = np.dtype(np.int64)
             if reduce in ("max", "min"):
                 flip = np.int64(np.iinfo(np.int64).min)
-        else:
-            xv = x
-        np.copyto(out, xv, casting="unsafe")
-        upd = upd.astype(np.int64, copy=False)
+    return work, bits, flip
+
+
+def _scatter_out(x: np.ndarray, work: np.dtype, bits, flip):
+    """A function giving, for arrays described like *x*, the scatter's output before
+    the updates: a new C-contiguous copy in *work* (see :func:`_scatter_dtypes`)."""
+    shape = x.shape
+    empty = _alloc.empty_function(shape, work)
+
+    def make(x):
+        xv = x if bits is None else x.view(bits)
+        if empty is np.empty:  # small: one call
+            out = xv.astype(work, order="C")
+        else:  # from the pool
+            out = empty(shape, work)
+            np.copyto(out, xv, casting="unsafe")
         if flip is not None:
             out ^= flip
-            upd = upd ^ flip
-    else:
-        np.copyto(out, x, casting="unsafe")
-        upd = upd.astype(work, copy=False)
+        return out
+
+    return make
+
+
+def _updates_converter(u_dtype: np.dtype, dt: np.dtype, work: np.dtype, bits, flip, lead):
+    """A function taking updates of *u_dtype* (as given: not broadcast) to the kernel's
+    *work* dtype: their leading part when *lead* slices it, cast to ``x``'s dtype *dt*
+    first (max(x, 300) of int8 is max(x, 44); same_kind: 1e300 -> float16 is inf,
+    silently), then *dt*'s bits or values in *work*, flipped as ``x`` is."""
+    cast = u_dtype != dt
+    quiet = dt.kind == "f"  # only a cast to a float may overflow (integers wrap silently)
+    widen = (bits if bits is not None else dt) != work
+
+    def convert(u):
+        if lead is not None:
+            u = u[lead]
+        if cast and quiet:
+            with np.errstate(over="ignore", invalid="ignore"):
+                u = u.astype(dt)
+        elif cast:
+            u = u.astype(dt)
+        if bits is not None:
+            u = u.view(bits)
+        if widen:
+            u = u.astype(work)
+        if flip is not None:
+            u = u ^ flip
+        return u
+
+    return convert
+
+
+def _scatter_finish(dt: np.dtype, work: np.dtype, flip):
+    """A function turning the kernel's output (in *work*) into the result in *dt*."""
+    if work == dt and flip is None:
+        return lambda res: res
 
     def finish(res):
         if flip is not None:
@@ -591,34 +903,56 @@ def _scatter_work(x, updates, reduce):
             return res.view(np.uint64)
         if dt == np.bool_:
             return res != 0
+        if dt.kind != "f":  # integers wrap silently
+            return res.astype(dt)
         with np.errstate(over="ignore"):
             return res.astype(dt)
 
-    return out, upd, finish
+    return finish
+
+
+def _scatter_runner(out_shape, itemsize: int, shape, axis: int, istr, ustr):
+    """(lanes, go): the geometry of ``scatter_lanes`` for a C-contiguous output of
+    *out_shape* (items of *itemsize* bytes) and indices and updates of *shape* with
+    element strides *istr* and *ustr*. ``go(out, ibase, ioffset, ubase, uoffset,
+    parts, op, mode, bad, work)`` runs the kernel; *bad* has ``lanes * parts``
+    flags."""
+    cs = c_strides(out_shape)
+    outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], cs[:axis], istr[:axis], ustr[:axis])
+    rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], cs[axis + 1:], istr[axis + 1:],
+                                              ustr[axis + 1:])
+    inner, o_inner, i_inner, u_inner = ((rest[-1], o_rest[-1], i_rest[-1], u_rest[-1])
+                                        if rest else (1, 0, 0, 0))
+    block = max(1, _SCATTER_BLOCK_BYTES // itemsize) if inner > 1 else 1
+    lanes = math.prod(outer) * math.prod(rest[:-1]) * -(-inner // block)
+    head = (_vec(outer), _vec(o_outer), _vec(i_outer), _vec(u_outer), out_shape[axis], cs[axis])
+    m, i_m, u_m = shape[axis], istr[axis], ustr[axis]
+    tail = (_vec(rest[:-1]), _vec(o_rest[:-1]), _vec(i_rest[:-1]), _vec(u_rest[:-1]), inner,
+            o_inner, i_inner, u_inner, block)
+    kern = K.scatter_lanes
+
+    def go(out, ibase, ioffset, ubase, uoffset, parts, op, mode, bad, work):
+        run(kern, work, out, *head, ibase, ioffset, m, i_m, ubase, uoffset, u_m, *tail, parts,
+            op, mode, bad)
+
+    return lanes, go
+
+
+def _destination_parts(lanes: int, n: int) -> int:
+    """Destination ranges each scatter lane is split into: with few lanes, one per
+    thread (the same result; see ``kernels.gather``)."""
+    threads = _jit.thread_limit()
+    return threads if lanes < _MIN_TASKS and n >= 2 * threads else 1
 
 
 def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     """Run ``scatter_lanes`` into the C-contiguous *out*; True when an index was
     out of range under raise. *idx* and *upd* have the same shape, at most *out*'s
     outside *axis*; bool work (add as or, mul as and) is mapped by the caller."""
-    shape = idx.shape
     ibase, ioffset, istr = strided_base(idx)
     ubase, uoffset, ustr = strided_base(upd)
-    cs = c_strides(out.shape)
-    outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], cs[:axis], istr[:axis], ustr[:axis])
-    rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], cs[axis + 1:], istr[axis + 1:],
-                                              ustr[axis + 1:])
-    inner, o_inner, i_inner, u_inner = ((rest[-1], o_rest[-1], i_rest[-1], u_rest[-1])
-                                        if rest else (1, 0, 0, 0))
-    block = max(1, _SCATTER_BLOCK_BYTES // out.itemsize) if inner > 1 else 1
-    lanes = math.prod(outer) * math.prod(rest[:-1]) * -(-inner // block)
-    parts = 1
-    threads = _jit.thread_limit()
-    if lanes < _MIN_TASKS and out.shape[axis] >= 2 * threads:
-        parts = threads  # few lanes: split each by destination range (same result)
+    lanes, go = _scatter_runner(out.shape, out.itemsize, idx.shape, axis, istr, ustr)
+    parts = _destination_parts(lanes, out.shape[axis])
     bad = np.zeros(lanes * parts, np.uint8)
-    run(K.scatter_lanes, idx.size, out.reshape(-1), _vec(outer), _vec(o_outer), _vec(i_outer),
-        _vec(u_outer), out.shape[axis], cs[axis], ibase, ioffset, shape[axis], istr[axis],
-        ubase, uoffset, ustr[axis], _vec(rest[:-1]), _vec(o_rest[:-1]), _vec(i_rest[:-1]),
-        _vec(u_rest[:-1]), inner, o_inner, i_inner, u_inner, block, parts, op, mode, bad)
-    return bool(bad.any())
+    go(out.reshape(-1), ibase, ioffset, ubase, uoffset, parts, op, mode, bad, idx.size)
+    return bool(np.count_nonzero(bad))

@@ -3,6 +3,9 @@
 Both functions check their arguments, lift the problem to three spatial
 dimensions, view the input in place (any strides; ``channels_last`` is only
 another set of strides) and run one kernel from ``axisops.kernels.window``.
+Nothing of that depends on the input's values: it is a *plan* (see
+``axisops._plan``), made once per description of the input and options and
+reused, so a repeated call costs the kernel and the result's allocation.
 
 Decisions the contract leaves open, written down here:
 
@@ -20,6 +23,7 @@ Decisions the contract leaves open, written down here:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,12 +31,16 @@ import numpy as np
 from . import _alloc, _dtypes
 from ._jit import run
 from ._layout import strided_base
+from ._plan import PlanCache, base_maker
 from .kernels import window as K
 
 __all__ = ["unfold", "fold"]
 
 #: fold works plane by plane when there are at least this many (n, c) planes.
 _MIN_PLANES = 16
+#: Plans of both functions (see ``axisops._plan``): everything but the kernel's run
+#: depends only on the input's shape, strides and dtype and on the options.
+_PLANS = PlanCache()
 
 
 def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
@@ -74,24 +82,19 @@ def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=Fal
 
 
 def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
-    x = _dtypes.as_array(x)
-    _dtypes.check_dtype(x.dtype, op)
-    geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
-    d = geo.d
-    xb = x if x.ndim == d + 2 else x[None]
-    planes = np.moveaxis(xb, -1, 1) if channels_last else xb  # (N, C, *spatial), a view
-    batch, channels, spatial = planes.shape[0], planes.shape[1], planes.shape[2:]
-    positions = geo.positions(op, spatial)
-    if math.prod(shape) == 0:
-        return np.zeros(shape, x.dtype)
-    base, offset, strides = strided_base(planes)
-    xs = np.array(strides[:2] + (0,) * (3 - d) + strides[2:], np.int64)
-    bits = np.dtype(f"i{x.itemsize}")
-    out = _alloc.empty((math.prod(shape),), bits)
-    kern = K.unfold_channels_last if channels_last else K.unfold_rows
-    run(kern, out.size, base.view(bits), offset, xs, geo.array(spatial, positions), batch,
-        channels, bits.type(0), out)
-    return out.view(x.dtype).reshape(shape)
+    if type(x) is not np.ndarray:
+        x = _dtypes.as_array(x)
+    try:
+        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, _option_key(kernel_size),
+               _option_key(dilation), _option_key(padding), _option_key(stride),
+               _flag_key(channels_last))
+    except TypeError:
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _unfold_plan(op, x, kernel_size, dilation, padding, stride,
+                                            channels_last))
+    return plan(x)
 
 
 def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
@@ -126,6 +129,87 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, cha
            [2., 4., 2.],
            [1., 2., 1.]])
     """
+    if type(cols) is not np.ndarray:
+        cols = _dtypes.as_array(cols)
+    try:
+        key = ("fold", cols.shape, cols.strides, cols.dtype, cols.flags.aligned,
+               _option_key(output_size), _option_key(kernel_size), _option_key(dilation),
+               _option_key(padding), _option_key(stride), _flag_key(channels_last))
+    except TypeError:
+        key = None
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _fold_plan(cols, output_size, kernel_size, dilation, padding,
+                                          stride, channels_last))
+    return plan(cols)
+
+
+# ------------------------------------------------------------------------ plans
+
+
+def _option_key(value):
+    """*value* when it may be part of a plan key: an int, or a tuple of ints or of
+    pairs of ints. Anything else (a bool, a NumPy integer, a float equal to an int,
+    a list) gets no key, so it goes the validating way every time and can never hit
+    a plan made for the ints it equals."""
+    if type(value) is int:
+        return value
+    if type(value) is tuple:
+        for v in value:
+            if type(v) is not int and (type(v) is not tuple
+                                       or not all(type(e) is int for e in v)):
+                raise TypeError
+        return value
+    raise TypeError
+
+
+def _flag_key(flag):
+    """*flag* (``channels_last``) when it is a bool, the only thing a key may hold."""
+    if type(flag) is bool:
+        return flag
+    raise TypeError
+
+
+def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
+    """The plan of unfold for arrays described like *x*."""
+    x = _dtypes.as_array(x)
+    _dtypes.check_dtype(x.dtype, op)
+    geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
+    d = geo.d
+    xb = x if x.ndim == d + 2 else x[None]
+    planes = np.moveaxis(xb, -1, 1) if channels_last else xb  # (N, C, *spatial), a view
+    batch, channels, spatial = planes.shape[0], planes.shape[1], planes.shape[2:]
+    positions = geo.positions(op, spatial)
+    dtype = x.dtype
+    if math.prod(shape) == 0:
+        return lambda x: np.zeros(shape, dtype)
+    # planes is a view of x: x's base, with x's strides in planes' order (a base that
+    # strided_base had to copy is in x's order, not in planes')
+    _, offset, strides = strided_base(x)
+    strides = strides if x.ndim == d + 2 else (0,) + strides
+    if channels_last:
+        strides = (strides[0], strides[-1]) + strides[1:-1]
+    xs = np.array(strides[:2] + (0,) * (3 - d) + strides[2:], np.int64)
+    bits = np.dtype(f"i{x.itemsize}")
+    make_base = base_maker(x)
+    size = math.prod(shape)
+    alloc = _alloc.empty_function((size,), bits)
+    kern = K.unfold_channels_last if channels_last else K.unfold_rows
+    args = (offset, xs, geo.array(spatial, positions), batch, channels, bits.type(0))
+
+    same = dtype == bits  # gathers move bits: the same-width integer view of x
+
+    def plan(x):
+        out = alloc((size,), bits)
+        base = make_base(x)
+        run(kern, size, base if same else base.view(bits), *args, out)
+        return (out if same else out.view(dtype)).reshape(shape)
+
+    return plan
+
+
+def _fold_plan(cols, output_size, kernel_size, dilation, padding, stride, channels_last):
+    """The plan of fold for arrays described like *cols*."""
     cols = _dtypes.as_array(cols)
     _dtypes.check_dtype(cols.dtype, "fold")
     geo = _geometry("fold", kernel_size, dilation, padding, stride)
@@ -148,20 +232,35 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, cha
     shape = (batch, *size, channels) if channels_last else (batch, channels, *size)
     if not batched:
         shape = shape[1:]
-    work = _fold_dtype(cols.dtype)
+    dtype, work = cols.dtype, _fold_dtype(cols.dtype)
     if math.prod(shape) == 0 or length == 0:
-        return _finish(np.zeros(shape, work), cols.dtype)
-    if cols.dtype == np.uint64:
-        cb = cb.view(np.int64)  # sums wrap to the same bits
-    base, offset, cs = strided_base(cb.astype(work, copy=False))
-    out = _alloc.empty((math.prod(shape),), work)
-    if channels_last:
-        kern = K.fold_channels_last
-    else:  # whole planes read the columns front to back; rows when planes are few
-        kern = K.fold_planes if batch * channels >= _MIN_PLANES else K.fold_rows
-    run(kern, out.size + cb.size, base, offset, np.array(cs, np.int64),
-        geo.array(size, positions), batch, channels, out)
-    return _finish(out.reshape(shape), cols.dtype)
+        return lambda cols: _finish(np.zeros(shape, work), dtype)
+
+    def convert(cols):
+        if dtype == np.uint64:
+            cols = cols.view(np.int64)  # sums wrap to the same bits
+        return cols.astype(work, copy=False)
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):  # the calls report their own
+        warnings.simplefilter("ignore")
+        converted = convert(cols)  # looked at here only: a plan keeps no array it was made from
+    _, offset, cs = strided_base(converted if batched else converted[None])
+    make_base = base_maker(converted)
+    elements, work_size = math.prod(shape), math.prod(shape) + cols.size
+    alloc = _alloc.empty_function((elements,), work)
+    args = (offset, np.array(cs, np.int64), geo.array(size, positions), batch, channels)
+    planes = batch * channels
+
+    def plan(cols):
+        if channels_last:
+            kern = K.fold_channels_last
+        else:  # whole planes read the columns front to back; rows when planes are few
+            kern = K.fold_planes if planes >= _MIN_PLANES else K.fold_rows
+        out = alloc((elements,), work)
+        run(kern, work_size, make_base(convert(cols)), *args, out)
+        return _finish(out.reshape(shape), dtype)
+
+    return plan
 
 
 # --------------------------------------------------------------------- helpers
