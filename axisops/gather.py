@@ -253,6 +253,10 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     """
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    if not x.dtype.isnative and x.dtype.kind in "iuf":
+        # the kernels combine values in native byte order: work there, answer in x's dtype
+        native = scatter(x.astype(x.dtype.newbyteorder("=")), indices, updates, axis, reduce=reduce)
+        return native.astype(x.dtype)
     indices, updates, key = _scatter_key(x, indices, updates, axis, reduce)
     plan = _PLANS.get(key)
     if plan is None:

@@ -964,3 +964,17 @@ def test_more_than_2_32_elements_without_copying():
             if not (kind == "raised" and isinstance(got, IndexError) and want in str(got)):
                 failures.append(f"take(rows, {indices}): {got!r}, expected IndexError ... {want}")
     report(failures)
+
+
+@pytest.mark.parametrize("dtype", [">f2", ">f4", ">f8", ">i4", ">u8", "<f4"])
+@pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
+def test_scatter_on_foreign_byte_order_is_computed_natively(dtype, reduce):
+    x = np.array([1, 2, 3, 4, 0], dtype)
+    if x.dtype.kind == "f":
+        x[4] = np.nan
+    native = x.astype(x.dtype.newbyteorder("="))
+    idx, upd = np.array([0, 4, 0, 2]), np.array([5, 6, 7, 8], dtype)
+    got = axisops.scatter(x, idx, upd, 0, reduce=reduce)
+    want = axisops.scatter(native, idx, upd.astype(native.dtype), 0, reduce=reduce)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_array_equal(got.astype(native.dtype), want)
