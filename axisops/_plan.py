@@ -18,7 +18,7 @@ import numpy as np
 
 from ._layout import strided_base
 
-__all__ = ["PlanCache", "array_key", "base_maker"]
+__all__ = ["PlanCache", "array_key", "axis_key", "base_maker", "needs_copy", "readable_copy"]
 
 
 class PlanCache:
@@ -83,6 +83,20 @@ def axis_key(axis):
     if type(axis) is tuple and all(type(a) is int for a in axis):
         return axis
     raise TypeError
+
+
+def needs_copy(x: np.ndarray) -> bool:
+    """Whether kernels cannot read *x*'s memory as it is (foreign byte order,
+    misaligned, or strides that are not whole elements): such an array is
+    copied with :func:`readable_copy` and planned as the copy."""
+    return (not x.dtype.isnative or not x.flags.aligned
+            or any(s % x.itemsize for s in x.strides))
+
+
+def readable_copy(x: np.ndarray) -> np.ndarray:
+    """A C-contiguous, aligned copy of *x* in native byte order (always a new
+    array: ``ascontiguousarray`` would return a misaligned contiguous *x* itself)."""
+    return np.array(x, dtype=x.dtype.newbyteorder("="), order="C", copy=True)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

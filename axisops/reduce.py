@@ -18,7 +18,7 @@ from . import _dtypes
 from ._axes import normalize_axes, reduced_shape
 from ._jit import run
 from ._layout import ReductionView, reduction_view, restore_kept_order
-from ._plan import PlanCache, axis_key, base_maker
+from ._plan import PlanCache, axis_key, base_maker, needs_copy, readable_copy
 from .kernels import reduce as K
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
@@ -238,9 +238,14 @@ def _inner_block(view: ReductionView, chunks: int) -> int:
 
 
 def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple:
-    return (view.offset, view.outer_shape, view.outer_strides, view.inner, view.inner_stride,
-            view.red_shape, view.red_strides, view.n, view.n_stride, chunk_len, inner_block,
-            _row_order(view))
+    """The view's geometry as the kernels take it: one int64 array (see
+    ``kernels.reduce._geometry_blocks``)."""
+    head = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride, chunk_len,
+            inner_block, view.outer_shape.size, view.red_shape.size]
+    geo = np.concatenate([np.asarray(head, np.int64), view.outer_shape, view.outer_strides,
+                          view.red_shape, view.red_strides]).astype(np.int64)
+    geo.flags.writeable = False
+    return (geo,)
 
 
 _F16_TABLE = None
@@ -269,6 +274,8 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
 
 def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     """The plan of sum/prod/mean for arrays described like *x* (see ``_plan``)."""
+    if needs_copy(x):
+        return lambda x: _value_reduction(op, readable_copy(x), axis, keepdims, dtype)
     _dtypes.check_dtype(x.dtype, op)
     axes = normalize_axes(axis, x.ndim, op)
     count = math.prod(x.shape[d] for d in axes)
@@ -355,6 +362,9 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
 
 def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, index_dtype):
     """The plan of max/min/argmax/argmin for arrays described like *x*."""
+    if needs_copy(x):
+        return lambda x: _arg_reduction(op, readable_copy(x), axis, keepdims, select_last,
+                                        index_dtype)
     _dtypes.check_dtype(x.dtype, op)
     axes = normalize_axes(axis, x.ndim, op)
     count = math.prod(x.shape[d] for d in axes)
@@ -411,10 +421,17 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
             res = restore_kept_order(res, x_shape, view, out_shape)
         return res[()] if res.ndim == 0 else res
 
+    # the kernel's index array is the result as it is (the common argmax)
+    direct = (want_index and chunks == 1 and in_order and not select_last
+              and index_dtype == np.int64)
+    scalar = len(out_shape) == 0
+
     def plan(x):
         keys = np.empty(keys_shape, view_dtype)
         index = np.empty(index_shape, np.int64)
         run(kern, work, make_base(x), *args, keys, index)
+        if direct:
+            return index.reshape(out_shape)[()] if scalar else index.reshape(out_shape)
         return finish(keys, index)
 
     return plan

@@ -30,7 +30,7 @@ from ._axes import normalize_axis
 from ._jit import run
 from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, scan_view
-from ._plan import PlanCache, axis_key, base_maker
+from ._plan import PlanCache, axis_key, base_maker, needs_copy, readable_copy
 from .kernels import scan as K
 from .reduce import _float16_table
 
@@ -196,8 +196,11 @@ def _planned(op: str, make_plan, x, axis, *options):
         key = None
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _PLANS.put(key, _short_rows_plan(op, make_plan, x, axis, *options)
-                          or make_plan(op, x, axis, *options))
+        if needs_copy(x):
+            plan = _PLANS.put(key, lambda x: _planned(op, make_plan, readable_copy(x), axis, *options))
+        else:
+            plan = _PLANS.put(key, _short_rows_plan(op, make_plan, x, axis, *options)
+                              or make_plan(op, x, axis, *options))
     return plan(x)
 
 
