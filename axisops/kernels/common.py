@@ -7,7 +7,7 @@ from numba.extending import overload
 from .._jit import helper
 
 
-@helper
+@helper(inline=True)
 def block_offset(k, shape, strides):
     """Element offset of the k-th element, in C order, of a strided block."""
     off = 0
@@ -18,7 +18,7 @@ def block_offset(k, shape, strides):
     return off
 
 
-@helper
+@helper(inline=True)
 def block_size(shape):
     """Number of elements of a block of the given shape."""
     count = 1

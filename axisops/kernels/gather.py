@@ -42,7 +42,7 @@ MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = 0, 1, 2, 3
 OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = 0, 1, 2, 3, 4
 
 
-@helper
+@helper(inline=True)
 def _resolve(i, n, mode):
     """The position index *i* reads along an axis of *n* (> 0), or -1 for none.
 
