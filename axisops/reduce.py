@@ -34,7 +34,7 @@ _LANE_BLOCK = 64
 #: Reduced runs this short are swept as rows of outputs whatever the strides.
 _SHORT_RUN = 16
 #: Fewer outputs than this along the nearest kept axis: each scans its own run.
-_FEW_LANES = 16
+_FEW_LANES = 8
 #: Plans of every function here (see ``axisops._plan``).
 _PLANS = PlanCache()
 

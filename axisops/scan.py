@@ -45,7 +45,7 @@ _MIN_TASKS = 8
 #: Rows shorter than this along the last axis, at least _SHORT_ROWS_MIN elements
 #: in all: scanned as the columns of the moved array (see ``_short_rows_plan``).
 _SHORT_ROW = 16
-_SHORT_ROWS_MIN = 1 << 16
+_SHORT_ROWS_MIN = 256
 #: Plans of every function here (see ``axisops._plan``).
 _PLANS = PlanCache()
 

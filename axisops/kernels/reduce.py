@@ -70,7 +70,7 @@ def _run(t, t_end, n):
 # ----------------------------------------------------------------- sums and products
 
 
-@helper
+@helper(inline=True)
 def _row_update(acc, base, p, stride, op, table):
     """acc[i] (+ or *)= x[p + i * stride] for every i of the block *acc*."""
     m = acc.size
@@ -90,7 +90,7 @@ def _row_update(acc, base, p, stride, op, table):
             acc[i] += load(base[p + i * stride], table, acc)
 
 
-@helper
+@helper(inline=True)
 def _row_update8(acc, base, p, row_stride, stride, op, table):
     """_row_update for eight rows at once: one pass over *acc* instead of eight."""
     m = acc.size
@@ -216,7 +216,7 @@ def _key(b, kind, shift, mask, expo):
     return k
 
 
-@helper
+@helper(inline=True)
 def _row_arg(keys, index, base, p, stride, at, kind, shift, mask, expo):
     """Running first arg-max per i of the keys of x[p + i * stride]; *at* is the row's index."""
     m = keys.size
@@ -235,7 +235,7 @@ def _row_arg(keys, index, base, p, stride, at, kind, shift, mask, expo):
             index[i] = at if better else index[i]
 
 
-@helper
+@helper(inline=True)
 def _row_arg4(keys, index, base, p, row_stride, stride, at, kind, shift, mask, expo):
     """_row_arg for the four rows at, at+1, at+2, at+3: one pass over keys and index."""
     m = keys.size
@@ -366,7 +366,7 @@ def _float_run_key(seg, kind, shift, mask, expo):
     return key, 1, bits
 
 
-@helper
+@helper(inline=True)
 def _row_max(keys, base, p, stride, kind, shift, mask, expo):
     """keys[i] = max(keys[i], key of x[p + i * stride]): extremes without positions."""
     m = keys.size
@@ -379,7 +379,7 @@ def _row_max(keys, base, p, stride, kind, shift, mask, expo):
             keys[i] = max(keys[i], _key(base[p + i * stride], kind, shift, mask, expo))
 
 
-@helper
+@helper(inline=True)
 def _row_max4(keys, base, p, row_stride, stride, kind, shift, mask, expo):
     m = keys.size
     if stride != 1:
