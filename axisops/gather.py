@@ -323,7 +323,47 @@ def _take_plan(op, x, indices, axis, mode):
 
 
 def _along_plan(x, indices, axis, mode):
-    """The plan of take_along_axis for arrays described like *x* and *indices*."""
+    """The plan of take_along_axis for arrays described like *x* and *indices*:
+    through the moved arrays for many short rows (see ``_short_rows``)."""
+    plan = _along_plan_direct(x, indices, axis, mode)
+    a = _short_rows(x, indices, axis)
+    if a is None:
+        return plan
+    moved = _along_plan_direct(np.moveaxis(x, a, 0), np.moveaxis(indices, a, 0), 0, mode)
+
+    def moved_plan(x, i, fill_value):
+        try:
+            res = moved(np.moveaxis(x, a, 0), np.moveaxis(i, a, 0), fill_value)
+        except IndexError:  # raised again in x's own order, naming x's positions
+            return plan(x, i, fill_value)
+        return np.ascontiguousarray(np.moveaxis(res, 0, a))
+
+    return moved_plan
+
+
+def _short_rows(x, indices, axis):
+    """The axis, when take_along_axis or scatter should run on the moved arrays.
+
+    Along a short last axis (fewer than 16, the dimensions after it of size 1)
+    of at least 256 elements, each row is a task of its own: 61 ns per element
+    for take_along_axis along axis 1 of (16K, 4) float32. Moved to the front, the
+    axis becomes rows of many lanes; the result is copied back. Every element
+    is the same move (or, for scatter, the same updates applied in the same
+    order per destination), so the bits are the same.
+    """
+    if type(x) is not np.ndarray or type(indices) is not np.ndarray or type(axis) is not int:
+        return None
+    if x.ndim < 2 or indices.ndim != x.ndim or not -x.ndim <= axis < x.ndim:
+        return None
+    axis %= x.ndim
+    if (not 1 < indices.shape[axis] < 16 or not 1 < x.shape[axis] < 16 or indices.size < 256
+            or any(d != 1 for d in indices.shape[axis + 1:]) or indices.shape != x.shape):
+        return None
+    return axis
+
+
+def _along_plan_direct(x, indices, axis, mode):
+    """The plan of take_along_axis, walking the arrays in their own order."""
     op = "take_along_axis"
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
@@ -448,6 +488,26 @@ def _scatter_key(x, indices, updates, axis, reduce):
 
 
 def _scatter_plan(x, indices, updates, axis, reduce):
+    """The plan of scatter: through the moved arrays for many short rows (see
+    ``_short_rows``; per destination the updates still come in the same order)."""
+    plan = _scatter_plan_direct(x, indices, updates, axis, reduce)
+    a = _short_rows(x, indices, axis)
+    if a is None or type(updates) is not np.ndarray or updates.shape != indices.shape:
+        return plan
+    moved = _scatter_plan_direct(np.moveaxis(x, a, 0), np.moveaxis(indices, a, 0),
+                                 np.moveaxis(updates, a, 0), 0, reduce)
+
+    def moved_plan(x, indices, updates):
+        try:
+            res = moved(np.moveaxis(x, a, 0), np.moveaxis(indices, a, 0), np.moveaxis(updates, a, 0))
+        except IndexError:  # raised again in x's own order, naming x's positions
+            return plan(x, indices, updates)
+        return np.ascontiguousarray(np.moveaxis(res, 0, a))
+
+    return moved_plan
+
+
+def _scatter_plan_direct(x, indices, updates, axis, reduce):
     """The plan of scatter for arrays (or a Python number *updates*) described like these.
 
     ``updates`` are converted to the kernel's dtype as they are given, before any

@@ -270,3 +270,28 @@ def test_plans_tell_aligned_from_misaligned_arrays():
             np.testing.assert_array_equal(axisops.take(a, [3, 999]), [3.0, 999.0])
         from axisops import reduce as R, scan as S
         R._PLANS.clear(), S._PLANS.clear()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int16])
+def test_many_short_rows_gather_and_scatter_through_the_moved_arrays(dtype):
+    # (m, 3) along axis 1 (and (m, 3, 1)): run on the moved arrays and copied back.
+    rng = np.random.default_rng(9)
+    for shape in ((600, 3), (300, 5, 1)):
+        x = rng.integers(-5, 6, shape).astype(dtype)
+        idx = rng.integers(-shape[1], shape[1], shape)
+        upd = rng.integers(-5, 6, shape).astype(dtype)
+        for mode in ("raise", "wrap", "clip", "fill"):
+            got = axisops.take_along_axis(x, idx, 1, mode=mode, fill_value=7)
+            assert got.flags.c_contiguous
+            assert same_bits(got, reference.take_along_axis(x, idx, 1, mode=mode, fill_value=7)) is None
+        for reduce in (None, "add", "mul", "max", "min"):
+            got = axisops.scatter(x, idx, upd, 1, reduce=reduce)
+            assert got.flags.c_contiguous
+            assert same_bits(got, reference.scatter(x, idx, upd, 1, reduce=reduce)) is None
+        bad = idx.copy()
+        bad[7, 1], bad[200, 0] = shape[1], -shape[1] - 1  # the first in C order is at (7, 1)
+        want = r"index %d at position \(7, 1" % shape[1]
+        with pytest.raises(IndexError, match=want):
+            axisops.take_along_axis(x, bad, 1)
+        with pytest.raises(IndexError, match=want):
+            axisops.scatter(x, bad, upd, 1)
