@@ -66,7 +66,7 @@ def _resolve(i, n, mode):
 # Every position here is >= 0 by construction.
 
 
-@njit(cache=True)
+@helper(inline=True)
 def _copy_row(out, dst, base, src, mid_shape, mid_strides, inner, inner_stride):
     """out[dst : dst + mids*inner] = the (mid, inner) block of base at src."""
     mids = block_size(mid_shape)
@@ -81,7 +81,7 @@ def _copy_row(out, dst, base, src, mid_shape, mid_strides, inner, inner_stride):
                 out[uint64(d + k)] = base[uint64(s + k * inner_stride)]
 
 
-@njit(cache=True)
+@helper(inline=True)
 def _copy_four_rows(out, dst, base, s0, s1, s2, s3, inner):
     """out[dst : dst + 4*inner] = four contiguous rows of base, at s0..s3.
 
