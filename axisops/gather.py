@@ -554,7 +554,7 @@ def _scatter_plan_direct(x, indices, updates, axis, reduce):
         out = make_out(x)
         ibase = make_ibase(to_int64(indices))
         ubase = make_ubase(convert(updates))
-        parts = _destination_parts(lanes, n) if few_lanes else 1
+        parts = _destination_parts(lanes, n, work_size) if few_lanes else 1
         bad = np.zeros(lanes * parts, np.uint8)
         go(out.reshape(-1), ibase, ioffset, ubase, uoffset, parts, op_code, K.MODE_RAISE, bad,
            work_size)
@@ -1002,9 +1002,14 @@ def _scatter_runner(out_shape, itemsize: int, shape, axis: int, istr, ustr):
     return lanes, go
 
 
-def _destination_parts(lanes: int, n: int) -> int:
-    """Destination ranges each scatter lane is split into: with few lanes, one per
-    thread (the same result; see ``kernels.gather``)."""
+def _destination_parts(lanes: int, n: int, work: int) -> int:
+    """Destination ranges each scatter lane is split into: with few lanes and a
+    call that runs in parallel, one per thread (the same result; see
+    ``kernels.gather``). Every part reads all of its lane's updates, so a call on
+    one thread keeps one part (scatter add along axis 1 of (4, 16K) float32: two
+    parts on one thread took 0.77 ms, torch 0.02)."""
+    if not _jit.runs_in_parallel(work):
+        return 1
     threads = _jit.thread_limit()
     return threads if lanes < _MIN_TASKS and n >= 2 * threads else 1
 
@@ -1016,7 +1021,7 @@ def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     ibase, ioffset, istr = strided_base(idx)
     ubase, uoffset, ustr = strided_base(upd)
     lanes, go = _scatter_runner(out.shape, out.itemsize, idx.shape, axis, istr, ustr)
-    parts = _destination_parts(lanes, out.shape[axis])
+    parts = _destination_parts(lanes, out.shape[axis], idx.size)
     bad = np.zeros(lanes * parts, np.uint8)
     go(out.reshape(-1), ibase, ioffset, ubase, uoffset, parts, op, mode, bad, idx.size)
     return bool(np.count_nonzero(bad))

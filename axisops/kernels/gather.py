@@ -66,7 +66,7 @@ def _resolve(i, n, mode):
 # Every position here is >= 0 by construction.
 
 
-@helper(inline=True)
+@njit(cache=True)
 def _copy_row(out, dst, base, src, mid_shape, mid_strides, inner, inner_stride):
     """out[dst : dst + mids*inner] = the (mid, inner) block of base at src."""
     mids = block_size(mid_shape)
