@@ -39,6 +39,10 @@ __all__ = ["MODE_RAISE", "MODE_WRAP", "MODE_CLIP", "MODE_FILL",
            "take_rows", "take_along", "scatter_lanes", "segment_exclusive_products"]
 
 MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = 0, 1, 2, 3
+#: take_along_axis blocks of fewer inner lanes than this gather lane by lane along
+#: the axis instead of row by row (a call per row of 4 lanes cost 55 ns: (16K, 4)
+#: float32 along axis 0 took 0.90 ms against torch's 0.056)
+FEW_LANES = 16
 OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = 0, 1, 2, 3, 4
 
 
@@ -250,10 +254,17 @@ def take_along(part, parts, base, offset, outer_shape, x_outer_strides, i_outer_
         else:
             count = min(inner, k0 + block) - k0
             nbad = 0
-            for j in range(j0, j1):
-                nbad += _gather_run(out, dst + j * row, 1, base, xs, x_n_stride,
-                                    x_inner_stride, idx, isrc + j * i_m_stride, i_inner_stride,
-                                    count, n, mode, fill)
+            if count < FEW_LANES:  # each lane a stretch along the axis: no call per row
+                for k in range(count):
+                    nbad += _gather_run(out, dst + j0 * row + k, row, base,
+                                        xs + k * x_inner_stride, x_n_stride, 0, idx,
+                                        isrc + j0 * i_m_stride + k * i_inner_stride, i_m_stride,
+                                        j1 - j0, n, mode, fill)
+            else:
+                for j in range(j0, j1):
+                    nbad += _gather_run(out, dst + j * row, 1, base, xs, x_n_stride,
+                                        x_inner_stride, idx, isrc + j * i_m_stride,
+                                        i_inner_stride, count, n, mode, fill)
         if nbad:
             bad[t] = 1
 
