@@ -28,6 +28,22 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 
+def needs_copy(x: np.ndarray) -> bool:
+    """Whether kernels cannot read *x*'s memory as it is: a foreign byte order,
+    misaligned data, or strides that are not whole elements."""
+    return (not x.dtype.isnative or not x.flags.aligned
+            or any(s % x.itemsize for s in x.strides))
+
+
+def many_short_rows(shape, axis: int) -> bool:
+    """Whether *axis* is a short last axis (2 to 15 long, only size-1 dimensions
+    after it) of at least 256 elements: many short rows, each a kernel task of
+    its own unless the caller moves the axis to the front and copies back (as
+    scans, ``take_along_axis`` and ``scatter`` do)."""
+    return (1 < shape[axis] < 16 and all(d == 1 for d in shape[axis + 1:])
+            and math.prod(shape) >= 256)
+
+
 def strided_base(x: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]]:
     """Return ``(base, offset, strides)`` in elements for the array *x*.
 
@@ -41,10 +57,9 @@ def strided_base(x: np.ndarray) -> tuple[np.ndarray, int, tuple[int, ...]]:
     >>> off, st, bool(base[off + 1 * st[0] + 2 * st[1]] == x[1, 2])
     (2, (3, -1), True)
     """
-    itemsize = x.itemsize
-    if (not x.dtype.isnative or not x.flags.aligned
-            or any(s % itemsize for s in x.strides)):
+    if needs_copy(x):
         x = np.ascontiguousarray(x, dtype=x.dtype.newbyteorder("="))
+    itemsize = x.itemsize
     strides = tuple(s // itemsize if n > 1 else 0 for s, n in zip(x.strides, x.shape))
     if x.size == 0:  # read-only like every other base: one kernel signature, not two
         base = np.zeros(0, x.dtype)

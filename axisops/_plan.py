@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._layout import strided_base
+from ._layout import needs_copy, strided_base
 
-__all__ = ["PlanCache", "array_key", "axis_key", "base_maker", "needs_copy", "readable_copy"]
+__all__ = ["PlanCache", "array_key", "axis_key", "base_maker", "readable_copy"]
 
 
 class PlanCache:
@@ -58,6 +58,12 @@ class PlanCache:
         plans[key] = plan
         return plan
 
+    def plan(self, key, make, *args):
+        """The plan kept under *key*, or ``make(*args)``, kept under it (when
+        *key* is not None and can be hashed)."""
+        plan = self.get(key)
+        return self.put(key, make(*args)) if plan is None else plan
+
     def clear(self) -> None:
         self._plans.clear()
 
@@ -67,7 +73,8 @@ class PlanCache:
 
 def array_key(x: np.ndarray) -> tuple:
     """What a plan may depend on of an array: shape, strides, dtype and alignment
-    (a misaligned array is copied before a kernel reads it, so its view differs)."""
+    (a misaligned array is copied before a kernel reads it, so its view differs).
+    Splice it into a key: ``(op, *array_key(x), ...)``."""
     return x.shape, x.strides, x.dtype, x.flags.aligned
 
 
@@ -83,14 +90,6 @@ def axis_key(axis):
     if type(axis) is tuple and all(type(a) is int for a in axis):
         return axis
     raise TypeError
-
-
-def needs_copy(x: np.ndarray) -> bool:
-    """Whether kernels cannot read *x*'s memory as it is (foreign byte order,
-    misaligned, or strides that are not whole elements): such an array is
-    copied with :func:`readable_copy` and planned as the copy."""
-    return (not x.dtype.isnative or not x.flags.aligned
-            or any(s % x.itemsize for s in x.strides))
 
 
 def readable_copy(x: np.ndarray) -> np.ndarray:
@@ -119,9 +118,7 @@ def base_maker(x: np.ndarray):
     >>> bool(np.array_equal(make(x), strided_base(x)[0]))
     True
     """
-    itemsize = x.itemsize
-    if (x.size == 0 or not x.dtype.isnative or not x.flags.aligned
-            or any(s % itemsize for s in x.strides)):
+    if x.size == 0 or needs_copy(x):
         return lambda y: strided_base(y)[0]
     if x.flags.c_contiguous:
         return lambda y: _readonly(y.reshape(-1))

@@ -47,9 +47,9 @@ from . import _alloc, _dtypes, _jit
 from ._axes import normalize_axis
 from ._indices import as_index_array, check_in_range
 from ._jit import run
-from ._layout import c_strides, coalesce, strided_base
+from ._layout import c_strides, coalesce, many_short_rows, strided_base
 from ._layout import int64_vector as _vec
-from ._plan import PlanCache, axis_key, base_maker
+from ._plan import PlanCache, array_key, axis_key, base_maker
 from .kernels import gather as K
 
 __all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
@@ -120,13 +120,10 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
         x = _dtypes.as_array(x)
     i = _key_array(indices)
     try:
-        key = ("take", x.shape, x.strides, x.dtype, x.flags.aligned, i.shape, i.strides, i.dtype,
-               i.flags.aligned, axis_key(axis), mode)
+        key = ("take", *array_key(x), *array_key(i), axis_key(axis), mode)
     except (AttributeError, TypeError):
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _take_plan("take", x, indices if i is None else i, axis, mode))
+    plan = _PLANS.plan(key, _take_plan, "take", x, indices if i is None else i, axis, mode)
     return plan(x, i, fill_value)
 
 
@@ -164,14 +161,10 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
         x = _dtypes.as_array(x)
     i = _key_array(indices)
     try:
-        key = ("take_along_axis", x.shape, x.strides, x.dtype, x.flags.aligned, i.shape,
-               i.strides, i.dtype, i.flags.aligned, axis_key(axis), mode)
+        key = ("take_along_axis", *array_key(x), *array_key(i), axis_key(axis), mode)
     except (AttributeError, TypeError):
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _along_plan(x, indices if i is None else i, axis, mode))
-    return plan(x, i, fill_value)
+    return _PLANS.plan(key, _along_plan, x, indices if i is None else i, axis, mode)(x, i, fill_value)
 
 
 def gather_nd(x, indices, *, batch_dims=0):
@@ -202,14 +195,10 @@ def gather_nd(x, indices, *, batch_dims=0):
         x = _dtypes.as_array(x)
     i = _key_array(indices)
     try:
-        key = ("gather_nd", x.shape, x.strides, x.dtype, x.flags.aligned, i.shape, i.strides,
-               i.dtype, i.flags.aligned, axis_key(batch_dims))
+        key = ("gather_nd", *array_key(x), *array_key(i), axis_key(batch_dims))
     except (AttributeError, TypeError):
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _gather_nd_plan(x, indices if i is None else i, batch_dims))
-    return plan(x, i)
+    return _PLANS.plan(key, _gather_nd_plan, x, indices if i is None else i, batch_dims)(x, i)
 
 
 def scatter(x, indices, updates, axis, *, reduce=None):
@@ -258,10 +247,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
         native = scatter(x.astype(x.dtype.newbyteorder("=")), indices, updates, axis, reduce=reduce)
         return native.astype(x.dtype)
     indices, updates, key = _scatter_key(x, indices, updates, axis, reduce)
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _scatter_plan(x, indices, updates, axis, reduce))
-    return plan(x, indices, updates)
+    return _PLANS.plan(key, _scatter_plan, x, indices, updates, axis, reduce)(x, indices, updates)
 
 
 # ------------------------------------------------------------------------ plans
@@ -356,8 +342,7 @@ def _short_rows(x, indices, axis):
     if x.ndim < 2 or indices.ndim != x.ndim or not -x.ndim <= axis < x.ndim:
         return None
     axis %= x.ndim
-    if (not 1 < indices.shape[axis] < 16 or not 1 < x.shape[axis] < 16 or indices.size < 256
-            or any(d != 1 for d in indices.shape[axis + 1:]) or indices.shape != x.shape):
+    if indices.shape != x.shape or not many_short_rows(x.shape, axis):
         return None
     return axis
 
@@ -479,7 +464,7 @@ def _scatter_key(x, indices, updates, axis, reduce):
         if kind is not bool and kind is not int and kind is not float:
             if kind is not np.ndarray:
                 updates = np.asarray(updates)
-            kind = (updates.shape, updates.strides, updates.dtype, updates.flags.aligned)
+            kind = array_key(updates)
         return indices, updates, ("scatter", x.shape, x.strides, x.dtype, x.flags.aligned,
                                   indices.shape, indices.strides, indices.dtype,
                                   indices.flags.aligned, kind, axis_key(axis), reduce)

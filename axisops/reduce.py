@@ -17,8 +17,8 @@ import numpy as np
 from . import _dtypes
 from ._axes import normalize_axes, reduced_shape
 from ._jit import run
-from ._layout import ReductionView, reduction_view, restore_kept_order
-from ._plan import PlanCache, axis_key, base_maker, needs_copy, readable_copy
+from ._layout import ReductionView, needs_copy, reduction_view, restore_kept_order
+from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
 from .kernels import reduce as K
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
@@ -239,7 +239,7 @@ def _inner_block(view: ReductionView, chunks: int) -> int:
 
 def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple:
     """The view's geometry as the kernels take it: one int64 array (see
-    ``kernels.reduce._geometry_blocks``)."""
+    ``kernels.reduce._geometry``)."""
     head = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride, chunk_len,
             inner_block, view.outer_shape.size, view.red_shape.size]
     geo = np.concatenate([np.asarray(head, np.int64), view.outer_shape, view.outer_strides,
@@ -263,13 +263,10 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, axis_key(axis), keepdims, dtype)
+        key = (op, *array_key(x), axis_key(axis), keepdims, dtype)
     except TypeError:
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _value_plan(op, x, axis, keepdims, dtype))
-    return plan(x)
+    return _PLANS.plan(key, _value_plan, op, x, axis, keepdims, dtype)(x)
 
 
 def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
@@ -350,14 +347,10 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, axis_key(axis), keepdims, select_last,
-               index_dtype)
+        key = (op, *array_key(x), axis_key(axis), keepdims, select_last, index_dtype)
     except TypeError:
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _arg_plan(op, x, axis, keepdims, select_last, index_dtype))
-    return plan(x)
+    return _PLANS.plan(key, _arg_plan, op, x, axis, keepdims, select_last, index_dtype)(x)
 
 
 def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, index_dtype):

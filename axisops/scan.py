@@ -29,8 +29,8 @@ from . import _alloc, _dtypes
 from ._axes import normalize_axis
 from ._jit import run
 from ._jit import runs_in_parallel as chunks_pay
-from ._layout import ScanView, scan_view
-from ._plan import PlanCache, axis_key, base_maker, needs_copy, readable_copy
+from ._layout import ScanView, many_short_rows, needs_copy, scan_view
+from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
 from .kernels import scan as K
 from .reduce import _float16_table
 
@@ -42,10 +42,6 @@ _CHUNK = 1 << 16
 _INNER_BLOCK = 2048
 #: With fewer tasks than this, blocks get narrower and long axes are chunked.
 _MIN_TASKS = 8
-#: Rows shorter than this along the last axis, at least _SHORT_ROWS_MIN elements
-#: in all: scanned as the columns of the moved array (see ``_short_rows_plan``).
-_SHORT_ROW = 16
-_SHORT_ROWS_MIN = 256
 #: Plans of every function here (see ``axisops._plan``).
 _PLANS = PlanCache()
 
@@ -191,17 +187,18 @@ def _planned(op: str, make_plan, x, axis, *options):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, axis_key(axis), *options)
+        key = (op, *array_key(x), axis_key(axis), *options)
     except TypeError:
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        if needs_copy(x):
-            plan = _PLANS.put(key, lambda x: _planned(op, make_plan, readable_copy(x), axis, *options))
-        else:
-            plan = _PLANS.put(key, _short_rows_plan(op, make_plan, x, axis, *options)
-                              or make_plan(op, x, axis, *options))
-    return plan(x)
+    return _PLANS.plan(key, _any_plan, op, make_plan, x, axis, *options)(x)
+
+
+def _any_plan(op: str, make_plan, x: np.ndarray, axis, *options):
+    """*make_plan*'s plan, or one through a readable copy or the moved array."""
+    if needs_copy(x):
+        return lambda x: _planned(op, make_plan, readable_copy(x), axis, *options)
+    return (_short_rows_plan(op, make_plan, x, axis, *options)
+            or make_plan(op, x, axis, *options))
 
 
 def _short_rows_plan(op, make_plan, x: np.ndarray, axis, *options):
@@ -216,8 +213,7 @@ def _short_rows_plan(op, make_plan, x: np.ndarray, axis, *options):
     if type(axis) is not int or not -x.ndim <= axis < x.ndim:
         return None
     axis %= x.ndim
-    n = x.shape[axis]
-    if not 1 < n < _SHORT_ROW or any(d != 1 for d in x.shape[axis + 1:]) or x.size < _SHORT_ROWS_MIN:
+    if not many_short_rows(x.shape, axis):
         return None
     moved = np.moveaxis(x, axis, 0)
     inner_plan = make_plan(op, moved, 0, *options)

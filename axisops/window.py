@@ -31,7 +31,7 @@ import numpy as np
 from . import _alloc, _dtypes
 from ._jit import run
 from ._layout import strided_base
-from ._plan import PlanCache, base_maker
+from ._plan import PlanCache, array_key, base_maker
 from .kernels import window as K
 
 __all__ = ["unfold", "fold"]
@@ -85,16 +85,13 @@ def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, x.shape, x.strides, x.dtype, x.flags.aligned, _option_key(kernel_size),
+        key = (op, *array_key(x), _option_key(kernel_size),
                _option_key(dilation), _option_key(padding), _option_key(stride),
                _flag_key(channels_last))
     except TypeError:
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _unfold_plan(op, x, kernel_size, dilation, padding, stride,
-                                            channels_last))
-    return plan(x)
+    return _PLANS.plan(key, _unfold_plan, op, x, kernel_size, dilation, padding, stride,
+                       channels_last)(x)
 
 
 def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
@@ -132,16 +129,12 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, cha
     if type(cols) is not np.ndarray:
         cols = _dtypes.as_array(cols)
     try:
-        key = ("fold", cols.shape, cols.strides, cols.dtype, cols.flags.aligned,
-               _option_key(output_size), _option_key(kernel_size), _option_key(dilation),
+        key = ("fold", *array_key(cols), _option_key(output_size), _option_key(kernel_size), _option_key(dilation),
                _option_key(padding), _option_key(stride), _flag_key(channels_last))
     except TypeError:
         key = None
-    plan = _PLANS.get(key)
-    if plan is None:
-        plan = _PLANS.put(key, _fold_plan(cols, output_size, kernel_size, dilation, padding,
-                                          stride, channels_last))
-    return plan(cols)
+    return _PLANS.plan(key, _fold_plan, cols, output_size, kernel_size, dilation, padding, stride,
+                       channels_last)(cols)
 
 
 # ------------------------------------------------------------------------ plans

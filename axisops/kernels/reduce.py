@@ -37,19 +37,20 @@ _FIND_BLOCK = 128
 
 
 @helper
-def _geometry_blocks(geo):
-    """The outer and reduced shapes and strides packed in a view's geometry.
+def _geometry(geo):
+    """A view's geometry packed in one int64 array, unpacked.
 
-    ``geo`` is one int64 array (one kernel argument instead of eleven, which
-    Numba would unbox one by one on every call): offset, inner, inner_stride, n,
-    n_stride, chunk_len, inner_block, the number of outer dimensions ``no`` and of
-    reduced ones ``nr``, then outer_shape, outer_strides (``no`` each), red_shape,
-    red_strides (``nr`` each).
+    ``geo`` is one kernel argument instead of eleven, which Numba would unbox one
+    by one on every call: offset, inner, inner_stride, n, n_stride, chunk_len,
+    inner_block, the number of outer dimensions ``no`` and of reduced ones ``nr``,
+    then outer_shape, outer_strides (``no`` each), red_shape, red_strides (``nr``
+    each).
     """
     no = geo[7]
     nr = geo[8]
     k = 9 + 2 * no
-    return geo[9:9 + no], geo[9 + no:k], geo[k:k + nr], geo[k + nr:k + 2 * nr]
+    return (geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6],
+            geo[9:9 + no], geo[9 + no:k], geo[k:k + nr], geo[k + nr:k + 2 * nr])
 
 
 @helper
@@ -150,13 +151,12 @@ def value_kernel(row_order: bool):
     def reduce_values(part, parts, base, geo, op, table, partial):
         """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
 
-        ``geo`` is the view's geometry (see :func:`_geometry_blocks`); ``partial``
+        ``geo`` is the view's geometry (see :func:`_geometry`); ``partial``
         (outer, chunks, inner) has the accumulator dtype; ``table`` is None, or the
         float16 -> float32 table when ``base`` holds float16 bits.
         """
-        offset, inner, inner_stride, n, n_stride, chunk_len, inner_block = (
-            geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6])
-        outer_shape, outer_strides, red_shape, red_strides = _geometry_blocks(geo)
+        (offset, inner, inner_stride, n, n_stride, chunk_len, inner_block,
+         outer_shape, outer_strides, red_shape, red_strides) = _geometry(geo)
         outer = partial.shape[0]
         chunks = partial.shape[1]
         total = n * block_size(red_shape)
@@ -424,9 +424,8 @@ def arg_kernel(key_kind: int, view_dtype: str, row_order: bool):
 
     @kernel
     def reduce_arg(part, parts, base, geo, with_index, best_keys, best_index):
-        offset, inner, inner_stride, n, n_stride, chunk_len, inner_block = (
-            geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6])
-        outer_shape, outer_strides, red_shape, red_strides = _geometry_blocks(geo)
+        (offset, inner, inner_stride, n, n_stride, chunk_len, inner_block,
+         outer_shape, outer_strides, red_shape, red_strides) = _geometry(geo)
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
         total = n * block_size(red_shape)
