@@ -46,17 +46,14 @@ import warnings
 from numba import njit
 from numba.core.errors import NumbaPerformanceWarning
 
-#: ``reassoc`` lets LLVM vectorise float sums and products (a fixed lane order per
-#: compiled kernel, so results stay the same on every run and for every thread
-#: count); NaN and inf semantics are untouched (no ``nnan``/``ninf``).
-_FASTMATH_SUM = frozenset({"reassoc"})
-
-
-def kernel(fn=None, *, reassociate: bool = False, parfor_passes: bool = False):
+def kernel(fn=None, *, parfor_passes: bool = False):
     """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
 
     *fn* takes ``part, parts`` first and runs its share of the tasks (see
-    :func:`part_range`); :func:`run` calls it.
+    :func:`part_range`); :func:`run` calls it. No fast-math flags: a kernel's
+    float arithmetic runs in the order written (reassociated products overflowed
+    and underflowed where the sequential product is finite); a sum loop that
+    may be reordered is a :func:`helper` with ``reassociate``.
 
     ``parfor_passes`` compiles with Numba's ``parallel=True`` although the kernel
     has no ``prange``, so no thread is ever started (Numba's threading layer is
@@ -68,8 +65,7 @@ def kernel(fn=None, *, reassociate: bool = False, parfor_passes: bool = False):
     """
     def wrap(f):
         options = {"parallel": True} if parfor_passes else {}
-        dispatcher = njit(cache=True, nogil=True,
-                          fastmath=set(_FASTMATH_SUM) if reassociate else False, **options)(f)
+        dispatcher = njit(cache=True, nogil=True, **options)(f)
         if parfor_passes:
             _compile_quietly(dispatcher)
         return dispatcher
@@ -89,13 +85,24 @@ def _compile_quietly(dispatcher) -> None:
     dispatcher.compile = compile_quietly
 
 
-def helper(fn=None, *, inline: bool = False):
+def helper(fn=None, *, inline: bool = False, reassociate: bool = False):
     """A small compiled function called from kernels.
 
     LLVM inlines small callees on its own; Numba-level ``inline="always"``
     multiplies compile time and is used only where a measurement shows it pays.
+
+    ``reassociate`` lets LLVM reorder this function's float additions (``reassoc``
+    only: NaN and inf semantics are untouched), so that a sum loop vectorises. A
+    helper like that is never Numba-inlined: its body would be compiled with the
+    caller's flags; LLVM inlines it with the flags on its own instructions only.
+    Never for a product: partial products overflow and underflow on their own.
     """
+    if inline and reassociate:
+        raise ValueError("a reassociating helper must not be inlined by Numba")
+
     def wrap(f):
+        if reassociate:
+            return njit(cache=True, fastmath={"reassoc"})(f)
         return njit(inline="always", cache=True)(f) if inline else njit(cache=True)(f)
     return wrap(fn) if fn is not None else wrap
 

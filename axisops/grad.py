@@ -26,6 +26,7 @@ from . import window as _window
 from ._axes import normalize_axes, normalize_axis, reduced_shape
 from ._jit import run
 from .kernels import gather as _gather_kernels
+from .kernels import reduce as _reduce_kernels
 from .kernels import scan as _scan_kernels
 
 __all__ = ["sum", "mean", "prod", "max", "min",
@@ -62,7 +63,10 @@ def prod(g, x, axis=None, keepdims=False):
 
     Computed from prefix and suffix products, never by dividing by ``x``, so zeros
     in ``x`` are exact: with one zero only that element gets a gradient, with two
-    or more none does.
+    or more none does. The prefix and suffix products keep their exponents apart
+    (see ``kernels.reduce.scaled_exclusive_products``) and the gradient is rounded
+    once, so it is finite wherever its true value is: ``x = [1e30, 1e30, 1e-30,
+    1e-30]`` in float32 gets ``[1e-30, 1e-30, 1e30, 1e30]``, not NaN.
 
     >>> prod(np.array(1.), np.array([2., 0., 5.]))
     array([ 0., 10.,  0.])
@@ -75,14 +79,20 @@ def prod(g, x, axis=None, keepdims=False):
         return np.zeros(x_shape, dtype)
     work = np.float32 if dtype == np.float16 else dtype  # float16 multiplies in float32
     kept = [d for d in range(x.ndim) if d not in axes]
-    # move the reduced axes to the end and flatten them: (kept..., R)
-    moved = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1]).astype(work)
-    ones = np.ones(moved.shape[:-1] + (1,), work)
-    before = np.cumprod(np.concatenate([ones, moved[..., :-1]], axis=-1), axis=-1)
-    after = np.cumprod(np.concatenate([ones, moved[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = (before * after).reshape([x.shape[d] for d in kept] + [x.shape[d] for d in axes])
-    others = np.transpose(others, np.argsort(kept + list(axes)))
-    return np.asarray(np.broadcast_to(g.astype(work), x_shape) * others).astype(dtype)
+    # move the reduced axes to the end and flatten them: (rows, R)
+    moved = np.array(np.transpose(x, kept + list(axes)), dtype=work, order="C")
+    rows = moved.reshape(-1, math.prod(x.shape[d] for d in axes))
+    # the products before and after each element, each as mantissa * 2**exponent,
+    # so that neither overflows nor underflows on its own (see the kernel)
+    before_m, after_m = np.empty_like(rows), np.empty_like(rows)
+    before_e, after_e = np.empty(rows.shape, np.int64), np.empty(rows.shape, np.int64)
+    run(_reduce_kernels.scaled_exclusive_products, rows.size, rows, False, before_m, before_e)
+    run(_reduce_kernels.scaled_exclusive_products, rows.size, rows, True, after_m, after_e)
+    g_moved = np.transpose(np.broadcast_to(g.astype(work), x_shape), kept + list(axes)).reshape(rows.shape)
+    # g times the product of the others, rounded once: finite wherever the true value is
+    res = np.ldexp(g_moved * (before_m * after_m), before_e + after_e)
+    res = np.asarray(res).reshape(moved.shape)
+    return np.transpose(res, tuple(int(d) for d in np.argsort(kept + list(axes)))).astype(dtype)
 
 
 def max(g, x, axis=None, keepdims=False):

@@ -2,8 +2,9 @@
 
 Every function here validates its arguments, builds a ``ReductionView`` of the
 input (no copy), runs one kernel from ``axisops.kernels.reduce`` and shapes the
-result. Results follow NumPy: same values (up to float reassociation for sums),
-same dtypes, and a NumPy scalar where NumPy returns one.
+result. Results follow NumPy: same values (float sums to within their rounding
+error, which is at most NumPy's: see ``kernels.reduce``; float products bit for
+bit, in index order), same dtypes, and a NumPy scalar where NumPy returns one.
 """
 from __future__ import annotations
 
@@ -291,7 +292,13 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         return lambda x: _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
 
     view = reduction_view(x, axes, keep_order=False)
-    chunks, chunk_len = _chunking(view.reduced_count)
+    cascade = acc_dtype.kind == "f" and op != "prod"
+    if acc_dtype.kind == "f" and op == "prod":
+        # a float product runs in index order, unsplit: chunks multiplied together
+        # afterwards could overflow or underflow where the sequential product doesn't
+        chunks, chunk_len = 1, builtins.max(view.reduced_count, 1)
+    else:
+        chunks, chunk_len = _chunking(view.reduced_count)
     partial_shape = (view.outer, chunks, view.inner)
     table = None
     make_base = base_maker(x)
@@ -302,7 +309,9 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         make_base = _viewed(make_base, np.uint8)
     args = (*_kernel_args(view, chunk_len, _inner_block(view, chunks)),
             K.OP_PROD if op == "prod" else K.OP_SUM, table)
-    kern, work, x_shape = K.value_kernel(_row_order(view)), x.size, x.shape
+    combine = (K.COMBINE_ANY if acc_dtype.kind != "f" else
+               K.COMBINE_CASCADE if cascade else K.COMBINE_ORDERED)
+    kern, work, x_shape = K.value_kernel(_row_order(view), combine), x.size, x.shape
     direct = (chunks == 1 and res_dtype == acc_dtype and op != "mean"
               and list(view.kept_order) == sorted(view.kept_order))
     scalar = len(out_shape) == 0
@@ -310,10 +319,10 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     def finish(partial):
         if chunks == 1:
             acc = partial[:, 0, :]
-        elif op == "prod":
+        elif op == "prod":  # integers only: float products have one chunk
             acc = partial.prod(axis=1, dtype=acc_dtype)
         else:
-            acc = partial.sum(axis=1, dtype=acc_dtype)
+            acc = _pairwise_chunks(partial)
         acc = acc.astype(res_dtype, copy=False) if res_dtype.kind in "iu" else acc
         if op == "mean":  # as NumPy: divide the sum (wrapped to an integer dtype if asked) in place
             acc = np.true_divide(acc, count, out=np.array(acc), casting="unsafe")
@@ -328,6 +337,17 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         return finish(partial)
 
     return plan
+
+
+def _pairwise_chunks(partial: np.ndarray) -> np.ndarray:
+    """Sum of (outer, chunks, inner) chunk sums over the chunks, in a pairwise tree
+    fixed by their number (NumPy's ``sum(axis=1)`` would add them in order when
+    ``inner > 1``)."""
+    while partial.shape[1] > 1:
+        half = partial.shape[1] // 2
+        pairs = partial[:, :half] + partial[:, half:2 * half]
+        partial = pairs if partial.shape[1] % 2 == 0 else np.concatenate([pairs, partial[:, 2 * half:]], axis=1)
+    return partial[:, 0, :]
 
 
 def _viewed(make_base, dtype):

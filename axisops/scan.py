@@ -240,8 +240,9 @@ def _prepare(op: str, x: np.ndarray, axis):
     return x, normalize_axis(axis, x.ndim, op), x.shape, False
 
 
-def _split(view: ScanView) -> tuple[int, int, int]:
-    """(inner block, chunks, chunk length): how the work is split into tasks.
+def _split(view: ScanView, ordered: bool = False) -> tuple[int, int, int]:
+    """(inner block, chunks, chunk length): how the work is split into tasks;
+    *ordered* keeps each lane's steps in one task (one chunk).
 
     Depends on the shape only, never on the thread count, so results don't either.
     """
@@ -253,7 +254,7 @@ def _split(view: ScanView) -> tuple[int, int, int]:
             block = builtins.min(block, builtins.max(256, -(-view.inner // _MIN_TASKS)))
     tasks = groups * -(-view.inner // block)
     chunk_len = builtins.max(16, _CHUNK // block)
-    if tasks < _MIN_TASKS and view.n >= 2 * chunk_len:
+    if tasks < _MIN_TASKS and view.n >= 2 * chunk_len and not ordered:
         return block, -(-view.n // chunk_len), chunk_len
     return block, 1, builtins.max(view.n, 1)
 
@@ -303,7 +304,10 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     if convert is not None:
         x = x.astype(convert, copy=False)
     view = scan_view(x, axis)
-    block, chunks, chunk_len = _split(view)
+    # A float product runs in index order along the whole axis: a chunk's carry-in
+    # times its own running product could overflow or underflow where NumPy's
+    # sequential product doesn't (inf * 0 = NaN).
+    block, chunks, chunk_len = _split(view, ordered=op == "cumprod" and acc_dtype.kind == "f")
     base_of, table = _numeric_base(x)
     args = (*_view_args(view, block, chunk_len), K.OP_PROD if op == "cumprod" else K.OP_SUM,
             bool(exclusive), bool(reverse), table)
