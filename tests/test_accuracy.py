@@ -1,0 +1,277 @@
+"""Accuracy of float sums and means, and finiteness of float products.
+
+Sums and means are held to an error bound against an exact reference on every
+layout (1-D, contiguous rows, strided columns, transposed views, a middle axis,
+tuple axes, long axes) and to the error of NumPy and PyTorch on the same data.
+Errors are measured in units of the dtype's epsilon times ``sum(|x|)`` of each
+output (the scale every summation error is proportional to), the worst output
+counting. A sequential sum of the same data errs by hundreds or thousands of
+those units (NumPy along a strided axis: up to 32000 here).
+
+Products must be NumPy's sequential product bit for bit, so never less finite:
+interleaved or chunked partial products overflow and underflow on their own.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+import axisops
+from axisops import grad
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+try:
+    import torch
+except ImportError:  # the PyTorch comparison runs where PyTorch is installed
+    torch = None
+
+#: The worst error allowed, in eps * sum(|x|) of an output: the sums below reach
+#: about 1.5 (1-D, rows, columns alike); a sequential float32 sum of 100K
+#: elements reaches hundreds.
+BOUND_EPS = 4.0
+#: Slack over the best of NumPy and PyTorch, in the same unit: the rounding of
+#: the result itself (half an eps of the result, on either side).
+SLACK_EPS = 1.0
+
+DATA = {
+    "constant 1e-3": lambda rng, shape, dtype: np.full(shape, 1e-3, dtype),
+    "uniform [0, 1)": lambda rng, shape, dtype: rng.random(shape).astype(dtype),
+    "lognormal": lambda rng, shape, dtype: rng.lognormal(0.0, 2.0, shape).astype(dtype),
+    "0.1 + small": lambda rng, shape, dtype: (0.1 + 1e-3 * rng.random(shape)).astype(dtype),
+    "signed normal": lambda rng, shape, dtype: rng.standard_normal(shape).astype(dtype),
+}
+
+#: (name, shape, axis, transposed): the array is made with *shape* and
+#: transposed before the sum when *transposed*.
+LAYOUTS = [
+    ("1-D", (1 << 20,), None, False),
+    ("contiguous rows", (32, 100_000), 1, False),
+    ("strided columns", (100_000, 32), 0, False),
+    ("transposed view", (100_000, 32), 1, True),
+    ("middle axis", (8, 65_536, 8), 1, False),
+    ("tuple axes", (32, 64, 512), (0, 2), False),
+    ("short rows", (1 << 18, 4), 1, False),
+    ("reversed rows", (64, 20_000), 1, False),
+    ("mid-size rows", (100, 1000), 1, False),
+]
+
+
+def _errors(result, x, axis):
+    """Worst |result - exact| / sum(|x|) over the outputs, in eps of x's dtype.
+
+    The exact sums of float32 and float16 data are float64 sums (their error is
+    a billion times smaller); float64 data is summed exactly with math.fsum.
+    """
+    x64 = x.astype(np.float64)
+    if x.dtype == np.float64:
+        moved = np.moveaxis(x64, axis if axis is not None else tuple(range(x.ndim)),
+                            tuple(range(-(1 if axis is None or np.ndim(axis) == 0 else len(axis)), 0))
+                            if axis is not None else tuple(range(x.ndim)))
+        flat = moved.reshape(-1, math.prod(moved.shape[moved.ndim - (x.ndim if axis is None else
+                                                                      (1 if np.ndim(axis) == 0 else len(axis))):]))
+        exact = np.array([math.fsum(row) for row in flat]).reshape(np.shape(result))
+    else:
+        exact = np.sum(x64, axis=axis)
+    scale = np.sum(np.abs(x64), axis=axis)
+    scale = np.where(scale == 0, 1.0, scale)
+    return float(np.max(np.abs(np.asarray(result, np.float64) - exact) / scale)) / np.finfo(x.dtype).eps
+
+
+def _peer_errors(x, axis):
+    errors = {"numpy": _errors(np.sum(x, axis=axis), x, axis)}
+    if torch is not None:
+        # PyTorch takes no negative strides: a reversed view becomes a copy
+        t = torch.from_numpy(np.ascontiguousarray(x) if min(x.strides) < 0 else x)
+        s = torch.sum(t) if axis is None else torch.sum(t, dim=axis)
+        errors["torch"] = _errors(s.numpy(), x, axis)
+    return errors
+
+
+@pytest.mark.parametrize("data", list(DATA))
+@pytest.mark.parametrize("layout", LAYOUTS, ids=[lay[0] for lay in LAYOUTS])
+def test_float32_sum_error_bounded_and_at_most_the_best_peer(layout, data, rng):
+    name, shape, axis, transposed = layout
+    x = DATA[data](rng, shape, np.float32)
+    if transposed:
+        x = x.T
+    if name == "reversed rows":
+        x = x[:, ::-1]
+    result = axisops.sum(x, axis=axis)
+    expected_shape = np.sum(x, axis=axis).shape
+    assert np.shape(result) == expected_shape
+    assert np.asarray(result).dtype == np.float32
+    mine = _errors(result, x, axis)
+    peers = _peer_errors(x, axis)
+    assert mine <= BOUND_EPS, f"{name}, {data}: error {mine:.2f} eps (peers: {peers})"
+    assert mine <= min(peers.values()) + SLACK_EPS, f"{name}, {data}: {mine:.2f} eps, peers {peers}"
+
+
+@pytest.mark.parametrize("layout", LAYOUTS[:5], ids=[lay[0] for lay in LAYOUTS[:5]])
+def test_float32_mean_inherits_the_sum_accuracy(layout, rng):
+    name, shape, axis, transposed = layout
+    x = DATA["0.1 + small"](rng, shape, np.float32)
+    if transposed:
+        x = x.T
+    result = axisops.mean(x, axis=axis)
+    count = x.size // np.size(result)
+    assert np.asarray(result).dtype == np.float32
+    assert np.shape(result) == np.mean(x, axis=axis).shape
+    mine = _errors(np.asarray(result, np.float64) * count, x, axis)
+    assert mine <= BOUND_EPS + 1  # + the division's rounding
+
+
+@pytest.mark.parametrize("layout", [LAYOUTS[0], LAYOUTS[2], LAYOUTS[4]],
+                         ids=["1-D", "strided columns", "middle axis"])
+def test_float64_sum_against_an_exact_sum(layout, rng):
+    name, shape, axis, transposed = layout
+    shape = tuple(max(1, s // 8) if i == (0 if axis is None else axis) else s for i, s in enumerate(shape))
+    x = DATA["0.1 + small"](rng, shape, np.float64)
+    result = axisops.sum(x, axis=axis)
+    assert np.asarray(result).dtype == np.float64
+    assert _errors(result, x, axis) <= BOUND_EPS
+    assert _errors(result, x, axis) <= _errors(np.sum(x, axis=axis), x, axis) + SLACK_EPS
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_float16_sums_accumulate_in_float32(axis, rng):
+    x = (0.1 + 1e-3 * rng.random((4096, 64))).astype(np.float16)
+    result = axisops.sum(x, axis=axis)
+    assert np.asarray(result).dtype == np.float16
+    # the float32 accumulation errs by a few float32 eps; then one float16 rounding
+    exact = np.sum(x.astype(np.float64), axis=axis)
+    assert np.all(np.abs(np.asarray(result, np.float64) - exact) <= np.abs(exact) * np.finfo(np.float16).eps)
+
+
+def test_sum_bits_do_not_depend_on_threads(num_threads, rng):
+    x = rng.standard_normal((300_000, 8)).astype(np.float32)
+    cases = [(x, 0), (x, 1), (x.T, 1), (x.reshape(-1), None), (x[:, :3], 0)]
+    results = {}
+    for n in num_threads.counts:
+        num_threads.set(n)
+        results[n] = [axisops.sum(a, axis=ax) for a, ax in cases]
+    first = results[num_threads.counts[0]]
+    for n, got in results.items():
+        for a, b in zip(first, got):
+            np.testing.assert_array_equal(a, b, strict=True)
+
+
+# ------------------------------------------------------------------------ products
+
+
+def test_alternating_huge_and_tiny_products_are_numpys():
+    x = np.tile([2.0 ** 100, 2.0 ** -100], 100_000)
+    assert axisops.prod(x) == 1.0 and np.prod(x) == 1.0
+    y = np.tile(np.float32([1000, 0.001]), 300_000)
+    assert np.isfinite(np.prod(y))
+    assert axisops.prod(y) == np.prod(y)
+    assert axisops.prod(y).dtype == np.float32
+    rows = np.tile(np.float32([1000, 0.001]), (3, 300_000))
+    np.testing.assert_array_equal(axisops.prod(rows, axis=1), np.prod(rows, axis=1), strict=True)
+    np.testing.assert_array_equal(axisops.prod(rows.T, axis=0), np.prod(rows.T, axis=0), strict=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_long_products_that_pass_near_overflow_are_numpys(dtype):
+    # a running product that climbs close to the largest float and comes back:
+    # chunks or partial products of it overflow (inf) or underflow (0) alone
+    top = np.finfo(dtype).max
+    big = dtype(2.0 ** (np.finfo(dtype).maxexp // 2 - 1))  # big * big = top / 4
+    step = np.array([big, big, 1 / big, 1 / big], dtype)
+    line = np.tile(step, 70_000)
+    rows = np.tile(step[::-1], (3, 30_000))  # the sequence along axis 1
+    cases = [(line, None), (line, 0), (rows, 1), (np.asfortranarray(rows), 1), (rows.T, 0),
+             (rows[:, ::-1], -1)]
+    for x, axis in cases:
+        expected = np.prod(x, axis=axis)
+        assert np.all(np.isfinite(expected))
+        got = axisops.prod(x, axis=axis)
+        np.testing.assert_array_equal(got, expected, strict=True)
+        scan_axis = 0 if axis is None else axis
+        wide = x.astype(np.float32) if x.dtype == np.float16 else x
+        np.testing.assert_array_equal(axisops.cumprod(x, axis=scan_axis),
+                                      np.cumprod(wide, axis=scan_axis).astype(x.dtype), strict=True)
+
+
+@st.composite
+def extreme_arrays(draw):
+    """Floats whose running products leave the float range: powers of two with
+    wide exponents, random signs and mantissas, in a few layouts."""
+    dtype = np.dtype(draw(st.sampled_from([np.float16, np.float32, np.float64])))
+    top = {2: 15, 4: 120, 8: 1000}[dtype.itemsize]
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=40))
+    exps = draw(hnp.arrays(np.int64, shape, elements=st.integers(-top, top)))
+    mant = draw(hnp.arrays(np.float64, shape, elements=st.floats(0.5, 1.0, exclude_max=True)))
+    sign = draw(hnp.arrays(np.int8, shape, elements=st.sampled_from([-1, 1])))
+    x = np.ldexp(mant * sign, exps).astype(dtype)
+    if x.ndim >= 2 and draw(st.booleans()):
+        x = np.ascontiguousarray(np.swapaxes(x, 0, -1)).swapaxes(0, -1)
+    if draw(st.booleans()):
+        x = x[(slice(None, None, -1),) * x.ndim]
+    axis = draw(st.none() | st.integers(-x.ndim, x.ndim - 1))
+    return x, axis
+
+
+@given(extreme_arrays())
+@settings(max_examples=200, deadline=None)
+def test_products_are_numpys_sequential_product(case):
+    x, axis = case
+    # float16 accumulates in float32 (the contract), where NumPy rounds each step
+    # to float16 along some axes: the same sequential product, rounded once
+    wide = x.astype(np.float32) if x.dtype == np.float16 else x
+    np.testing.assert_array_equal(axisops.prod(x, axis=axis), np.prod(wide, axis=axis).astype(x.dtype)[()],
+                                  strict=True)
+    if axis is not None:
+        expected = np.cumprod(wide, axis=axis).astype(x.dtype)
+        np.testing.assert_array_equal(axisops.cumprod(x, axis=axis), expected, strict=True)
+
+
+def _exact_others(x):
+    """Exact product of the other elements of a 1-D array, as Fractions."""
+    values = [Fraction(float(v)) for v in x]
+    out = []
+    for k in range(len(values)):
+        p = Fraction(1)
+        for j, v in enumerate(values):
+            if j != k:
+                p *= v
+        out.append(p)
+    return out
+
+
+@given(extreme_arrays())
+@settings(max_examples=100, deadline=None)
+def test_grad_prod_is_finite_wherever_the_true_gradient_is(case):
+    x, _ = case
+    x = x.reshape(-1)[:12]
+    dtype = x.dtype
+    got = grad.prod(np.ones((), dtype), x)
+    assert got.dtype == dtype and got.shape == x.shape
+    top = Fraction(float(np.finfo(dtype).max))
+    tiny = Fraction(float(np.finfo(dtype).smallest_normal))
+    # float16 multiplies in float32 and rounds once more at the end
+    tolerance = 16 * max(float(np.finfo(dtype).eps), x.size * 2.0 ** -23)
+    for g, exact in zip(got, _exact_others(x)):
+        g = float(g)
+        if abs(exact) > 2 * top:
+            assert g == (math.inf if exact > 0 else -math.inf), (x, g)
+            continue
+        if abs(exact) < top / 2:
+            assert math.isfinite(g), (x, g, float(exact))
+        if tiny <= abs(exact) < top / 2:
+            assert abs(g - float(exact)) <= abs(float(exact)) * tolerance, (x, g, float(exact))
+
+
+def test_grad_prod_of_huge_and_tiny_factors():
+    x = np.float32([1e30, 1e30, 1e-30, 1e-30])
+    got = grad.prod(np.float32(1), x)
+    np.testing.assert_allclose(got, np.float32([1e-30, 1e-30, 1e30, 1e30]), rtol=1e-6)
+    assert got.dtype == np.float32
+    # zeros stay exact: one zero gives the others' product to that element only
+    np.testing.assert_array_equal(grad.prod(np.array(1.), np.array([2., 0., 5.])), [0., 10., 0.])
+    np.testing.assert_array_equal(grad.prod(np.array(1.), np.array([2., 0., 0.])), [0., 0., 0.])
