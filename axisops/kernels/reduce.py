@@ -213,7 +213,7 @@ def _lane_update(s, j0, j1, base, p, stride, op, table, like):
     return s
 
 
-@helper(inline=True)
+@helper
 def _push(levels, leaf, count):
     """Push the sums *leaf* (one per lane) as leaf number *count* of the cascade
     ``levels`` (levels, lanes); *leaf* is used up."""
@@ -224,10 +224,12 @@ def _push(levels, leaf, count):
         for i in range(m):
             leaf[i] = below[i] + leaf[i]
         k += 1
-    levels[k, :m] = leaf
+    top = levels[k, :m]
+    for i in range(m):  # a loop: an array-to-array slice assignment compiles a shape
+        top[i] = leaf[i]  # check that costs 1.4 s per kernel
 
 
-@helper(inline=True)
+@helper
 def _cascade_total(levels, count, out, has_tail):
     """out[i] = the cascade's total: *out* holds the partial last leaf if *has_tail*
     (else nothing), to which the full levels are added from the smallest up."""
@@ -237,7 +239,8 @@ def _cascade_total(levels, count, out, has_tail):
         if (count >> k) & 1:
             lev = levels[k, :m]
             if first:
-                out[:] = lev
+                for i in range(m):
+                    out[i] = lev[i]
                 first = False
             else:
                 for i in range(m):
@@ -287,8 +290,12 @@ def value_kernel(row_order: bool, combine: int):
 
     Both are constants, as in :func:`arg_kernel`: each compiled kernel holds one loop
     order and one way only (the ``row`` argument is unused)."""
-    ROW = row_order
+    # one plain constant per branch: Numba prunes ``if CONSTANT:`` before compiling,
+    # not ``if A and B:`` (the four loops in one kernel tripled its compile time)
     CASCADE = combine == COMBINE_CASCADE
+    ROW_CASCADE = row_order and CASCADE
+    LANE_CASCADE = not row_order and CASCADE
+    ROW_PLAIN = row_order and not CASCADE
     ORDERED = combine == COMBINE_ORDERED
 
     @kernel
@@ -322,7 +329,7 @@ def value_kernel(row_order: bool, combine: int):
             block = partial[o, c, i0:min(i0 + inner_block, inner)]
             p_outer += i0 * inner_stride
             t = c * chunk_len
-            if CASCADE and ROW:
+            if ROW_CASCADE:
                 acc = block  # the leaf being summed; at the end, the last (partial) one
                 acc[:] = 0
                 count = 0
@@ -347,7 +354,7 @@ def value_kernel(row_order: bool, combine: int):
                             acc[:] = 0
                     t += j1 - j0
                 _cascade_total(levels, count, block, fill > 0)
-            elif CASCADE:
+            elif LANE_CASCADE:
                 # lane order: each output i of the block sums its own run of every row,
                 # in leaves of LEAF elements (cut at multiples of LEAF along the run)
                 count = 0
@@ -386,7 +393,7 @@ def value_kernel(row_order: bool, combine: int):
                     count = after
                     t += j1 - j0
                 _cascade_total(levels, count, block, False)
-            elif ROW:
+            elif ROW_PLAIN:
                 block[:] = 1 if op == OP_PROD else 0
                 while t < t_end:
                     r, j0, j1 = _run(t, t_end, n)
