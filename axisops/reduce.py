@@ -292,8 +292,13 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         return lambda x: _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
 
     view = reduction_view(x, axes, keep_order=False)
-    cascade = acc_dtype.kind == "f" and op != "prod"
-    if acc_dtype.kind == "f" and op == "prod":
+    if acc_dtype.kind != "f":
+        combine = K.COMBINE_ANY  # integers wrap: any order gives the same result
+    elif op == "prod":
+        combine = K.COMBINE_ORDERED
+    else:
+        combine = K.COMBINE_CASCADE
+    if combine == K.COMBINE_ORDERED:
         # a float product runs in index order, unsplit: chunks multiplied together
         # afterwards could overflow or underflow where the sequential product doesn't
         chunks, chunk_len = 1, builtins.max(view.reduced_count, 1)
@@ -309,8 +314,6 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         make_base = _viewed(make_base, np.uint8)
     args = (*_kernel_args(view, chunk_len, _inner_block(view, chunks)),
             K.OP_PROD if op == "prod" else K.OP_SUM, table)
-    combine = (K.COMBINE_ANY if acc_dtype.kind != "f" else
-               K.COMBINE_CASCADE if cascade else K.COMBINE_ORDERED)
     kern, work, x_shape = K.value_kernel(_row_order(view), combine), x.size, x.shape
     direct = (chunks == 1 and res_dtype == acc_dtype and op != "mean"
               and list(view.kept_order) == sorted(view.kept_order))
