@@ -63,10 +63,12 @@ def prod(g, x, axis=None, keepdims=False):
 
     Computed from prefix and suffix products, never by dividing by ``x``, so zeros
     in ``x`` are exact: with one zero only that element gets a gradient, with two
-    or more none does. The prefix and suffix products keep their exponents apart
-    (see ``kernels.reduce.scaled_exclusive_products``) and the gradient is rounded
-    once, so it is finite wherever its true value is: ``x = [1e30, 1e30, 1e-30,
-    1e-30]`` in float32 gets ``[1e-30, 1e-30, 1e30, 1e30]``, not NaN.
+    or more none does. Where a prefix or suffix product is not a normal float
+    (it may have overflowed or underflowed on its own), that row is computed
+    again with exponents kept apart (``kernels.reduce.scaled_exclusive_products``)
+    and rounded once, so the gradient is finite wherever its true value is:
+    ``x = [1e30, 1e30, 1e-30, 1e-30]`` in float32 gets ``[1e-30, 1e-30, 1e30,
+    1e30]``, not NaN.
 
     >>> prod(np.array(1.), np.array([2., 0., 5.]))
     array([ 0., 10.,  0.])
@@ -82,15 +84,22 @@ def prod(g, x, axis=None, keepdims=False):
     # move the reduced axes to the end and flatten them: (rows, R)
     moved = np.array(np.transpose(x, kept + list(axes)), dtype=work, order="C")
     rows = moved.reshape(-1, math.prod(x.shape[d] for d in axes))
-    # the products before and after each element, each as mantissa * 2**exponent,
-    # so that neither overflows nor underflows on its own (see the kernel)
-    before_m, after_m = np.empty_like(rows), np.empty_like(rows)
-    before_e, after_e = np.empty(rows.shape, np.int64), np.empty(rows.shape, np.int64)
-    run(_reduce_kernels.scaled_exclusive_products, rows.size, rows, False, before_m, before_e)
-    run(_reduce_kernels.scaled_exclusive_products, rows.size, rows, True, after_m, after_e)
+    ones = np.ones((rows.shape[0], 1), work)
     g_moved = np.transpose(np.broadcast_to(g.astype(work), x_shape), kept + list(axes)).reshape(rows.shape)
-    # g times the product of the others, rounded once: finite wherever the true value is
-    res = np.ldexp(g_moved * (before_m * after_m), before_e + after_e)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # such rows are redone
+        before = np.cumprod(np.concatenate([ones, rows[:, :-1]], axis=1), axis=1)
+        after = np.cumprod(np.concatenate([ones, rows[:, :0:-1]], axis=1), axis=1)[:, ::-1]
+        res = g_moved * (before * after)
+    bad = np.flatnonzero(~np.all(_normal(before) & _normal(after), axis=1))
+    if bad.size:
+        # rows where a running product may have left the float range on its own:
+        # again with exponents apart (see scaled_exclusive_products), rounded once
+        part = np.ascontiguousarray(rows[bad])
+        before_m, after_m = np.empty_like(part), np.empty_like(part)
+        before_e, after_e = np.empty(part.shape, np.int64), np.empty(part.shape, np.int64)
+        run(_reduce_kernels.scaled_exclusive_products, part.size, part, False, before_m, before_e)
+        run(_reduce_kernels.scaled_exclusive_products, part.size, part, True, after_m, after_e)
+        res[bad] = np.ldexp(g_moved[bad] * (before_m * after_m), before_e + after_e)
     res = np.asarray(res).reshape(moved.shape)
     return np.transpose(res, tuple(int(d) for d in np.argsort(kept + list(axes)))).astype(dtype)
 
@@ -179,7 +188,33 @@ def cumprod(g, x, axis=None, exclusive=False, reverse=False):
     x3, g3 = _lanes(x, axis, work), _lanes(g, axis, work)
     out = np.empty(x3.shape, work)
     run(_scan_kernels.cumprod_vjp, out.size, x3, g3, bool(exclusive), bool(reverse), out)
+    # lanes where a running product or sum may have left the float range on its
+    # own: again with mantissas and exponents apart (see cumprod_vjp_scaled)
+    lane_o, lane_i = np.nonzero(~np.all(_normal(out), axis=1))
+    if lane_o.size:
+        xs, gs = x3[lane_o, :, lane_i][..., None], g3[lane_o, :, lane_i][..., None]
+        xm, xe = np.frexp(xs)
+        gm, ge = np.frexp(gs)
+        om, oe = np.empty(xs.shape, work), np.empty(xs.shape, np.int64)
+        run(_scan_kernels.cumprod_vjp_scaled, om.size, xm, xe.astype(np.int64), gm,
+            ge.astype(np.int64), _powers_of_half(work), bool(exclusive), bool(reverse), om, oe)
+        out[lane_o, :, lane_i] = np.ldexp(om, oe)[..., 0]
     return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def _normal(a: np.ndarray) -> np.ndarray:
+    """Where *a* is a normal float: finite, and neither 0 nor subnormal (what a
+    running product that underflowed becomes)."""
+    magnitude = np.abs(a)
+    info = np.finfo(a.dtype)
+    return (magnitude >= info.smallest_normal) & (magnitude <= info.max)
+
+
+def _powers_of_half(dtype) -> np.ndarray:
+    """2**-k in *dtype* for every k down to its smallest subnormal (then 0)."""
+    info = np.finfo(dtype)
+    count = -int(np.log2(float(info.smallest_subnormal))) + 2
+    return np.ldexp(np.ones(count, dtype), -np.arange(count))
 
 
 def cummax(g, indices, x_shape, axis=None):

@@ -252,19 +252,7 @@ def test_grad_prod_is_finite_wherever_the_true_gradient_is(case):
     dtype = x.dtype
     got = grad.prod(np.ones((), dtype), x)
     assert got.dtype == dtype and got.shape == x.shape
-    top = Fraction(float(np.finfo(dtype).max))
-    tiny = Fraction(float(np.finfo(dtype).smallest_normal))
-    # float16 multiplies in float32 and rounds once more at the end
-    tolerance = 16 * max(float(np.finfo(dtype).eps), x.size * 2.0 ** -23)
-    for g, exact in zip(got, _exact_others(x)):
-        g = float(g)
-        if abs(exact) > 2 * top:
-            assert g == (math.inf if exact > 0 else -math.inf), (x, g)
-            continue
-        if abs(exact) < top / 2:
-            assert math.isfinite(g), (x, g, float(exact))
-        if tiny <= abs(exact) < top / 2:
-            assert abs(g - float(exact)) <= abs(float(exact)) * tolerance, (x, g, float(exact))
+    _assert_finite_where_exact_is(got, _exact_others(x), dtype, x.size)
 
 
 def test_grad_prod_of_huge_and_tiny_factors():
@@ -275,3 +263,57 @@ def test_grad_prod_of_huge_and_tiny_factors():
     # zeros stay exact: one zero gives the others' product to that element only
     np.testing.assert_array_equal(grad.prod(np.array(1.), np.array([2., 0., 5.])), [0., 10., 0.])
     np.testing.assert_array_equal(grad.prod(np.array(1.), np.array([2., 0., 0.])), [0., 0., 0.])
+
+
+def _exact_cumprod_grad(x):
+    """Exact gradient of sum(cumprod(x)) (g = 1), as Fractions."""
+    values = [Fraction(float(v)) for v in x]
+    out = []
+    for k in range(len(values)):
+        total = Fraction(0)
+        for j in range(k, len(values)):
+            p = Fraction(1)
+            for i in range(j + 1):
+                if i != k:
+                    p *= values[i]
+            total += p
+        out.append(total)
+    return out
+
+
+def _assert_finite_where_exact_is(got, exact, dtype, size):
+    top = Fraction(float(np.finfo(dtype).max))
+    tiny = Fraction(float(np.finfo(dtype).smallest_normal))
+    tolerance = 16 * max(float(np.finfo(dtype).eps), size * 2.0 ** -23)
+    for g, e in zip(got, exact):
+        g = float(g)
+        if abs(e) > 2 * top:
+            assert g == (math.inf if e > 0 else -math.inf), (g, e)
+            continue
+        if abs(e) < top / 2:
+            assert math.isfinite(g), (g, float(e))
+        if tiny <= abs(e) < top / 2:
+            assert abs(g - float(e)) <= abs(float(e)) * tolerance, (g, float(e))
+
+
+@given(extreme_arrays())
+@settings(max_examples=100, deadline=None)
+def test_grad_cumprod_is_finite_wherever_the_true_gradient_is(case):
+    x, _ = case
+    x = x.reshape(-1)[:10]
+    # same-sign values: a sum of terms of mixed signs may cancel below any bound
+    x = np.abs(x)
+    got = grad.cumprod(np.ones(x.shape, x.dtype), x)
+    assert got.dtype == x.dtype and got.shape == x.shape
+    _assert_finite_where_exact_is(got, _exact_cumprod_grad(x), x.dtype, x.size)
+
+
+def test_grad_cumprod_of_huge_and_tiny_factors():
+    x = np.float32([1e-30, 1e-30, 1e30, 1e30])
+    got = grad.cumprod(np.ones(4, np.float32), x)
+    np.testing.assert_allclose(got, np.float32([1e30, 1e30, 1e-30, 1e-30]), rtol=1e-5)
+    # the same lane among ordinary ones, along axis 0 of a 2-D array
+    x2 = np.stack([x, np.float32([1, 2, 3, 4])], axis=1)
+    got2 = grad.cumprod(np.ones((4, 2), np.float32), x2, axis=0)
+    np.testing.assert_allclose(got2[:, 0], got, rtol=1e-6)
+    np.testing.assert_allclose(got2[:, 1], np.float32([33, 16, 10, 6]), rtol=1e-6)

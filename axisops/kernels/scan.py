@@ -53,7 +53,7 @@ PHASE_TOTALS, PHASE_CARRIES, PHASE_SCAN = 0, 1, 2
 ROW_MIN_LANES = 16
 
 __all__ = ["OP_SUM", "OP_PROD", "PHASE_TOTALS", "PHASE_CARRIES", "PHASE_SCAN", "scan_values", "scan_logaddexp", "extreme_kernel",
-           "cumprod_vjp", "logcumsumexp_vjp", "scatter_add_lanes"]
+           "cumprod_vjp", "cumprod_vjp_scaled", "logcumsumexp_vjp", "scatter_add_lanes"]
 
 
 @helper
@@ -511,6 +511,34 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
 _GRAD_BLOCK = 1024
 
 
+@helper
+def _normalized(m, e, half):
+    """(m, e) rescaled so that |m| is in [0.5, 1) (0, inf and NaN as they are), with
+    the same value m * 2**e; *half* is 0.5 of m's type. Exact: powers of two."""
+    a = abs(m)
+    if a >= 1 and a != math.inf:
+        return m * half, e + 1
+    while a < half and a > 0:
+        m = m + m
+        a = a + a
+        e -= 1
+    return m, e
+
+
+@helper
+def _scaled_sum(am, ae, bm, be, pow2, half):
+    """a + b of two numbers held as mantissa * 2**exponent (see cumprod_vjp)."""
+    if am == 0:
+        return bm, be
+    if bm == 0:
+        return am, ae
+    if ae < be:
+        am, ae, bm, be = bm, be, am, ae
+    d = ae - be  # b is 2**d times smaller: below the last bit of a once d > the table
+    b = bm * pow2[d] if d < pow2.size else half - half
+    return _normalized(am + b, ae, half)
+
+
 @kernel
 def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
     """Gradient of a cumulative product without dividing: dx_k = P_k * S_k.
@@ -520,6 +548,11 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
     with ``S_{n-1} = 0`` and ``S_{n-2} = g_{n-1}`` when exclusive). Zeros in x need
     no special case, and a factor is multiplied in only where the sum has terms,
     so an infinity gives inf * 0 only where the product itself has it.
+
+    P and S are plain running values: ``grad.cumprod`` runs
+    :func:`cumprod_vjp_scaled` again on the lanes whose result is not a normal
+    float (inf, NaN, 0 or subnormal), where one of them may have left the range
+    on its own.
     """
     outer, n, inner = x.shape
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
@@ -553,6 +586,63 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
                     s[i - i0] = (gs[qn, i] if exclusive else gs[q, i]) + xs[qn, i] * s[i - i0]
             for i in range(i0, i1):
                 os[q, i] = os[q, i] * s[i - i0]
+
+
+@kernel
+def cumprod_vjp_scaled(part, parts, xm, xe, gm, ge, pow2, exclusive, reverse, om, oe):
+    """:func:`cumprod_vjp` for the lanes where a plain product left the float range.
+
+    Every number is a mantissa and an exponent: ``xm, xe = frexp(x)`` and
+    ``gm, ge = frexp(g)`` (C-contiguous (outer, n, inner) arrays), and the result
+    is ``om * 2**oe`` (the caller's ``ldexp`` rounds it once). The mantissas stay
+    in [0.5, 1) after each step, so neither P nor S overflows or underflows on
+    its own where the gradient is in range (``x = [1e-30, 1e-30, 1e30, 1e30]`` in
+    float32: ``P * S`` would give inf for a gradient of 1e30). *pow2* holds
+    2**-k in the mantissas' dtype. Each step rounds as the plain product would.
+    """
+    outer, n, inner = xm.shape
+    half = xm.dtype.type(0.5)
+    blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
+    task_lo, task_hi = part_range(outer * blocks if n > 0 else 0, part, parts)
+    for task in range(task_lo, task_hi):
+        o = task // blocks
+        i0 = (task - o * blocks) * _GRAD_BLOCK
+        i1 = min(i0 + _GRAD_BLOCK, inner)
+        q = _position(0, n, reverse)
+        for i in range(i0, i1):
+            om[o, q, i] = 1
+            oe[o, q, i] = 0
+        for j in range(1, n):  # P
+            qp = q
+            q = _position(j, n, reverse)
+            for i in range(i0, i1):
+                m, e = _normalized(om[o, qp, i] * xm[o, qp, i], oe[o, qp, i] + xe[o, qp, i], half)
+                om[o, q, i] = m
+                oe[o, q, i] = e
+        sm = np.zeros(i1 - i0, om.dtype)
+        se = np.zeros(i1 - i0, np.int64)
+        for j in range(n - 1, -1, -1):  # S, and P * S
+            q = _position(j, n, reverse)
+            qn = _position(j + 1, n, reverse)
+            for i in range(i0, i1):
+                k = i - i0
+                if j == n - 1:  # S = g_{n-1}; T = 0, the empty sum
+                    if exclusive:
+                        sm[k] = 0
+                        se[k] = 0
+                    else:
+                        sm[k] = gm[o, q, i]
+                        se[k] = ge[o, q, i]
+                elif exclusive and j == n - 2:  # T = g_{n-1}: x_{n-1} is in no exclusive output
+                    sm[k] = gm[o, qn, i]
+                    se[k] = ge[o, qn, i]
+                else:
+                    tm, te = _normalized(xm[o, qn, i] * sm[k], xe[o, qn, i] + se[k], half)
+                    gq = qn if exclusive else q
+                    sm[k], se[k] = _scaled_sum(gm[o, gq, i], ge[o, gq, i], tm, te, pow2, half)
+                m, e = _normalized(om[o, q, i] * sm[k], oe[o, q, i] + se[k], half)
+                om[o, q, i] = m
+                oe[o, q, i] = e
 
 
 @helper
