@@ -198,6 +198,18 @@ def test_long_products_that_pass_near_overflow_are_numpys(dtype):
                                       np.cumprod(wide, axis=scan_axis).astype(x.dtype), strict=True)
 
 
+def test_long_cumprod_is_not_split_where_a_chunk_underflows_alone():
+    # A long 1-D scan used to run in chunks of 65536 from carries: the second
+    # chunk's own product (from 1) underflowed to 0, where the running product,
+    # from 2**100, stays 2**20 or more; every later element came out 0.
+    x = np.ones(1 << 20, np.float32)
+    x[0] = 2.0 ** 100
+    x[65536:65540] = [2.0 ** -80, 2.0 ** -80, 2.0 ** 80, 2.0 ** 80]
+    got = axisops.cumprod(x)
+    np.testing.assert_array_equal(got, np.cumprod(x), strict=True)
+    assert got[-1] == np.float32(2.0 ** 100)
+
+
 @st.composite
 def extreme_arrays(draw):
     """Floats whose running products leave the float range: powers of two with
