@@ -344,8 +344,10 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
 
 def _pairwise_chunks(partial: np.ndarray) -> np.ndarray:
     """Sum of (outer, chunks, inner) chunk sums over the chunks, in a pairwise tree
-    fixed by their number (NumPy's ``sum(axis=1)`` would add them in order when
-    ``inner > 1``)."""
+    fixed by their number (NumPy's ``sum(axis=1)`` adds them in order when
+    ``inner > 1``; with one lane it is NumPy's pairwise sum, and one call)."""
+    if partial.shape[2] == 1:
+        return partial.sum(axis=1)
     while partial.shape[1] > 1:
         half = partial.shape[1] // 2
         pairs = partial[:, :half] + partial[:, half:2 * half]
