@@ -98,3 +98,19 @@ def check_index_fits(count: int, index_dtype: np.dtype, op: str) -> None:
         raise OverflowError(
             f"{op}: indices up to {count - 1} do not fit index_dtype {index_dtype}; use int64"
         )
+
+
+_FLOAT16_TABLE = None
+
+
+def float16_table() -> np.ndarray:
+    """float32 value of every float16 bit pattern (Numba has no float16: kernels
+    read float16 arrays as uint16 bits and look them up here), made once.
+
+    >>> float16_table()[np.float16(1.5).view(np.uint16)]
+    np.float32(1.5)
+    """
+    global _FLOAT16_TABLE
+    if _FLOAT16_TABLE is None:
+        _FLOAT16_TABLE = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
+    return _FLOAT16_TABLE

@@ -249,17 +249,6 @@ def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple
     return (geo,)
 
 
-_F16_TABLE = None
-
-
-def _float16_table() -> np.ndarray:
-    """float32 value of every float16 bit pattern, for kernels reading float16."""
-    global _F16_TABLE
-    if _F16_TABLE is None:
-        _F16_TABLE = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16).view(np.float16).astype(np.float32)
-    return _F16_TABLE
-
-
 def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
@@ -308,7 +297,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     table = None
     make_base = base_maker(x)
     if x.dtype == np.float16:
-        table = _float16_table()
+        table = _dtypes.float16_table()
         make_base = _viewed(make_base, np.uint16)
     elif x.dtype == np.bool_:
         make_base = _viewed(make_base, np.uint8)

@@ -32,7 +32,6 @@ from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, many_short_rows, needs_copy, scan_view
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
 from .kernels import scan as K
-from .reduce import _float16_table
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices"]
 
@@ -278,7 +277,7 @@ def _numeric_base(x: np.ndarray):
     float16 as bits and a table, bool as uint8."""
     make_base = base_maker(x)
     if x.dtype == np.float16:
-        return (lambda x: make_base(x).view(np.uint16)), _float16_table()
+        return (lambda x: make_base(x).view(np.uint16)), _dtypes.float16_table()
     if x.dtype == np.bool_:
         return (lambda x: make_base(x).view(np.uint8)), None
     return make_base, None
