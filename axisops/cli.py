@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "ratio at ~1K and from 64K up (20-30 minutes on 2 cores; with --quick sizes "
                             "up to 1M, float32, two layouts: about a minute). --repeat and "
                             "--min-time set its samples per point; --markdown FILE puts its "
-                            "section into FILE (see axisops/sweep.py)")
+                            "section into FILE (see axisops/bench/sweep.py)")
     # For tests and experiments: any 3-D shape (hidden from --help).
     bench.add_argument("--shape", type=_shape, help=argparse.SUPPRESS)
     bench.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -184,7 +184,7 @@ def main(argv=None) -> int:
 
 def _bench(args, parser, argv) -> int:
     if args.sweep:
-        from axisops import sweep
+        from axisops.bench import sweep
 
         return sweep.cli(args, parser, argv)
 

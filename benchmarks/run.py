@@ -9,7 +9,7 @@
 
 This is `axisops bench --markdown BENCHMARKS.md` (or `axisops bench --sweep --markdown
 BENCHMARKS.md --plot benchmarks/sweep.png`) run from the repository root; the machinery
-lives in axisops/bench.py and axisops/sweep.py. BENCHMARKS.md is written only by a full
+lives in the package axisops/bench (the sweep in axisops/bench/sweep.py). BENCHMARKS.md is written only by a full
 run (no --quick, --shape, --ops, --systems or the sweep's hidden --sweep-* options), so
 it always holds the complete table on the full-size arrays; a full bench run also copies
 that table into README.md. The bench and the sweep each rewrite only their own part of
@@ -36,7 +36,7 @@ SWEEP_PLOT = os.path.join("benchmarks", "sweep.png")
 def copy_table_to_readme(benchmarks: str = BENCHMARKS, readme: str = "README.md") -> None:
     """Put the table of *benchmarks* between README's bench markers (the bench's
     table only: the sweep section's rows are left out)."""
-    from axisops import sweep
+    from axisops.bench import sweep
 
     with open(benchmarks) as f:
         text = f.read()
@@ -54,7 +54,7 @@ def copy_table_to_readme(benchmarks: str = BENCHMARKS, readme: str = "README.md"
 
 def run_bench(args: list) -> int:
     """The fixed bench; a full run rewrites BENCHMARKS.md but keeps its sweep section."""
-    from axisops import sweep
+    from axisops.bench import sweep
 
     partial = any(a == p or a.startswith(p + "=") for a in args for p in PARTIAL)
     if partial:

@@ -13,7 +13,8 @@ import sys
 import numpy as np
 import pytest
 
-from axisops import cli, sweep
+from axisops import cli
+from axisops.bench import sweep
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY_OPS = ["sum", "take"]
@@ -271,7 +272,7 @@ def test_help_shows_sweep_but_not_its_test_options(capsys):
 
 
 def test_import_axisops_does_not_import_the_sweep():
-    code = "import sys, axisops, axisops.cli; print('axisops.sweep' in sys.modules)"
+    code = "import sys, axisops, axisops.cli; print('axisops.bench.sweep' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -70,8 +70,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import bench
-from .bench import available_systems, core_count, machine_info, thread_counts, versions
+from .. import bench
+from .systems import available_systems, core_count, machine_info, thread_counts, versions
 
 __all__ = [
     "OPS",

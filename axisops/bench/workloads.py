@@ -1,0 +1,51 @@
+"""The benchmark's workloads, in table order, and how ``--ops`` selects them."""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+from .workload import Workload
+from .reduce import reduction_workload
+from .scan import scan_workload
+from .gather import scatter_add_workload, take_along_axis_workload, take_workload
+from .window import fold_workload, unfold_workload
+
+
+WORKLOADS: List[Workload] = [
+    reduction_workload("argmax", 0),
+    reduction_workload("argmax", 1),
+    reduction_workload("argmax", -1),
+    reduction_workload("sum", 1),
+    reduction_workload("sum", (0, 2)),
+    reduction_workload("max", -1),
+    scan_workload("cummax", 1),
+    scan_workload("cummax", -1),
+    scan_workload("cumsum", 1),
+    take_workload(1),
+    take_along_axis_workload(1),
+    scatter_add_workload(1),
+    unfold_workload(),
+    unfold_workload(channels_last=True),
+    fold_workload(),
+]
+
+
+def operator_names() -> List[str]:
+    """The operator names that ``--ops`` accepts, in table order."""
+    return list(dict.fromkeys(w.op for w in WORKLOADS))
+
+
+def select(ops: Optional[Sequence[str]] = None) -> List[Workload]:
+    """The workloads of the operators ``ops`` (all when ``None``).
+
+    Raises ``ValueError`` naming an operator that has no workload.
+    """
+    if not ops:
+        return list(WORKLOADS)
+    known = operator_names()
+    unknown = [op for op in ops if op not in known]
+    if unknown:
+        raise ValueError(
+            f"no benchmark workload for operator(s) {', '.join(unknown)}; "
+            f"expected some of: {', '.join(known)}"
+        )
+    return [w for w in WORKLOADS if w.op in ops]
