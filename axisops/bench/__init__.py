@@ -47,7 +47,7 @@ How a run measures, and why:
 # reports (report). Everything a user or the CLI names is re-exported here.
 from __future__ import annotations
 
-from .gather import (INDEX_SEED, TAKE_COUNT, exact_check, float32_sum_check,
+from .gather import (INDEX_SEED, TAKE_COUNT,
                      scatter_add_workload, take_along_axis_workload, take_workload)
 from .onnx import ONNX_IR_VERSION, onnx_runner
 from .reduce import reduction_workload
@@ -60,7 +60,7 @@ from .systems import (FULL_MIN_TIME, FULL_REPEAT, FULL_SHAPE, MAX_ROUNDS, QUICK_
                       machine_info, thread_counts, versions)
 from .window import (WINDOW_FULL_SHAPE, WINDOW_QUICK_SHAPE, fold_workload, numpy_fold,
                      numpy_unfold, unfold_workload, window_image_shape)
-from .workload import Workload, random_float32
+from .workload import Workload, exact_check, float32_sum_check, random_float32
 from .workloads import WORKLOADS, operator_names, select
 
 __all__ = [

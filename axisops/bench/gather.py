@@ -1,13 +1,11 @@
 """The gather and scatter workloads (take, take_along_axis, scatter add)."""
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from .systems import _torch
 from .onnx import onnx_runner
-from .workload import Workload, _axisops_fn
+from .workload import Workload, _axisops_fn, exact_check, float32_sum_check
 
 
 # Gather and scatter.  The index arrays (int64) are made once by ``setup``, from
@@ -21,26 +19,6 @@ TAKE_COUNT = 256
 
 def _index_rng() -> np.random.Generator:
     return np.random.default_rng(INDEX_SEED)
-
-
-def exact_check(result: Any, expected: Any) -> bool:
-    """Same shape and the same values exactly (a gather moves values, it computes none)."""
-    result, expected = np.asarray(result), np.asarray(expected)
-    return result.shape == expected.shape and bool(np.array_equal(result, expected))
-
-
-def float32_sum_check(result: Any, expected: Any) -> bool:
-    """Same shape; values equal up to float32 rounding of sums added in another order.
-
-    ``rtol`` 1e-5 and an ``atol`` of 1e-5 times the largest ``|expected|``: a sum of
-    a few float32 terms taken in a different order differs from NumPy's in the
-    last bits, and the absolute part covers sums that cancel to near zero.
-    """
-    result, expected = np.asarray(result), np.asarray(expected)
-    if result.shape != expected.shape:
-        return False
-    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
-    return bool(np.allclose(result, expected, rtol=1e-5, atol=1e-5 * scale, equal_nan=True))
 
 
 def take_workload(axis: int = 1, count: int = TAKE_COUNT) -> Workload:

@@ -7,8 +7,7 @@ import numpy as np
 
 from .systems import FULL_SHAPE, QUICK_SHAPE, _torch
 from .onnx import onnx_runner
-from .workload import Workload, _axisops_fn
-from .gather import exact_check, float32_sum_check
+from .workload import Workload, _axisops_fn, exact_check, float32_sum_check
 
 
 # Sliding windows.  A convolution's im2col and col2im: float32 images with

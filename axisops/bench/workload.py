@@ -71,3 +71,23 @@ def _axisops_fn(op: str) -> Callable:
 
 def _onnx_axes(axis) -> np.ndarray:
     return np.asarray(axis if isinstance(axis, tuple) else (axis,), dtype=np.int64)
+
+
+def exact_check(result: Any, expected: Any) -> bool:
+    """Same shape and the same values exactly (a gather moves values, it computes none)."""
+    result, expected = np.asarray(result), np.asarray(expected)
+    return result.shape == expected.shape and bool(np.array_equal(result, expected))
+
+
+def float32_sum_check(result: Any, expected: Any) -> bool:
+    """Same shape; values equal up to float32 rounding of sums added in another order.
+
+    ``rtol`` 1e-5 and an ``atol`` of 1e-5 times the largest ``|expected|``: a sum of
+    a few float32 terms taken in a different order differs from NumPy's in the
+    last bits, and the absolute part covers sums that cancel to near zero.
+    """
+    result, expected = np.asarray(result), np.asarray(expected)
+    if result.shape != expected.shape:
+        return False
+    scale = float(np.max(np.abs(expected))) if expected.size else 0.0
+    return bool(np.allclose(result, expected, rtol=1e-5, atol=1e-5 * scale, equal_nan=True))
