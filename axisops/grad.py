@@ -26,7 +26,6 @@ from . import window as _window
 from ._axes import normalize_axes, normalize_axis, reduced_shape
 from ._jit import run
 from .kernels import gather as _gather_kernels
-from .kernels import reduce as _reduce_kernels
 from .kernels import scan as _scan_kernels
 
 __all__ = ["sum", "mean", "prod", "max", "min",
@@ -65,7 +64,7 @@ def prod(g, x, axis=None, keepdims=False):
     in ``x`` are exact: with one zero only that element gets a gradient, with two
     or more none does. Where a prefix or suffix product is not a normal float
     (it may have overflowed or underflowed on its own), that row is computed
-    again with exponents kept apart (``kernels.reduce.scaled_exclusive_products``)
+    again with exponents kept apart (``kernels.scan.scaled_exclusive_products``)
     and rounded once, so the gradient is finite wherever its true value is:
     ``x = [1e30, 1e30, 1e-30, 1e-30]`` in float32 gets ``[1e-30, 1e-30, 1e30,
     1e30]``, not NaN.
@@ -94,11 +93,12 @@ def prod(g, x, axis=None, keepdims=False):
     if bad.size:
         # rows where a running product may have left the float range on its own:
         # again with exponents apart (see scaled_exclusive_products), rounded once
-        part = np.ascontiguousarray(rows[bad])
-        before_m, after_m = np.empty_like(part), np.empty_like(part)
-        before_e, after_e = np.empty(part.shape, np.int64), np.empty(part.shape, np.int64)
-        run(_reduce_kernels.scaled_exclusive_products, part.size, part, False, before_m, before_e)
-        run(_reduce_kernels.scaled_exclusive_products, part.size, part, True, after_m, after_e)
+        xm, xe = np.frexp(rows[bad])
+        xe = xe.astype(np.int64)
+        before_m, after_m = np.empty_like(xm), np.empty_like(xm)
+        before_e, after_e = np.empty(xm.shape, np.int64), np.empty(xm.shape, np.int64)
+        run(_scan_kernels.scaled_exclusive_products, xm.size, xm, xe, False, before_m, before_e)
+        run(_scan_kernels.scaled_exclusive_products, xm.size, xm, xe, True, after_m, after_e)
         res[bad] = np.ldexp(g_moved[bad] * (before_m * after_m), before_e + after_e)
     res = np.asarray(res).reshape(moved.shape)
     return np.transpose(res, tuple(int(d) for d in np.argsort(kept + list(axes)))).astype(dtype)

@@ -70,12 +70,10 @@ def _errors(result, x, axis):
     """
     x64 = x.astype(np.float64)
     if x.dtype == np.float64:
-        moved = np.moveaxis(x64, axis if axis is not None else tuple(range(x.ndim)),
-                            tuple(range(-(1 if axis is None or np.ndim(axis) == 0 else len(axis)), 0))
-                            if axis is not None else tuple(range(x.ndim)))
-        flat = moved.reshape(-1, math.prod(moved.shape[moved.ndim - (x.ndim if axis is None else
-                                                                      (1 if np.ndim(axis) == 0 else len(axis))):]))
-        exact = np.array([math.fsum(row) for row in flat]).reshape(np.shape(result))
+        axes = tuple(range(x.ndim)) if axis is None else tuple(np.atleast_1d(axis))
+        moved = np.moveaxis(x64, axes, tuple(range(-len(axes), 0)))
+        rows = moved.reshape(-1, math.prod(moved.shape[moved.ndim - len(axes):]))
+        exact = np.array([math.fsum(row) for row in rows]).reshape(np.shape(result))
     else:
         exact = np.sum(x64, axis=axis)
     scale = np.sum(np.abs(x64), axis=axis)

@@ -71,7 +71,10 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .. import bench
-from .systems import available_systems, core_count, machine_info, thread_counts, versions
+from .report import _ms
+from .runner import _to_numpy
+from .systems import (_load, _torch, available_systems, core_count, machine_info, thread_counts,
+                      versions)
 
 __all__ = [
     "OPS",
@@ -581,7 +584,7 @@ def _numpy_scatter_add(x: np.ndarray, indices: np.ndarray, updates: np.ndarray,
 
 def torch_runner(op: str, inp: Inputs) -> Runner:
     """PyTorch's spelling of the operator, on ``torch.from_numpy`` views."""
-    torch = bench._torch()
+    torch = _torch()
     k, p = WINDOW_KERNEL, WINDOW_PADDING
     t = torch.from_numpy(inp.x)
     axis = inp.axis
@@ -770,7 +773,7 @@ def measure(point: Point, inputs: Inputs, systems: Sequence[str], *, min_samples
         t0 = time.perf_counter()
         try:
             runner = RUNNERS[system](point.op, inputs)
-            result = bench._to_numpy(runner())
+            result = _to_numpy(runner())
         except NotImplementedError as exc:
             row["skipped"] = f"n/a: {str(exc).splitlines()[0][:120]}"
             continue
@@ -815,7 +818,7 @@ def _point_line(k: int, total: int, point: Point, rows: List[Dict[str, Any]], el
     parts = []
     for row in rows:
         if "median_ms" in row:
-            text = f"{row['system']} {bench._ms(row['median_ms'])} ms"
+            text = f"{row['system']} {_ms(row['median_ms'])} ms"
             if row.get("check") == "MISMATCH":
                 text += " MISMATCH"
         elif "skipped" in row:
@@ -858,7 +861,7 @@ def run(
     skipped = {s: status[s] for s in wanted if status.get(s) is not None}
     usable = [s for s in SYSTEMS if s in wanted and status.get(s) is None]
     threads = thread_counts(usable)
-    load_before = bench._load()
+    load_before = _load()
     for system, reason in skipped.items():
         _log(progress, f"skipping {system}: {reason}")
     _log(progress, f"sweep: {len(points)} points on {', '.join(usable)}; threads "
@@ -913,7 +916,7 @@ def run(
             slow_call_s=slow_call_s,
             seed=seed,
             load_average_before=load_before,
-            load_average_after=bench._load(),
+            load_average_after=_load(),
             date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         ),
         "results": rows,
@@ -976,7 +979,7 @@ def problems(data: Dict[str, Any]) -> List[str]:
         elif r.get("skipped", "").startswith("too slow"):
             lines.append(f"skipped {r['system']} on {where} ({r['skipped']})")
         elif r.get("samples") == 1:
-            lines.append(f"{r['system']} on {where}: 1 call only ({bench._ms(r['median_ms'])} ms)")
+            lines.append(f"{r['system']} on {where}: 1 call only ({_ms(r['median_ms'])} ms)")
     return lines
 
 
@@ -1045,7 +1048,7 @@ def format_table(data: Dict[str, Any], worst: int = WORST_COUNT) -> str:
     lines += ["", f"worst {worst} cases overall:"]
     for r in worst_cases(data, worst):
         lines.append(f"  {r['ratio_to_best_peer']:6.2f}x  {r['op']} {case_text(r)} "
-                     f"({bench._ms(r['median_ms'])} ms)")
+                     f"({_ms(r['median_ms'])} ms)")
     found = problems(data)
     if found:
         lines += ["", "problems and skips:"] + [f"  {line}" for line in found]
@@ -1088,7 +1091,7 @@ def markdown_section(data: Dict[str, Any], *, image: Optional[str] = None,
     lines += ["", f"Worst {worst} cases overall:", ""]
     for r in worst_cases(data, worst):
         lines.append(f"1. {r['ratio_to_best_peer']:.2f}x: {r['op']} {case_text(r)} "
-                     f"({bench._ms(r['median_ms'])} ms)")
+                     f"({_ms(r['median_ms'])} ms)")
     found = problems(data)
     if found:
         lines += ["", "Problems and skips:", ""] + [f"* {line}" for line in found]

@@ -23,8 +23,6 @@ compares need no NaN branches, vectorise, and work for float16 too.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from numba import njit
@@ -289,7 +287,7 @@ def value_kernel(row_order: bool, combine: int):
     output) or COMBINE_ANY (integers: any order gives the same result).
 
     Both are constants, as in :func:`arg_kernel`: each compiled kernel holds one loop
-    order and one way only (the ``row`` argument is unused)."""
+    order and one way only."""
     # one plain constant per branch: Numba prunes ``if CONSTANT:`` before compiling,
     # not ``if A and B:`` (the four loops in one kernel tripled its compile time)
     CASCADE = combine == COMBINE_CASCADE
@@ -320,7 +318,7 @@ def value_kernel(row_order: bool, combine: int):
                 depth += 1
             levels = np.empty((depth, width), partial.dtype)
             like = partial[0, 0, :0]  # the accumulator dtype, for _leaf_sum
-            gathered = np.empty(LEAF, base.dtype)
+            gathered = np.empty(LEAF if n_stride != 1 else 0, base.dtype)  # strided leaves
         for task in range(task_lo, task_hi):
             o, b, c = _task(task, blocks, chunks)
             p_outer = offset + block_offset(o, outer_shape, outer_strides)
@@ -741,31 +739,3 @@ def float_keys_to_bits(keys, minimum, shift, mask, nan_bits, out):
             if minimum:
                 k = same_type(~k, k)
             out[i] = k ^ same_type(same_type(k >> shift, k) & mask, k)
-
-
-@kernel
-def scaled_exclusive_products(part, parts, x, reverse, mant, expo):
-    """The product of the elements before each one (after it, if *reverse*) of every
-    row of the C-contiguous (rows, n) float array *x*, as ``mant * 2**expo``.
-
-    The mantissa is kept in [0.5, 1) (or 0, inf, NaN) by ``frexp`` after every
-    step and the exponent counted apart as an integer, so no running product
-    overflows or underflows however long the row: ``grad.prod`` then multiplies
-    two such products, and ``ldexp`` rounds once, to inf or 0 only where the
-    true value is out of range. Each step rounds the mantissa in *x*'s dtype,
-    as a sequential product does.
-    """
-    rows, n = x.shape
-    one = x.dtype.type(1)
-    lo, hi = part_range(rows, part, parts)
-    for r in range(lo, hi):
-        m = one
-        e = 0
-        for k in range(n):
-            j = n - 1 - k if reverse else k
-            mant[r, j] = m
-            expo[r, j] = e
-            f, fe = math.frexp(x[r, j])
-            m, me = math.frexp(m * x.dtype.type(f))
-            m = x.dtype.type(m)
-            e += fe + me

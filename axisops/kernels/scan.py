@@ -53,7 +53,7 @@ PHASE_TOTALS, PHASE_CARRIES, PHASE_SCAN = 0, 1, 2
 ROW_MIN_LANES = 16
 
 __all__ = ["OP_SUM", "OP_PROD", "PHASE_TOTALS", "PHASE_CARRIES", "PHASE_SCAN", "scan_values", "scan_logaddexp", "extreme_kernel",
-           "cumprod_vjp", "cumprod_vjp_scaled", "logcumsumexp_vjp", "scatter_add_lanes"]
+           "cumprod_vjp", "cumprod_vjp_scaled", "scaled_exclusive_products", "logcumsumexp_vjp", "scatter_add_lanes"]
 
 
 @helper
@@ -512,6 +512,14 @@ _GRAD_BLOCK = 1024
 
 
 @helper
+def _grad_lanes(task, blocks, inner):
+    """(outer o, first lane, end lane) of a gradient task: blocks of _GRAD_BLOCK lanes."""
+    o = task // blocks
+    i0 = (task - o * blocks) * _GRAD_BLOCK
+    return o, i0, min(i0 + _GRAD_BLOCK, inner)
+
+
+@helper
 def _normalized(m, e, half):
     """(m, e) rescaled so that |m| is in [0.5, 1) (0, inf and NaN as they are), with
     the same value m * 2**e; *half* is 0.5 of m's type. Exact: powers of two."""
@@ -558,9 +566,7 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
     task_lo, task_hi = part_range(outer * blocks if n > 0 else 0, part, parts)
     for task in range(task_lo, task_hi):
-        o = task // blocks
-        i0 = (task - o * blocks) * _GRAD_BLOCK
-        i1 = min(i0 + _GRAD_BLOCK, inner)
+        o, i0, i1 = _grad_lanes(task, blocks, inner)
         xs = x[o]
         gs = g[o]
         os = out[o]
@@ -605,9 +611,7 @@ def cumprod_vjp_scaled(part, parts, xm, xe, gm, ge, pow2, exclusive, reverse, om
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
     task_lo, task_hi = part_range(outer * blocks if n > 0 else 0, part, parts)
     for task in range(task_lo, task_hi):
-        o = task // blocks
-        i0 = (task - o * blocks) * _GRAD_BLOCK
-        i1 = min(i0 + _GRAD_BLOCK, inner)
+        o, i0, i1 = _grad_lanes(task, blocks, inner)
         q = _position(0, n, reverse)
         for i in range(i0, i1):
             om[o, q, i] = 1
@@ -645,6 +649,29 @@ def cumprod_vjp_scaled(part, parts, xm, xe, gm, ge, pow2, exclusive, reverse, om
                 oe[o, q, i] = e
 
 
+@kernel
+def scaled_exclusive_products(part, parts, xm, xe, reverse, mant, expo):
+    """The product of the elements before each one (after it, if *reverse*) of every
+    row of a (rows, n) float array given as ``xm, xe = frexp(x)``, as
+    ``mant * 2**expo``: the P pass of :func:`cumprod_vjp_scaled`, for ``grad.prod``.
+
+    The mantissa stays in [0.5, 1) (or 0, inf, NaN) and the exponent is counted
+    apart, so no running product overflows or underflows however long the row;
+    ``grad.prod`` multiplies two such products and rounds once with ``ldexp``.
+    """
+    rows, n = xm.shape
+    half = xm.dtype.type(0.5)
+    lo, hi = part_range(rows, part, parts)
+    for r in range(lo, hi):
+        m = xm.dtype.type(1)
+        e = 0
+        for k in range(n):
+            j = n - 1 - k if reverse else k
+            mant[r, j] = m
+            expo[r, j] = e
+            m, e = _normalized(m * xm[r, j], e + xe[r, j], half)
+
+
 @helper
 def _exp_diff(a, b):
     """exp(a - b), taken as 1 where a == b (also for equal infinities)."""
@@ -660,9 +687,7 @@ def logcumsumexp_vjp(part, parts, x, y, g, out):
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
     task_lo, task_hi = part_range(outer * blocks, part, parts)
     for task in range(task_lo, task_hi):
-        o = task // blocks
-        i0 = (task - o * blocks) * _GRAD_BLOCK
-        i1 = min(i0 + _GRAD_BLOCK, inner)
+        o, i0, i1 = _grad_lanes(task, blocks, inner)
         q = np.zeros(i1 - i0, out.dtype)
         for j in range(n - 1, -1, -1):
             for i in range(i0, i1):
@@ -683,9 +708,7 @@ def scatter_add_lanes(part, parts, index, g, out):
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
     task_lo, task_hi = part_range(outer * blocks, part, parts)
     for task in range(task_lo, task_hi):
-        o = task // blocks
-        i0 = (task - o * blocks) * _GRAD_BLOCK
-        i1 = min(i0 + _GRAD_BLOCK, inner)
+        o, i0, i1 = _grad_lanes(task, blocks, inner)
         for j in range(n):
             for i in range(i0, i1):
                 out[o, index[o, j, i], i] += g[o, j, i]
