@@ -9,7 +9,8 @@ cached on disk.
 >>> axisops.argmax(np.array([[1, 3], [4, 2]]), axis=1)
 array([1, 0])
 """
-from importlib.metadata import PackageNotFoundError, version as _version
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
 
 from . import _jit, grad
 from ._alloc import pool_limit

@@ -46,6 +46,7 @@ import warnings
 from numba import njit
 from numba.core.errors import NumbaPerformanceWarning
 
+
 def kernel(fn=None, *, parfor_passes: bool = False):
     """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
 

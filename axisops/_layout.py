@@ -21,7 +21,6 @@ contiguous block of dimensions becomes one; size-1 dimensions are dropped.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np

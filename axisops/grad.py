@@ -40,7 +40,7 @@ def sum(g, x_shape, axis=None, keepdims=False):
     array([[1., 1., 1.],
            [2., 2., 2.]])
     """
-    x_shape, axes, g = _expand(g, x_shape, axis, keepdims, "grad.sum")
+    x_shape, _, g = _expand(g, x_shape, axis, keepdims, "grad.sum")
     return np.array(np.broadcast_to(g, x_shape))
 
 
@@ -554,7 +554,7 @@ def unfold(g, x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_la
     geo, expected = _window.unfold_shape(x_shape, kernel_size, dilation, padding, stride,
                                          channels_last, op=op)
     spatial = x_shape[-geo.d - 1:-1] if channels_last else x_shape[-geo.d:]
-    g, dtype, work = _gather_g(g, expected, op)
+    g, dtype, _ = _gather_g(g, expected, op)
     out = _window.fold(g, spatial, kernel_size, dilation=dilation, padding=padding, stride=stride,
                        channels_last=channels_last)
     return out.astype(dtype, copy=False).reshape(x_shape)

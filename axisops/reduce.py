@@ -8,9 +8,8 @@ bit, in index order), same dtypes, and a NumPy scalar where NumPy returns one.
 """
 from __future__ import annotations
 
-import math
-
 import builtins
+import math
 import warnings
 
 import numpy as np

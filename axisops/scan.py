@@ -20,7 +20,6 @@ Decisions the contract leaves open, written down here:
 from __future__ import annotations
 
 import builtins
-import math
 from typing import NamedTuple
 
 import numpy as np

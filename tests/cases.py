@@ -284,7 +284,7 @@ def outcome(fn, *args, **kwargs):
     """Call *fn*; return ``("ok", result)`` or ``("raised", exception)``."""
     try:
         return "ok", fn(*args, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - the point is to compare exceptions
+    except Exception as exc:
         return "raised", exc
 
 

@@ -23,8 +23,9 @@ import axisops
 from axisops import grad
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 try:
     import torch
@@ -112,7 +113,7 @@ def test_float32_sum_error_bounded_and_at_most_the_best_peer(layout, data, rng):
 
 @pytest.mark.parametrize("layout", LAYOUTS[:5], ids=[lay[0] for lay in LAYOUTS[:5]])
 def test_float32_mean_inherits_the_sum_accuracy(layout, rng):
-    name, shape, axis, transposed = layout
+    _, shape, axis, transposed = layout
     x = DATA["0.1 + small"](rng, shape, np.float32)
     if transposed:
         x = x.T
@@ -127,7 +128,7 @@ def test_float32_mean_inherits_the_sum_accuracy(layout, rng):
 @pytest.mark.parametrize("layout", [LAYOUTS[0], LAYOUTS[2], LAYOUTS[4]],
                          ids=["1-D", "strided columns", "middle axis"])
 def test_float64_sum_against_an_exact_sum(layout, rng):
-    name, shape, axis, transposed = layout
+    _, shape, axis, _ = layout
     shape = tuple(max(1, s // 8) if i == (0 if axis is None else axis) else s for i, s in enumerate(shape))
     x = DATA["0.1 + small"](rng, shape, np.float64)
     result = axisops.sum(x, axis=axis)
@@ -154,7 +155,7 @@ def test_sum_bits_do_not_depend_on_threads(num_threads, rng):
         num_threads.set(n)
         results[n] = [axisops.sum(a, axis=ax) for a, ax in cases]
     first = results[num_threads.counts[0]]
-    for n, got in results.items():
+    for got in results.values():
         for a, b in zip(first, got):
             np.testing.assert_array_equal(a, b, strict=True)
 
@@ -178,7 +179,6 @@ def test_alternating_huge_and_tiny_products_are_numpys():
 def test_long_products_that_pass_near_overflow_are_numpys(dtype):
     # a running product that climbs close to the largest float and comes back:
     # chunks or partial products of it overflow (inf) or underflow (0) alone
-    top = np.finfo(dtype).max
     big = dtype(2.0 ** (np.finfo(dtype).maxexp // 2 - 1))  # big * big = top / 4
     step = np.array([big, big, 1 / big, 1 / big], dtype)
     line = np.tile(step, 70_000)

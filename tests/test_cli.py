@@ -148,7 +148,7 @@ def test_bench_scan_workloads_run_tiny():
     assert set(rows) == {(name, system)
                          for name in ("cummax axis=1", "cummax axis=-1", "cumsum axis=1")
                          for system in ("axisops", "numpy")}
-    for (name, system), row in rows.items():
+    for (_, system), row in rows.items():
         assert "error" not in row, row
         assert row["check"] == ("reference" if system == "numpy" else "ok"), row
     # Bytes moved count what each system writes: values and int64 indices for
@@ -185,7 +185,7 @@ def test_bench_gather_workloads_run_tiny():
     rows = {(r["workload"], r["system"]): r for r in data["results"]}
     names = ("take axis=1", "take_along_axis axis=1", "scatter add axis=1")
     assert set(rows) == {(name, system) for name in names for system in systems}
-    for (name, system), row in rows.items():
+    for (_, system), row in rows.items():
         assert "error" not in row, row
         assert row["check"] == ("reference" if system == "numpy" else "ok"), row
     # Bytes: take reads the rows its 256 int64 indices pick (not all of x) and
@@ -296,7 +296,7 @@ def test_bench_window_workloads_run_tiny():
     expected = {(name, s) for name in WINDOW_NAMES for s in systems
                 if s != "onnxruntime" or name == "fold 3x3"}  # ONNX has no unfold
     assert set(rows) == expected
-    for (name, system), row in rows.items():
+    for (_, system), row in rows.items():
         assert "error" not in row, row
         assert row["check"] == ("reference" if system == "numpy" else "ok"), row
     # Bytes: the image (2, 3, 5, 5) and its 3x3 unfold (2, 27, 25), float32, each way.

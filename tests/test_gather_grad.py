@@ -14,11 +14,23 @@ import math
 
 import numpy as np
 import pytest
+from cases import (
+    FLOAT_DTYPES,
+    AxisError,
+    cases,
+    changed,
+    compare_outcomes,
+    distinct_values,
+    finite_difference,
+    mismatch,
+    outcome,
+    single_axes,
+    snapshot,
+    values,
+)
 
 import axisops
 from axisops import reference as ref
-from cases import (FLOAT_DTYPES, AxisError, cases, changed, compare_outcomes, distinct_values,
-                   finite_difference, mismatch, outcome, single_axes, snapshot, values)
 
 MODES = ("raise", "wrap", "clip", "fill")
 REDUCES = (None, "add", "mul", "max", "min")

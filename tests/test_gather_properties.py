@@ -17,12 +17,13 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from cases import ALL_DTYPES, INT_DTYPES, AxisError, mismatch, outcome
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-import axisops  # noqa: E402
-from axisops import reference as ref  # noqa: E402
-from cases import ALL_DTYPES, INT_DTYPES, AxisError, mismatch, outcome  # noqa: E402
+import axisops
+from axisops import reference as ref
 
 SETTINGS = settings(max_examples=60, deadline=None)
 FUZZ = settings(max_examples=80, deadline=None)

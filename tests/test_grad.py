@@ -9,11 +9,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cases import (
+    FLOAT_DTYPES,
+    axes,
+    cases,
+    changed,
+    compare_outcomes,
+    distinct_values,
+    finite_difference,
+    mismatch,
+    outcome,
+    snapshot,
+)
 
 import axisops
 from axisops import reference as ref
-from cases import (FLOAT_DTYPES, axes, cases, changed, compare_outcomes, mismatch,
-                   outcome, snapshot, distinct_values, finite_difference)
 
 SHAPE_OPS = ("sum", "mean")      # grad takes x_shape
 VALUE_OPS = ("prod", "max", "min")  # grad takes x

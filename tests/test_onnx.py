@@ -20,11 +20,11 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from onnx import AttributeProto, TensorProto, helper  # noqa: E402
-from onnx.backend.test.case.node import collect_testcases  # noqa: E402
-from onnx.reference import ReferenceEvaluator  # noqa: E402
+from onnx import AttributeProto, TensorProto, helper
+from onnx.backend.test.case.node import collect_testcases
+from onnx.reference import ReferenceEvaluator
 
-import axisops.onnx as aonnx  # noqa: E402
+import axisops.onnx as aonnx
 
 OP_TYPES = {cls.__name__ for cls in aonnx.OPS}
 

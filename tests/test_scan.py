@@ -16,12 +16,22 @@ import math
 
 import numpy as np
 import pytest
+from cases import (
+    FLOAT_DTYPES,
+    bad_axes,
+    cases,
+    changed,
+    compare_outcomes,
+    mismatch,
+    order_sensitive,
+    outcome,
+    single_axes,
+    snapshot,
+    values,
+)
 
 import axisops
 from axisops import reference as ref
-from cases import (ALL_DTYPES, FLOAT_DTYPES, AxisError, bad_axes, cases, changed,
-                   compare_outcomes, mismatch, order_sensitive, outcome, single_axes,
-                   snapshot, values)
 
 SUM_OPS = ("cumsum", "cumprod")
 EXTREME_OPS = ("cummax", "cummin")
@@ -581,7 +591,7 @@ def test_thread_count_does_not_change_bits(shape, axis, dtype, num_threads):
     failures = []
     base = num_threads.counts[0]
     for count in num_threads.counts[1:]:
-        for (op, v, a, kw), one, other in zip(calls, results[base], results[count]):
+        for (op, _, a, kw), one, other in zip(calls, results[base], results[count]):
             for p, q in zip(one, other):
                 if p.dtype != q.dtype or p.shape != q.shape or p.tobytes() != q.tobytes():
                     failures.append(f"{op}(x {shape} {np.dtype(dtype).name}, axis={a!r}, {kw}): "

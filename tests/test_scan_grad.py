@@ -11,11 +11,21 @@ import math
 
 import numpy as np
 import pytest
+from cases import (
+    FLOAT_DTYPES,
+    cases,
+    changed,
+    compare_outcomes,
+    distinct_values,
+    finite_difference,
+    mismatch,
+    outcome,
+    single_axes,
+    snapshot,
+)
 
 import axisops
 from axisops import reference as ref
-from cases import (FLOAT_DTYPES, cases, changed, compare_outcomes, mismatch, outcome,
-                   single_axes, snapshot, distinct_values, finite_difference)
 
 OPS = ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp")
 DIRECTIONS = ({}, {"exclusive": True}, {"reverse": True}, {"exclusive": True, "reverse": True})
@@ -249,7 +259,7 @@ def test_scatter_of_ties_and_nan(op):
     if op == "cummin":
         x = -x
     g = np.array([[1.0, 10.0, 100.0, 1000.0]] * 3)
-    v, i = getattr(axisops, op)(x, 1)
+    _, i = getattr(axisops, op)(x, 1)
     want = np.array([[1.0, 110.0, 0.0, 1000.0],
                      [11.0, 0.0, 1100.0, 0.0],   # a NaN holds the index until the next NaN
                      [1.0, 10.0, 100.0, 1000.0]])

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from cases import mismatch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
-import axisops  # noqa: E402
-from cases import mismatch  # noqa: E402
+import axisops
 
 DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint64,
           np.float16, np.float32, np.float64]

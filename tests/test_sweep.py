@@ -176,7 +176,7 @@ def test_tiny_run_rows(tiny):
 def test_summary_and_table(tiny):
     summary = sweep.summarize(tiny)
     assert list(summary) == TINY_OPS
-    for op, picks in summary.items():
+    for picks in summary.values():
         assert picks["small_worst"]["size"] == 1000  # ~1K
         assert picks["large_worst"] is None  # nothing from 64K up in this run
         assert picks["best"]["ratio_to_best_peer"] <= picks["small_worst"]["ratio_to_best_peer"]

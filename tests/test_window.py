@@ -28,11 +28,20 @@ import zlib
 
 import numpy as np
 import pytest
+from cases import (
+    cases,
+    changed,
+    compare_outcomes,
+    mismatch,
+    outcome,
+    result_problem,
+    same_bits,
+    snapshot,
+    values,
+)
 
 import axisops
 from axisops import reference as ref
-from cases import (cases, changed, compare_outcomes, mismatch, outcome, result_problem, same_bits,
-                   snapshot, values)
 
 #: The dtypes these tests use (each new dtype costs the suite a compilation).
 DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32, np.uint8,
@@ -412,9 +421,9 @@ def test_2d_equals_torch(dtype):
     failures = []
     for batch in ((2,), ()):
         x = values(dtype, batch + (3, 7, 6), rng)
-        for ks, dil, pad, st in itertools.product([2, (3, 1), (1, 4)], [1, (2, 1)],
+        for ks, dil, pad, step in itertools.product([2, (3, 1), (1, 4)], [1, (2, 1)],
                                                   [0, (1, 2)], [1, (2, 3)]):
-            kw = {"dilation": dil, "padding": pad, "stride": st}
+            kw = {"dilation": dil, "padding": pad, "stride": step}
             want = F.unfold(torch.from_numpy(x), ks, **kw).numpy()
             got = axisops.unfold(x, ks, **kw)
             if msg := same_bits(got, want):
@@ -495,8 +504,9 @@ def test_direct_conv_is_a_convolution():
 # ------------------------------------------------------------------- Hypothesis
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 PROPERTY = settings(max_examples=40, deadline=None)
 FUZZ = settings(max_examples=80, deadline=None)

@@ -15,10 +15,10 @@ import re
 
 import numpy as np
 import pytest
+from cases import changed, compare_outcomes, mismatch, outcome, snapshot, values
 
 import axisops
 from axisops import reference as ref
-from cases import changed, compare_outcomes, mismatch, outcome, snapshot, values
 
 GRAD_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32,
                                           np.bool_))
@@ -251,8 +251,8 @@ def conv2d_forward_backward(x, w, gy, *, stride=1, padding=0, dilation=1):
 def conv2d_direct(x, w, gy, *, stride=1, padding=0, dilation=1):
     """The same three results by a loop over every output element (the oracle)."""
     (sh, sw), (ph, pw), (dh, dw_) = (np.broadcast_to(a, 2) for a in (stride, padding, dilation))
-    n, c, h, wd = x.shape
-    o, _, kh, kw = w.shape
+    _, _, h, wd = x.shape
+    _, _, kh, kw = w.shape
     xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     y, dxp, dw = np.zeros(gy.shape), np.zeros(xp.shape), np.zeros(w.shape)
     for b, oc, i, j in np.ndindex(*gy.shape):

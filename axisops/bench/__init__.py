@@ -47,23 +47,52 @@ How a run measures, and why:
 # reports (report). Everything a user or the CLI names is re-exported here.
 from __future__ import annotations
 
-from .gather import (INDEX_SEED, TAKE_COUNT, scatter_add_workload, take_along_axis_workload,
-                     take_workload)
+from .gather import (
+                     INDEX_SEED,
+                     TAKE_COUNT,
+                     scatter_add_workload,
+                     take_along_axis_workload,
+                     take_workload,
+)
 from .onnx import ONNX_IR_VERSION, onnx_runner
 from .reduce import reduction_workload
 from .report import format_table, plot, write_json, write_markdown
 from .runner import default_check, run
 from .scan import scan_workload
-from .systems import (FULL_MIN_TIME, FULL_REPEAT, FULL_SHAPE, MAX_ROUNDS, QUICK_MIN_TIME,
-                      QUICK_REPEAT, QUICK_SHAPE, REFERENCE, SETTLE_S, SYSTEMS, Factory, Inputs,
-                      Runner, available_systems, core_count, machine_info, thread_counts,
-                      versions)
-from .window import (WINDOW_FULL_SHAPE, WINDOW_QUICK_SHAPE, fold_workload, numpy_fold,
-                     numpy_unfold, unfold_workload, window_image_shape)
+from .systems import (
+                     FULL_MIN_TIME,
+                     FULL_REPEAT,
+                     FULL_SHAPE,
+                     MAX_ROUNDS,
+                     QUICK_MIN_TIME,
+                     QUICK_REPEAT,
+                     QUICK_SHAPE,
+                     REFERENCE,
+                     SETTLE_S,
+                     SYSTEMS,
+                     Factory,
+                     Inputs,
+                     Runner,
+                     available_systems,
+                     core_count,
+                     machine_info,
+                     thread_counts,
+                     versions,
+)
+from .window import (
+                     WINDOW_FULL_SHAPE,
+                     WINDOW_QUICK_SHAPE,
+                     fold_workload,
+                     numpy_fold,
+                     numpy_unfold,
+                     unfold_workload,
+                     window_image_shape,
+)
 from .workload import Workload, exact_check, float32_sum_check, random_float32
 from .workloads import WORKLOADS, operator_names, select
 
 __all__ = [
+    # what a user or the CLI names
     "Workload",
     "WORKLOADS",
     "FULL_SHAPE",
@@ -76,5 +105,40 @@ __all__ = [
     "write_markdown",
     "plot",
     "machine_info",
+    # the parts, for tests and for new workloads
+    "INDEX_SEED",
+    "TAKE_COUNT",
+    "scatter_add_workload",
+    "take_along_axis_workload",
+    "take_workload",
+    "ONNX_IR_VERSION",
+    "onnx_runner",
+    "reduction_workload",
+    "default_check",
+    "scan_workload",
+    "FULL_MIN_TIME",
+    "FULL_REPEAT",
+    "MAX_ROUNDS",
+    "QUICK_MIN_TIME",
+    "QUICK_REPEAT",
+    "REFERENCE",
+    "SETTLE_S",
+    "Factory",
+    "Inputs",
+    "Runner",
+    "core_count",
+    "thread_counts",
+    "versions",
+    "WINDOW_FULL_SHAPE",
+    "WINDOW_QUICK_SHAPE",
+    "fold_workload",
+    "numpy_fold",
+    "numpy_unfold",
+    "unfold_workload",
+    "window_image_shape",
+    "exact_check",
+    "float32_sum_check",
+    "random_float32",
+    "operator_names",
+    "select",
 ]
-

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .systems import _torch
 from .onnx import onnx_runner
+from .systems import _torch
 from .workload import Workload, _axisops_fn, exact_check, float32_sum_check
-
 
 # Gather and scatter.  The index arrays (int64) are made once by ``setup``, from
 # their own generator with a fixed seed, so they are the same whichever

@@ -1,12 +1,12 @@
 """ONNX Runtime runners: one session per workload, built from a single ONNX node."""
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
 from .systems import Runner, _onnx, _ort, core_count
-
 
 # --------------------------------------------------------------------------
 # ONNX Runtime runners
@@ -20,8 +20,8 @@ def onnx_runner(
     *,
     out_dtype: Any,
     out_rank: int,
-    attributes: Optional[Dict[str, Any]] = None,
-    constants: Sequence[Optional[np.ndarray]] = (),
+    attributes: dict[str, Any] | None = None,
+    constants: Sequence[np.ndarray | None] = (),
     feeds: Sequence[np.ndarray] = (),
     opset: int = 18,
 ) -> Runner:

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .systems import _torch
 from .onnx import onnx_runner
+from .systems import _torch
 from .workload import Workload, _axisops_fn, _onnx_axes, random_float32
-
 
 # How each reduction is spelled by each peer: numpy function, torch function,
 # and the ONNX node (op_type, result dtype of a float32 input or None for "same",

@@ -2,21 +2,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Tuple
+from typing import Any
 
 import numpy as np
 
 from .window import window_image_shape
 
-
 # --------------------------------------------------------------------------
 # Reporting
 
 
-def _verdicts(data: Dict[str, Any]) -> Dict[str, str]:
+def _verdicts(data: dict[str, Any]) -> dict[str, str]:
     """Per workload, one sentence saying whether axisops is fastest."""
-    out: Dict[str, str] = {}
-    by_workload: Dict[str, List[Dict[str, Any]]] = {}
+    out: dict[str, str] = {}
+    by_workload: dict[str, list[dict[str, Any]]] = {}
     for row in data["results"]:
         if "best_ms" in row:
             by_workload.setdefault(row["workload"], []).append(row)
@@ -55,7 +54,7 @@ def _ms(ms: float) -> str:
     return f"{ms:.4f}"
 
 
-def _table_rows(data: Dict[str, Any]) -> List[Tuple[str, ...]]:
+def _table_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
     rows = []
     for row in data["results"]:
         if "best_ms" not in row:
@@ -75,21 +74,21 @@ def _table_rows(data: Dict[str, Any]) -> List[Tuple[str, ...]]:
     return rows
 
 
-def _timing_text(meta: Dict[str, Any]) -> str:
+def _timing_text(meta: dict[str, Any]) -> str:
     text = f"best of >= {meta['repeat']} calls"
     if meta.get("min_time_s"):
         text += f" and >= {meta['min_time_s']:g} s per system"
     return text + " (round-robin over the systems)"
 
 
-def _load_text(meta: Dict[str, Any]) -> str:
+def _load_text(meta: dict[str, Any]) -> str:
     a, b = meta.get("load_average_before"), meta.get("load_average_after")
     if a is None or b is None:
         return ""
     return f"; load average {a:.2f} before, {b:.2f} after"
 
 
-def _window_text(data: Dict[str, Any]) -> str:
+def _window_text(data: dict[str, Any]) -> str:
     """What the window workloads ran on, if any ran ("" otherwise)."""
     if not any(r["op"] in ("unfold", "fold") for r in data["results"]):
         return ""
@@ -97,11 +96,11 @@ def _window_text(data: Dict[str, Any]) -> str:
     return f"unfold and fold: a {data['meta']['dtype']} image (N, C, H, W) = {shape} instead"
 
 
-def _threads_line(meta: Dict[str, Any]) -> str:
+def _threads_line(meta: dict[str, Any]) -> str:
     return "threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items())
 
 
-def format_table(data: Dict[str, Any]) -> str:
+def format_table(data: dict[str, Any]) -> str:
     """The results as a plain-text table with a verdict line per workload.
 
     ``vs best peer`` is the row's time over the fastest *other* system's time:
@@ -149,13 +148,13 @@ def format_table(data: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_json(data: Dict[str, Any], path: str) -> None:
+def write_json(data: dict[str, Any], path: str) -> None:
     with open(path, "w") as f:
         json.dump(data, f, indent=2)
         f.write("\n")
 
 
-def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops bench --markdown BENCHMARKS.md") -> None:
+def write_markdown(data: dict[str, Any], path: str, command: str = "axisops bench --markdown BENCHMARKS.md") -> None:
     """Write the results as a Markdown page (``BENCHMARKS.md``)."""
     meta = data["meta"]
     v = meta["versions"]
@@ -202,7 +201,7 @@ def write_markdown(data: Dict[str, Any], path: str, command: str = "axisops benc
         f.write("\n".join(lines))
 
 
-def plot(data: Dict[str, Any], path: str) -> None:
+def plot(data: dict[str, Any], path: str) -> None:
     """Bar chart of axisops time / peer time, per workload and peer.
 
     Raises ``ImportError`` with an explanation when matplotlib is missing.
@@ -218,7 +217,7 @@ def plot(data: Dict[str, Any], path: str) -> None:
             "(pip install matplotlib, or pip install 'axisops[bench]')"
         ) from exc
 
-    best: Dict[Tuple[str, str], float] = {}
+    best: dict[tuple[str, str], float] = {}
     for row in data["results"]:
         if "best_ms" in row:
             best[(row["workload"], row["system"])] = row["best_ms"]

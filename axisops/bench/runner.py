@@ -4,14 +4,28 @@ from __future__ import annotations
 import datetime
 import sys
 import time
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from .systems import (FULL_REPEAT, FULL_SHAPE, MAX_ROUNDS, REFERENCE, Runner, SETTLE_S, SYSTEMS, _load, available_systems, core_count, machine_info, thread_counts, versions)
-from .workload import Workload
 from .report import _ms
-
+from .systems import (
+    FULL_REPEAT,
+    FULL_SHAPE,
+    MAX_ROUNDS,
+    REFERENCE,
+    SETTLE_S,
+    SYSTEMS,
+    Runner,
+    _load,
+    available_systems,
+    core_count,
+    machine_info,
+    thread_counts,
+    versions,
+)
+from .workload import Workload
 
 # --------------------------------------------------------------------------
 # Running
@@ -62,13 +76,13 @@ def _log(stream, text: str) -> None:
 def run(
     workloads: Sequence[Workload],
     *,
-    shape: Tuple[int, ...] = FULL_SHAPE,
+    shape: tuple[int, ...] = FULL_SHAPE,
     repeat: int = FULL_REPEAT,
     min_time: float = 0.0,
-    systems: Optional[Sequence[str]] = None,
+    systems: Sequence[str] | None = None,
     seed: int = 0,
     progress=sys.stderr,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Time every workload on every available system; return the raw results.
 
     Each system gets ``repeat`` timed calls, and more while it has spent less
@@ -115,7 +129,7 @@ def run(
                        f"{core_count()} cores); threaded timings will be noisy")
 
     rng = np.random.default_rng(seed)
-    rows: List[Dict[str, Any]] = []
+    rows: list[dict[str, Any]] = []
     total = len(workloads)
     for k, workload in enumerate(workloads, 1):
         inputs = workload.setup(tuple(shape), rng)
@@ -123,9 +137,9 @@ def run(
             in_bytes = int(workload.bytes_read(inputs))
         else:
             in_bytes = sum(_nbytes(a) for a in inputs)
-        runners: Dict[str, Runner] = {}
-        wl_rows: Dict[str, Dict[str, Any]] = {}
-        results: Dict[str, Any] = {}
+        runners: dict[str, Runner] = {}
+        wl_rows: dict[str, dict[str, Any]] = {}
+        results: dict[str, Any] = {}
         for system in usable:
             factory = workload.systems.get(system)
             if factory is None:

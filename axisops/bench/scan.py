@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .systems import _torch
 from .onnx import onnx_runner
+from .systems import _torch
 from .workload import Workload, _axisops_fn, random_float32
-
 
 # How each scan is spelled by each peer: the numpy function, the torch function,
 # the ONNX op_type (None: ONNX has no such operator), and a note for the table.

@@ -65,16 +65,24 @@ import math
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 
 from .. import bench
 from .report import _ms
 from .runner import _to_numpy
-from .systems import (_load, _torch, available_systems, core_count, machine_info, thread_counts,
-                      versions)
+from .systems import (
+    _load,
+    _torch,
+    available_systems,
+    core_count,
+    machine_info,
+    thread_counts,
+    versions,
+)
 
 __all__ = [
     "OPS",
@@ -157,10 +165,10 @@ class Layout:
     name: str
     text: str
     view: Callable[[np.ndarray], np.ndarray]
-    axis: Optional[int]
+    axis: int | None
 
 
-def _layouts(*layouts: Layout) -> Dict[str, Layout]:
+def _layouts(*layouts: Layout) -> dict[str, Layout]:
     """Layouts by name, in the order given."""
     return {layout.name: layout for layout in layouts}
 
@@ -205,24 +213,24 @@ class OpSpec:
     name: str
     family: str
     values: str
-    layouts: Dict[str, Layout]
+    layouts: dict[str, Layout]
     plot_layout: str
-    quick_layouts: Tuple[str, ...]
-    rtol: Tuple[float, float] = (1e-6, 1e-12)  # float32, float64
+    quick_layouts: tuple[str, ...]
+    rtol: tuple[float, float] = (1e-6, 1e-12)  # float32, float64
     note: str = ""
 
 
 def _spec(name: str, family: str, values: str, note: str = "",
-          rtol: Tuple[float, float] = (1e-6, 1e-12)) -> OpSpec:
+          rtol: tuple[float, float] = (1e-6, 1e-12)) -> OpSpec:
     """An operator's spec, with the layouts, plot layout and quick layouts of its family."""
     layouts = {"take": TAKE_LAYOUTS, "gather_nd": GATHER_ND_LAYOUTS,
                "unfold": WINDOW_LAYOUTS, "fold": WINDOW_LAYOUTS}.get(family, AXIS_LAYOUTS)
     plot_layout = {"gather_nd": "rows64", "unfold": "nchw", "fold": "nchw"}.get(family, "wide-1")
-    transposed = [k for k in layouts if k.endswith("T") or k.endswith("T-1")][0]
+    transposed = next(k for k in layouts if k.endswith(("T", "T-1")))
     return OpSpec(name, family, values, layouts, plot_layout, (plot_layout, transposed), rtol, note)
 
 
-SPECS: Dict[str, OpSpec] = {s.name: s for s in (
+SPECS: dict[str, OpSpec] = {s.name: s for s in (
     _spec("sum", "reduce", "small_ints"),
     _spec("prod", "reduce", "signs"),
     _spec("mean", "reduce", "small_ints", "torch: dtype=float64 for int32 (NumPy's result dtype)"),
@@ -304,9 +312,9 @@ def plan(
     ops: Sequence[str] = OPS,
     sizes: Sequence[int] = FULL_SIZES,
     dtypes: Sequence[str] = FULL_DTYPES,
-    layouts: Optional[Sequence[str]] = None,
+    layouts: Sequence[str] | None = None,
     quick: bool = False,
-) -> List[Point]:
+) -> list[Point]:
     """The points to measure, sizes ascending (a size predicts the next one's time).
 
     Within a size the points go dtype by dtype, layout by layout, and within a
@@ -345,10 +353,10 @@ class Inputs:
     """The arrays of one point: ``x`` (or the columns of fold) and what goes with it."""
 
     x: np.ndarray
-    axis: Optional[int] = None
-    indices: Optional[np.ndarray] = None
-    updates: Optional[np.ndarray] = None
-    image_size: Optional[Tuple[int, int]] = None
+    axis: int | None = None
+    indices: np.ndarray | None = None
+    updates: np.ndarray | None = None
+    image_size: tuple[int, int] | None = None
     elements: int = 0
 
 
@@ -400,7 +408,7 @@ def decaying_values(noise: np.ndarray, axis: int) -> np.ndarray:
     return out
 
 
-def window_shape(size: int) -> Tuple[int, int, int, int]:
+def window_shape(size: int) -> tuple[int, int, int, int]:
     """The image ``(N, C, H, W)`` of about ``size`` elements: 16 channels, planes of at
     most 256x256 pixels, more images in the batch beyond that."""
     pixels = max(1, size // WINDOW_CHANNELS)
@@ -426,9 +434,9 @@ class InputCache:
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
-        self.key: Optional[Tuple[int, str]] = None
-        self.values: Dict[str, np.ndarray] = {}
-        self.indices: Dict[Tuple[int, Tuple[int, ...]], np.ndarray] = {}
+        self.key: tuple[int, str] | None = None
+        self.values: dict[str, np.ndarray] = {}
+        self.indices: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}
 
     def reset(self, size: int, dtype: str) -> None:
         """Drop the buffers when the size or dtype changes."""
@@ -445,7 +453,7 @@ class InputCache:
             self.values[kind] = make_values(kind, n, dtype, rng)
         return self.values[kind]
 
-    def random_indices(self, high: int, shape: Tuple[int, ...]) -> np.ndarray:
+    def random_indices(self, high: int, shape: tuple[int, ...]) -> np.ndarray:
         """int64 indices in ``[0, high)`` of ``shape``, made once while the key lasts."""
         key = (high, tuple(shape))
         if key not in self.indices:
@@ -610,7 +618,7 @@ def torch_runner(op: str, inp: Inputs) -> Runner:
     return lambda: torch.nn.functional.fold(t, inp.image_size, k, padding=p)
 
 
-RUNNERS: Dict[str, Callable[[str, Inputs], Runner]] = {
+RUNNERS: dict[str, Callable[[str, Inputs], Runner]] = {
     "axisops": axisops_runner, "numpy": numpy_runner, "torch": torch_runner,
 }
 
@@ -652,7 +660,7 @@ def _tolerance(point: Point, result: Any) -> float:
     return spec.rtol[1] if dtype == np.float64 else spec.rtol[0]
 
 
-def check_result(point: Point, system: str, result: Any, refs: Dict[str, Any]) -> Tuple[str, List[str]]:
+def check_result(point: Point, system: str, result: Any, refs: dict[str, Any]) -> tuple[str, list[str]]:
     """``("ok" | "MISMATCH" | "reference" | "unchecked", systems compared with)``.
 
     Compared with NumPy's result where NumPy ran; a tuple result (cummax's
@@ -685,7 +693,7 @@ def _batch(runner: Runner, number: int) -> float:
     return time.perf_counter() - t0
 
 
-def calibrate(runner: Runner, sample_s: float = SAMPLE_S) -> Tuple[int, Optional[float]]:
+def calibrate(runner: Runner, sample_s: float = SAMPLE_S) -> tuple[int, float | None]:
     """Calls per sample, and the single call's time if it serves as the first sample.
 
     One call is timed: if it lasts ``sample_s`` or more, a sample is one call and
@@ -706,7 +714,7 @@ def calibrate(runner: Runner, sample_s: float = SAMPLE_S) -> Tuple[int, Optional
     return max(1, min(MAX_CALLS_PER_SAMPLE, math.ceil(sample_s / per_call))), None
 
 
-def _needs_more(seconds: List[float], number: int, min_samples: int, min_time: float,
+def _needs_more(seconds: list[float], number: int, min_samples: int, min_time: float,
                 slow_call_s: float) -> bool:
     """Whether a system needs another sample."""
     if not seconds:
@@ -718,15 +726,15 @@ def _needs_more(seconds: List[float], number: int, min_samples: int, min_time: f
     return len(seconds) < MAX_SAMPLES and sum(seconds) * number < min_time
 
 
-def time_round_robin(runners: Dict[str, Runner], *, min_samples: int, min_time: float,
-                     slow_call_s: float, sample_s: float = SAMPLE_S) -> Dict[str, Dict[str, Any]]:
+def time_round_robin(runners: dict[str, Runner], *, min_samples: int, min_time: float,
+                     slow_call_s: float, sample_s: float = SAMPLE_S) -> dict[str, dict[str, Any]]:
     """Median seconds per call of each runner, from samples taken round-robin.
 
     Returns per system: ``number`` (calls per sample), ``per_call_s`` (one entry
     per sample: its seconds over ``number``), ``median_s``, ``best_s``.
     """
-    number: Dict[str, int] = {}
-    seconds: Dict[str, List[float]] = {}
+    number: dict[str, int] = {}
+    seconds: dict[str, list[float]] = {}
     for system, runner in runners.items():
         number[system], first = calibrate(runner, sample_s)
         seconds[system] = [] if first is None else [first]
@@ -751,7 +759,7 @@ def time_round_robin(runners: Dict[str, Runner], *, min_samples: int, min_time: 
 
 def measure(point: Point, inputs: Inputs, systems: Sequence[str], *, min_samples: int,
             min_time: float, slow_call_s: float,
-            predicted_s: Dict[str, float]) -> List[Dict[str, Any]]:
+            predicted_s: dict[str, float]) -> list[dict[str, Any]]:
     """All systems' rows for one point: warm-up and check, then the timed samples.
 
     ``predicted_s`` maps a system to its predicted seconds per call (from the
@@ -760,9 +768,9 @@ def measure(point: Point, inputs: Inputs, systems: Sequence[str], *, min_samples
     base = {"op": point.op, "layout": point.layout, "dtype": point.dtype,
             "size": point.size, "elements": inputs.elements,
             "shape": list(inputs.x.shape)}
-    rows: Dict[str, Dict[str, Any]] = {}
-    runners: Dict[str, Runner] = {}
-    refs: Dict[str, Any] = {}
+    rows: dict[str, dict[str, Any]] = {}
+    runners: dict[str, Runner] = {}
+    refs: dict[str, Any] = {}
     for system in [s for s in CHECK_ORDER if s in systems]:
         row = dict(base, system=system)
         rows[system] = row
@@ -813,7 +821,7 @@ def _log(stream, text: str) -> None:
         print(text, file=stream, flush=True)
 
 
-def _point_line(k: int, total: int, point: Point, rows: List[Dict[str, Any]], elapsed: float) -> str:
+def _point_line(k: int, total: int, point: Point, rows: list[dict[str, Any]], elapsed: float) -> str:
     """One progress line: the point, each system's median, the ratio."""
     parts = []
     for row in rows:
@@ -835,13 +843,13 @@ def _point_line(k: int, total: int, point: Point, rows: List[Dict[str, Any]], el
 def run(
     points: Sequence[Point],
     *,
-    systems: Optional[Sequence[str]] = None,
+    systems: Sequence[str] | None = None,
     min_time: float = FULL_MIN_TIME,
     min_samples: int = MIN_SAMPLES,
     slow_call_s: float = SLOW_CALL_S,
     seed: int = 0,
     progress=sys.stderr,
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     """Measure every point on every available system; return the raw results.
 
     The result has ``meta`` (machine, versions, threads, load average, date, the
@@ -873,8 +881,8 @@ def run(
                        "a parallel region waits for a core")
 
     cache = InputCache(seed)
-    last: Dict[Tuple[str, str, str, str], Tuple[int, float]] = {}
-    rows: List[Dict[str, Any]] = []
+    last: dict[tuple[str, str, str, str], tuple[int, float]] = {}
+    rows: list[dict[str, Any]] = []
     start = time.perf_counter()
     for k, point in enumerate(points, 1):
         inputs = make_inputs(point, cache)
@@ -927,23 +935,23 @@ def run(
 # Summary
 
 
-def ratios(data: Dict[str, Any]) -> List[Dict[str, Any]]:
+def ratios(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The axisops rows that have a ratio to the best peer."""
     return [r for r in data["results"]
             if r["system"] == "axisops" and r.get("ratio_to_best_peer") is not None]
 
 
-def case_text(row: Dict[str, Any]) -> str:
+def case_text(row: dict[str, Any]) -> str:
     """A row's case, e.g. ``"float64 tall-0 @1K vs numpy"``."""
     text = f"{row['dtype']} {row['layout']} @{size_label(row['size'])}"
     return text + (f" vs {row['best_peer']}" if row.get("best_peer") else "")
 
 
-def summarize(data: Dict[str, Any]) -> Dict[str, Dict[str, Optional[Dict[str, Any]]]]:
+def summarize(data: dict[str, Any]) -> dict[str, dict[str, dict[str, Any] | None]]:
     """Per operator, the axisops rows with the worst ratio at about 1K elements
     (sizes up to :data:`SMALL_MAX`), the worst from 64K up (sizes from
     :data:`LARGE_MIN`), and the best anywhere (``None`` where no row qualifies)."""
-    out: Dict[str, Dict[str, Optional[Dict[str, Any]]]] = {}
+    out: dict[str, dict[str, dict[str, Any] | None]] = {}
     rows = ratios(data)
     for op in data["meta"]["ops"]:
         mine = [r for r in rows if r["op"] == op]
@@ -953,7 +961,7 @@ def summarize(data: Dict[str, Any]) -> Dict[str, Dict[str, Optional[Dict[str, An
         def pick(candidates, worst=True):
             if not candidates:
                 return None
-            key = lambda r: r["ratio_to_best_peer"]  # noqa: E731
+            key = lambda row: row["ratio_to_best_peer"]  # noqa: E731
             return max(candidates, key=key) if worst else min(candidates, key=key)
 
         out[op] = {"small_worst": pick(small), "large_worst": pick(large),
@@ -961,12 +969,12 @@ def summarize(data: Dict[str, Any]) -> Dict[str, Dict[str, Optional[Dict[str, An
     return out
 
 
-def worst_cases(data: Dict[str, Any], count: int = WORST_COUNT) -> List[Dict[str, Any]]:
+def worst_cases(data: dict[str, Any], count: int = WORST_COUNT) -> list[dict[str, Any]]:
     """The ``count`` axisops rows with the highest ratio to the best peer."""
     return sorted(ratios(data), key=lambda r: -r["ratio_to_best_peer"])[:count]
 
 
-def problems(data: Dict[str, Any]) -> List[str]:
+def problems(data: dict[str, Any]) -> list[str]:
     """One line per mismatch, failure, or peer skipped as too slow."""
     lines = []
     for r in data["results"]:
@@ -983,17 +991,17 @@ def problems(data: Dict[str, Any]) -> List[str]:
     return lines
 
 
-def _ratio(row: Optional[Dict[str, Any]]) -> str:
+def _ratio(row: dict[str, Any] | None) -> str:
     """A summary cell: the row's ratio, or "-"."""
     return "-" if row is None else f"{row['ratio_to_best_peer']:.2f}x"
 
 
-def _case(row: Optional[Dict[str, Any]]) -> str:
+def _case(row: dict[str, Any] | None) -> str:
     """A summary cell: the row's case, or nothing."""
     return "" if row is None else case_text(row)
 
 
-def header_lines(data: Dict[str, Any]) -> List[str]:
+def header_lines(data: dict[str, Any]) -> list[str]:
     """What ran where: sizes, dtypes, timing, machine, versions, date, threads, load."""
     meta = data["meta"]
     sizes = ", ".join(size_label(s) for s in meta["sizes"])
@@ -1018,7 +1026,7 @@ def header_lines(data: Dict[str, Any]) -> List[str]:
 _COLUMNS = ("operator", "~1K worst", "case", ">=64K worst", "case", "best", "case")
 
 
-def summary_rows(data: Dict[str, Any]) -> List[Tuple[str, ...]]:
+def summary_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
     """The summary table's cells, one row per operator."""
     rows = []
     for op, picks in summarize(data).items():
@@ -1028,7 +1036,7 @@ def summary_rows(data: Dict[str, Any]) -> List[Tuple[str, ...]]:
     return rows
 
 
-def format_table(data: Dict[str, Any], worst: int = WORST_COUNT) -> str:
+def format_table(data: dict[str, Any], worst: int = WORST_COUNT) -> str:
     """The summary as plain text: header, per-operator table, worst cases, problems, notes.
 
     A ratio is axisops' median time over the fastest peer's median time for the
@@ -1064,7 +1072,7 @@ def format_table(data: Dict[str, Any], worst: int = WORST_COUNT) -> str:
 START, END = "<!-- sweep:start -->", "<!-- sweep:end -->"
 
 
-def markdown_section(data: Dict[str, Any], *, image: Optional[str] = None,
+def markdown_section(data: dict[str, Any], *, image: str | None = None,
                      command: str = "python benchmarks/run.py --sweep",
                      worst: int = WORST_COUNT) -> str:
     """The sweep as a Markdown section between the sweep markers (markers included)."""
@@ -1102,9 +1110,9 @@ def markdown_section(data: Dict[str, Any], *, image: Optional[str] = None,
     return "\n".join(lines)
 
 
-def _distinct_layouts(meta: Dict[str, Any]) -> Dict[str, Dict[str, str]]:
+def _distinct_layouts(meta: dict[str, Any]) -> dict[str, dict[str, str]]:
     """Each distinct set of layouts once, labelled with the operators that use it."""
-    groups: Dict[Tuple[Tuple[str, str], ...], List[str]] = {}
+    groups: dict[tuple[tuple[str, str], ...], list[str]] = {}
     for op, layouts in meta["layouts"].items():
         groups.setdefault(tuple(layouts.items()), []).append(op)
     return {", ".join(ops): dict(items) for items, ops in groups.items()}
@@ -1121,7 +1129,7 @@ def replace_section(text: str, section: str) -> str:
     return text.rstrip("\n") + "\n\n" + section + "\n"
 
 
-def read_section(path: str) -> Optional[str]:
+def read_section(path: str) -> str | None:
     """The sweep section of the file at ``path`` (markers included), or ``None``."""
     try:
         with open(path) as f:
@@ -1133,7 +1141,7 @@ def read_section(path: str) -> Optional[str]:
     return START + text.split(START, 1)[1].split(END, 1)[0] + END
 
 
-def write_markdown_section(data: Dict[str, Any], path: str, *, image: Optional[str] = None,
+def write_markdown_section(data: dict[str, Any], path: str, *, image: str | None = None,
                            command: str = "python benchmarks/run.py --sweep") -> None:
     """Put the sweep section into the Markdown file at ``path`` (created if missing)."""
     try:
@@ -1146,7 +1154,7 @@ def write_markdown_section(data: Dict[str, Any], path: str, *, image: Optional[s
         f.write(replace_section(text, section) if text else section + "\n")
 
 
-def write_json(data: Dict[str, Any], path: str) -> None:
+def write_json(data: dict[str, Any], path: str) -> None:
     """Write the raw results (``--json``)."""
     with open(path, "w") as f:
         json.dump(data, f, indent=1)
@@ -1159,8 +1167,8 @@ def write_json(data: Dict[str, Any], path: str) -> None:
 COLORS = {"axisops": "#d62728", "numpy": "#1f77b4", "torch": "#ff7f0e"}
 
 
-def _series(data: Dict[str, Any], op: str, layout: str, dtype: str,
-            system: str) -> Tuple[List[int], List[float]]:
+def _series(data: dict[str, Any], op: str, layout: str, dtype: str,
+            system: str) -> tuple[list[int], list[float]]:
     """(elements, ns per element) of one case and system, sizes ascending."""
     points = sorted((r["elements"], r["ns_per_element"]) for r in data["results"]
                     if r["op"] == op and r["layout"] == layout and r["dtype"] == dtype
@@ -1168,7 +1176,7 @@ def _series(data: Dict[str, Any], op: str, layout: str, dtype: str,
     return [p[0] for p in points], [p[1] for p in points]
 
 
-def plot(data: Dict[str, Any], path: str, dtype: str = "float32") -> None:
+def plot(data: dict[str, Any], path: str, dtype: str = "float32") -> None:
     """Time per element against size, log-log: one panel per operator, one line per
     system for the operator's representative layout (thick), thin lines for its
     other layouts, all in ``dtype`` (the first dtype of the run if it lacks it).
@@ -1234,7 +1242,7 @@ def plot(data: Dict[str, Any], path: str, dtype: str = "float32") -> None:
 # Command line (called by axisops.cli for ``axisops bench --sweep``)
 
 
-def parse_sizes(names: Sequence[str]) -> List[int]:
+def parse_sizes(names: Sequence[str]) -> list[int]:
     """``["1e3", "65536", "64K"]`` -> ``[1000, 65536, 65536]``; ``ValueError`` if one is bad."""
     sizes = []
     for name in names:
@@ -1252,7 +1260,7 @@ def parse_sizes(names: Sequence[str]) -> List[int]:
     return sizes
 
 
-def _choose(given: Optional[Sequence[str]], known: Sequence[str], what: str) -> Optional[List[str]]:
+def _choose(given: Sequence[str] | None, known: Sequence[str], what: str) -> list[str] | None:
     """``given`` checked against ``known`` (``ValueError`` naming the unknown ones)."""
     if not given:
         return None

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import os
 import platform
-from typing import Any, Callable, Dict, Optional, Sequence, Tuple
-
+from collections.abc import Callable, Sequence
+from typing import Any
 
 #: Shape of the benchmark arrays: float32, 64 * 512 * 1024 * 4 bytes = 128 MiB.
 FULL_SHAPE = (64, 512, 1024)
@@ -32,7 +32,7 @@ SETTLE_S = {"onnxruntime": 0.05}
 #: The system whose result every other system's result is checked against.
 REFERENCE = "numpy"
 
-Inputs = Tuple[Any, ...]
+Inputs = tuple[Any, ...]
 Runner = Callable[[], Any]
 Factory = Callable[..., Runner]
 
@@ -73,11 +73,11 @@ def _ort():
 _PEER_MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx")}
 
 
-def available_systems() -> Dict[str, Optional[str]]:
+def available_systems() -> dict[str, str | None]:
     """Map each system to ``None`` when usable, or to the reason it is not."""
     import importlib
 
-    status: Dict[str, Optional[str]] = {"axisops": None, "numpy": None}
+    status: dict[str, str | None] = {"axisops": None, "numpy": None}
     for system, modules in _PEER_MODULES.items():
         status[system] = None
         for module in modules:
@@ -89,9 +89,9 @@ def available_systems() -> Dict[str, Optional[str]]:
     return status
 
 
-def thread_counts(systems: Sequence[str]) -> Dict[str, Any]:
+def thread_counts(systems: Sequence[str]) -> dict[str, Any]:
     """How many threads each system computes with, as used by :func:`run`."""
-    out: Dict[str, Any] = {}
+    out: dict[str, Any] = {}
     for system in systems:
         if system == "axisops":
             try:
@@ -113,7 +113,7 @@ def thread_counts(systems: Sequence[str]) -> Dict[str, Any]:
 # Machine and versions
 
 
-def _load() -> Optional[float]:
+def _load() -> float | None:
     """The one-minute load average, or None where the OS has none."""
     try:
         return os.getloadavg()[0]
@@ -121,7 +121,7 @@ def _load() -> Optional[float]:
         return None
 
 
-def machine_info() -> Dict[str, Any]:
+def machine_info() -> dict[str, Any]:
     """CPU model (from /proc/cpuinfo), core counts, OS."""
     cpu = None
     try:
@@ -140,11 +140,11 @@ def machine_info() -> Dict[str, Any]:
     }
 
 
-def versions() -> Dict[str, Optional[str]]:
+def versions() -> dict[str, str | None]:
     """Versions of Python and every system that can be imported."""
     import importlib
 
-    out: Dict[str, Optional[str]] = {"python": platform.python_version()}
+    out: dict[str, str | None] = {"python": platform.python_version()}
     for name in ("axisops", "numpy", "numba", "torch", "onnxruntime", "onnx"):
         try:
             out[name] = getattr(importlib.import_module(name), "__version__", "unknown")

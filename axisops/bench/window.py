@@ -1,14 +1,11 @@
 """The sliding-window workloads (unfold and fold of a convolution's image)."""
 from __future__ import annotations
 
-from typing import Tuple
-
 import numpy as np
 
-from .systems import FULL_SHAPE, QUICK_SHAPE, _torch
 from .onnx import onnx_runner
+from .systems import FULL_SHAPE, QUICK_SHAPE, _torch
 from .workload import Workload, _axisops_fn, exact_check, float32_sum_check
-
 
 # Sliding windows.  A convolution's im2col and col2im: float32 images with
 # 3x3 windows, padding 1, stride 1, so there are as many windows as pixels.  These
@@ -28,7 +25,7 @@ _WINDOW_SHAPES_TEXT = (f"float32 x of {WINDOW_FULL_SHAPE} in the full bench, "
                        f"{WINDOW_QUICK_SHAPE} with --quick")
 
 
-def window_image_shape(shape: Tuple[int, ...]) -> Tuple[int, int, int, int]:
+def window_image_shape(shape: tuple[int, ...]) -> tuple[int, int, int, int]:
     """The image ``(N, C, H, W)`` that the window workloads use for the bench's ``shape``.
 
     :data:`FULL_SHAPE` gives :data:`WINDOW_FULL_SHAPE`, :data:`QUICK_SHAPE` gives
@@ -66,7 +63,7 @@ def numpy_unfold(x: np.ndarray, k: int, p: int, channels_last: bool = False) -> 
     return windows.transpose(0, 1, 4, 5, 2, 3).reshape(n, c * k * k, ho * wo)
 
 
-def numpy_fold(cols: np.ndarray, size: Tuple[int, int], k: int, p: int) -> np.ndarray:
+def numpy_fold(cols: np.ndarray, size: tuple[int, int], k: int, p: int) -> np.ndarray:
     """col2im in NumPy (stride 1): one vectorised add of a shifted slice per kernel offset.
 
     ``cols`` ``(N, C*k*k, L)`` is summed into a zero-padded ``(N, C, H+2p, W+2p)``
@@ -112,7 +109,7 @@ def unfold_workload(channels_last: bool = False) -> Workload:
         t = torch.from_numpy(x)
         if not channels_last:
             return lambda: unfold(t, k, padding=p)
-        n, h, w, c = x.shape
+        n, _, _, c = x.shape
         nchw = t.permute(0, 3, 1, 2)  # a view: (N, C, H, W) in channels_last memory
 
         def run():

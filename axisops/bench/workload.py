@@ -1,13 +1,13 @@
 """What a benchmark workload is, and the helpers every family's workloads share."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any
 
 import numpy as np
 
 from .systems import Factory, Inputs
-
 
 # --------------------------------------------------------------------------
 # Workloads
@@ -50,15 +50,15 @@ class Workload:
 
     name: str
     op: str
-    setup: Callable[[Tuple[int, ...], np.random.Generator], Inputs]
-    systems: Dict[str, Factory]
-    check: Optional[Callable[[Any, Any], bool]] = None
+    setup: Callable[[tuple[int, ...], np.random.Generator], Inputs]
+    systems: dict[str, Factory]
+    check: Callable[[Any, Any], bool] | None = None
     note: str = ""
     full_reference: str = ""
-    bytes_read: Optional[Callable[[Inputs], int]] = None
+    bytes_read: Callable[[Inputs], int] | None = None
 
 
-def random_float32(shape: Tuple[int, ...], rng: np.random.Generator) -> Inputs:
+def random_float32(shape: tuple[int, ...], rng: np.random.Generator) -> Inputs:
     """One C-contiguous float32 array of uniform [0, 1) values."""
     return (rng.random(shape, dtype=np.float32),)
 

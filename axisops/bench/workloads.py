@@ -1,16 +1,15 @@
 """The benchmark's workloads, in table order, and how ``--ops`` selects them."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
-from .workload import Workload
+from .gather import scatter_add_workload, take_along_axis_workload, take_workload
 from .reduce import reduction_workload
 from .scan import scan_workload
-from .gather import scatter_add_workload, take_along_axis_workload, take_workload
 from .window import fold_workload, unfold_workload
+from .workload import Workload
 
-
-WORKLOADS: List[Workload] = [
+WORKLOADS: list[Workload] = [
     reduction_workload("argmax", 0),
     reduction_workload("argmax", 1),
     reduction_workload("argmax", -1),
@@ -29,12 +28,12 @@ WORKLOADS: List[Workload] = [
 ]
 
 
-def operator_names() -> List[str]:
+def operator_names() -> list[str]:
     """The operator names that ``--ops`` accepts, in table order."""
     return list(dict.fromkeys(w.op for w in WORKLOADS))
 
 
-def select(ops: Optional[Sequence[str]] = None) -> List[Workload]:
+def select(ops: Sequence[str] | None = None) -> list[Workload]:
     """The workloads of the operators ``ops`` (all when ``None``).
 
     Raises ``ValueError`` naming an operator that has no workload.

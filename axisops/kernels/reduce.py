@@ -24,7 +24,6 @@ compares need no NaN branches, vectorise, and work for float16 too.
 from __future__ import annotations
 
 import numpy as np
-
 from numba import njit
 
 from .._jit import factory, helper, kernel, part_range
@@ -171,7 +170,7 @@ def _lane_products8(acc, j0, j1, base, p, lane_stride, stride, table):
     a6 = acc[6]
     a7 = acc[7]
     q = p + j0 * stride
-    for j in range(j1 - j0):
+    for _ in range(j1 - j0):
         a0 *= load(base[q], table, acc)
         a1 *= load(base[q + lane_stride], table, acc)
         a2 *= load(base[q + 2 * lane_stride], table, acc)
@@ -686,7 +685,7 @@ def arg_kernel(key_kind: int, view_dtype: str, row_order: bool):
                             _row_max4(keys, base, p_red + j * n_stride, n_stride, inner_stride,
                                       KIND, SHIFT, MASK, EXPO)
                         j += 4
-                    for j in range(j, j1):
+                    for j in range(j, j1):  # noqa: B020 (j goes on from the unrolled loop)
                         if with_index:
                             _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
                                      r * n + j, KIND, SHIFT, MASK, EXPO)

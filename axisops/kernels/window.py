@@ -264,7 +264,6 @@ def fold_channels_last(part, parts, cols, offset, cs, geo, batch, channels, out)
     # strides as locals: a store to out may alias cs's memory as far as LLVM
     # knows, which would reload them in the inner loops and stop vectorisation
     cs0, cs1, cs2 = cs[0], cs[1], cs[2]
-    kernel_size = k1n * k2n * k3n
     task_lo, task_hi = part_range(batch * s1 * s2, part, parts)
     for t in range(task_lo, task_hi):
         n = t // (s1 * s2)

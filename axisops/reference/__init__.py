@@ -142,7 +142,7 @@ from ._common import SUPPORTED_DTYPES
 from .gather import gather_nd, scatter, take, take_along_axis
 from .grad import grad
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
-from .scan import ScanResult, cummax, cumprod, cummin, cumsum, logcumsumexp
+from .scan import ScanResult, cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import _kernel, fold, unfold  # noqa: F401  (_kernel: the tests check its errors)
 
 __all__ = [

@@ -10,7 +10,6 @@ import numpy as np
 
 from ._common import AxisError, _as_input
 
-
 # ----------------------------------------------------------------- gather and scatter
 
 _MODES = ("raise", "wrap", "clip", "fill")

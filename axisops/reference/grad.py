@@ -8,12 +8,23 @@ import warnings
 import numpy as np
 
 from ._common import _as_input, _axes, _blocks, _out_shape, _unblocks
-from .scan import _lanes, _scan_axis, _scan_shape, _unlanes, cummax, cumsum  # cummax: a doctest
-from .gather import (_along_args, _along_positions, _along_shape, _as_indices, _as_updates,
-                     _destinations, _gather_axis, _mode, _nd_args, _nd_source, _resolve,
-                     _scatter_args, scatter)
+from .gather import (
+    _along_args,
+    _along_positions,
+    _along_shape,
+    _as_indices,
+    _as_updates,
+    _destinations,
+    _gather_axis,
+    _mode,
+    _nd_args,
+    _nd_source,
+    _resolve,
+    _scatter_args,
+    scatter,
+)
+from .scan import _lanes, _scan_axis, _scan_shape, _unlanes, cummax, cumsum  # noqa: F401 (cummax: a doctest)
 from .window import _positions, _unfold, _window_args, fold
-
 
 # ------------------------------------------------------------------------- gradients
 
@@ -88,7 +99,7 @@ class grad:
         acc = np.float32 if res == np.float16 else res
         if x.size == 0:
             return np.zeros(x.shape, res)
-        blocks, kept, n = _blocks(x.astype(acc), axes)
+        blocks, kept, _ = _blocks(x.astype(acc), axes)
         ones = np.ones(kept + (1,), acc)
         with np.errstate(all="ignore"):
             before = np.cumprod(np.concatenate([ones, blocks[..., :-1]], -1), -1)

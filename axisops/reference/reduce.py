@@ -8,7 +8,6 @@ import numpy as np
 
 from ._common import _accumulated, _as_input, _axes, _blocks, _out_shape
 
-
 # ------------------------------------------------------------------------ reductions
 
 def sum(x, axis=None, *, keepdims=False, dtype=None):
@@ -86,7 +85,7 @@ def _arg(func, op, x, axis, keepdims, select_last_index, index_dtype):
         raise ValueError(f"attempt to get {op} of an empty sequence")
     if n - 1 > np.iinfo(index_dtype).max:
         raise OverflowError(f"{op}: indices up to {n - 1} do not fit {index_dtype}")
-    blocks, kept, n = _blocks(x, axes)
+    blocks, _, n = _blocks(x, axes)
     if select_last_index:
         idx = n - 1 - func(blocks[..., ::-1], axis=-1)
     else:

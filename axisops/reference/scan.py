@@ -10,7 +10,6 @@ import numpy as np
 from ._common import AxisError, _as_input, _result_dtype
 from .reduce import _index_dtype
 
-
 # ----------------------------------------------------------------------------- scans
 
 class ScanResult(tuple):

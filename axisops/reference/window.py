@@ -8,7 +8,6 @@ import numpy as np
 
 from ._common import _as_input
 
-
 # ------------------------------------------------------------------- sliding windows
 
 def _kernel(kernel_size, op):
