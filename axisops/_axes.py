@@ -13,7 +13,7 @@ import numpy as np
 try:  # NumPy >= 1.25
     from numpy.exceptions import AxisError
 except ImportError:  # pragma: no cover - older NumPy
-    AxisError = np.AxisError  # type: ignore[attr-defined]
+    AxisError = np.AxisError  # type: ignore[attr-defined,misc]
 
 
 def _one_axis(axis, ndim: int, op: str) -> int:

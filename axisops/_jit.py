@@ -242,6 +242,7 @@ class _Worker:
         while True:
             self.wake.acquire()
             try:
+                assert self.job is not None  # set before wake is released
                 self.job.work()
             finally:
                 self.job = None
@@ -251,7 +252,7 @@ class _Worker:
 class _Pool:
     """Workers for :func:`run`; one call at a time uses them (``busy``)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.busy = threading.Lock()
         self.workers: list[_Worker] = []
 

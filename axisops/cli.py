@@ -420,7 +420,7 @@ def _warmup(args, parser) -> int:
     try:
         import numba
 
-        cache = numba.config.CACHE_DIR or "__pycache__ folders next to the axisops sources"
+        cache = getattr(numba.config, "CACHE_DIR", None) or "__pycache__ folders next to the axisops sources"
     except Exception:  # pragma: no cover
         cache = "?"
     groups = _warmup_groups(dtypes)

@@ -51,6 +51,7 @@ from ._layout import c_strides, coalesce, many_short_rows, strided_base
 from ._layout import int64_vector as _vec
 from ._plan import PlanCache, array_key, axis_key, base_maker
 from .kernels import gather as K
+from .typing import Array, ArrayLike, GatherMode, ScatterReduce
 
 __all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
 
@@ -75,7 +76,8 @@ _PLANS = PlanCache()
 _FILLS = PlanCache(256)
 
 
-def take(x, indices, axis=None, *, mode="raise", fill_value=0):
+def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
+         mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
     """Take elements along an axis, as ``numpy.take`` and ONNX Gather.
 
     Parameters
@@ -127,7 +129,8 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     return plan(x, i, fill_value)
 
 
-def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
+def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
+                    mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
     """Take values along an axis at per-element indices: ``np.take_along_axis``,
     ``torch.gather`` and ONNX GatherElements.
 
@@ -167,7 +170,7 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     return _PLANS.plan(key, _along_plan, x, indices if i is None else i, axis, mode)(x, i, fill_value)
 
 
-def gather_nd(x, indices, *, batch_dims=0):
+def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array:
     """Gather slices at index tuples: ONNX GatherND, ``batch_dims`` included.
 
     The last dimension of ``indices`` holds tuples of ``q`` indices into the
@@ -201,7 +204,8 @@ def gather_nd(x, indices, *, batch_dims=0):
     return _PLANS.plan(key, _gather_nd_plan, x, indices if i is None else i, batch_dims)(x, i)
 
 
-def scatter(x, indices, updates, axis, *, reduce=None):
+def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
+            reduce: ScatterReduce = None) -> Array:
     """``x`` with ``updates`` written along ``axis`` at ``indices``: ONNX ScatterElements,
     ``torch.scatter`` and ``torch.scatter_reduce(..., include_self=True)``.
 
@@ -880,7 +884,8 @@ def _scatter_dtypes(dt: np.dtype, reduce):
         work = np.dtype(np.float32)
     else:
         work = np.dtype(np.int64)
-    bits = flip = None
+    bits: np.dtype | None = None
+    flip = None
     if work.kind == "i":
         if dt == np.float16:
             bits = np.dtype(np.int16)

@@ -27,13 +27,14 @@ from ._axes import normalize_axes, normalize_axis, reduced_shape
 from ._jit import run
 from .kernels import gather as _gather_kernels
 from .kernels import scan as _scan_kernels
+from .typing import Array, ArrayLike, Axis, GatherMode, ScatterReduce, Shape, Size
 
 __all__ = ["sum", "mean", "prod", "max", "min",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold"]
 
 
-def sum(g, x_shape, axis=None, keepdims=False):
+def sum(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.sum`: ``g`` broadcast back over the reduced axes.
 
     >>> sum(np.array([1., 2.]), (2, 3), axis=1)
@@ -44,7 +45,7 @@ def sum(g, x_shape, axis=None, keepdims=False):
     return np.array(np.broadcast_to(g, x_shape))
 
 
-def mean(g, x_shape, axis=None, keepdims=False):
+def mean(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.mean`: ``g / count`` over the reduced axes.
 
     >>> mean(np.array(3.), (3,))
@@ -57,7 +58,7 @@ def mean(g, x_shape, axis=None, keepdims=False):
     return np.array(np.broadcast_to(g / count if count else g, x_shape))
 
 
-def prod(g, x, axis=None, keepdims=False):
+def prod(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.prod`: ``g`` times the product of the *other* elements.
 
     Computed from prefix and suffix products, never by dividing by ``x``, so zeros
@@ -104,7 +105,7 @@ def prod(g, x, axis=None, keepdims=False):
     return np.transpose(res, tuple(int(d) for d in np.argsort(kept + list(axes)))).astype(dtype)
 
 
-def max(g, x, axis=None, keepdims=False):
+def max(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.max`, split evenly between tied maxima (``torch.amax``).
 
     As in PyTorch, a slice whose maximum is NaN gets a NaN gradient.
@@ -115,7 +116,7 @@ def max(g, x, axis=None, keepdims=False):
     return _extreme_grad(g, x, axis, keepdims, _reduce.max, "grad.max")
 
 
-def min(g, x, axis=None, keepdims=False):
+def min(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.min`, split evenly between tied minima (``torch.amin``).
 
     >>> min(np.array(1.), np.array([3., 1., 2.]))
@@ -154,7 +155,8 @@ def _expand(g, x_shape, axis, keepdims, op):
 # ----------------------------------------------------------------------- scans
 
 
-def cumsum(g, x_shape, axis=None, exclusive=False, reverse=False):
+def cumsum(g: ArrayLike, x_shape: Shape, axis: int | None = None, exclusive: bool = False,
+           reverse: bool = False) -> Array:
     """Gradient of :func:`axisops.cumsum`: the cumulative sum of ``g`` the other way.
 
     Returned in ``g``'s dtype (float16 accumulates in float32), with ``x``'s shape.
@@ -169,7 +171,8 @@ def cumsum(g, x_shape, axis=None, exclusive=False, reverse=False):
     return res.reshape(x_shape)
 
 
-def cumprod(g, x, axis=None, exclusive=False, reverse=False):
+def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool = False,
+            reverse: bool = False) -> Array:
     """Gradient of :func:`axisops.cumprod`, exact with zeros in ``x`` (no division).
 
     ``dx_k`` is the product of the elements before ``k`` times
@@ -217,7 +220,7 @@ def _powers_of_half(dtype) -> np.ndarray:
     return np.ldexp(np.ones(count, dtype), -np.arange(count))
 
 
-def cummax(g, indices, x_shape, axis=None):
+def cummax(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.cummax`: ``g`` summed at the positions in ``indices``.
 
     Paddle's and PyTorch's backward, a scatter-add along the axis, done lane by
@@ -231,7 +234,7 @@ def cummax(g, indices, x_shape, axis=None):
     return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummax")
 
 
-def cummin(g, indices, x_shape, axis=None):
+def cummin(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.cummin`: ``g`` summed at the positions in ``indices``.
 
     >>> values, indices = _scan.cummin(np.array([3., 1., 2.]))
@@ -241,7 +244,7 @@ def cummin(g, indices, x_shape, axis=None):
     return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummin")
 
 
-def logcumsumexp(g, x, axis=None):
+def logcumsumexp(g: ArrayLike, x: ArrayLike, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.logcumsumexp`: ``dx_k = sum over j >= k of g_j exp(x_k - y_j)``.
 
     Computed by one backward pass whose factors never exceed 1 (stable for large
@@ -311,7 +314,8 @@ def _extreme_scan_grad(g, indices, x_shape, axis, op):
 # ----------------------------------------------------------- gather and scatter
 
 
-def take(g, indices, x_shape, axis=None, mode="raise"):
+def take(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None,
+         mode: GatherMode = "raise") -> Array:
     """Gradient of :func:`axisops.take`: ``g`` scatter-added at the indices.
 
     Repeated indices add up, in C order of ``indices`` (the same bits for any
@@ -351,7 +355,8 @@ def take(g, indices, x_shape, axis=None, mode="raise"):
     return out.astype(dtype, copy=False).reshape(x_shape)
 
 
-def take_along_axis(g, indices, x_shape, axis, mode="raise"):
+def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None,
+                    mode: GatherMode = "raise") -> Array:
     """Gradient of :func:`axisops.take_along_axis`: ``g`` scatter-added at the indices.
 
     Where the forward broadcast ``x`` (a 1 in ``x`` meeting a larger ``indices``
@@ -395,7 +400,7 @@ def take_along_axis(g, indices, x_shape, axis, mode="raise"):
     return acc.astype(dtype, copy=False).reshape(x_shape)
 
 
-def gather_nd(g, indices, x_shape, batch_dims=0):
+def gather_nd(g: ArrayLike, indices: ArrayLike, x_shape: Shape, batch_dims: int = 0) -> Array:
     """Gradient of :func:`axisops.gather_nd`: each slice of ``g`` added back where it came from.
 
     >>> gather_nd(np.array([1., 2., 3.]), [[0, 1], [1, 0], [0, 1]], (2, 2))
@@ -417,7 +422,8 @@ def gather_nd(g, indices, x_shape, batch_dims=0):
     return out.astype(dtype, copy=False).reshape(x_shape)
 
 
-def scatter(g, x, indices, updates, axis, reduce=None):
+def scatter(g: ArrayLike, x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int,
+            reduce: ScatterReduce = None) -> tuple[Array, Array]:
     """Gradient of :func:`axisops.scatter`: ``(grad_x, grad_updates)``.
 
     ``grad_updates`` has ``updates``' shape (summed where the forward broadcast
@@ -538,7 +544,8 @@ def _to_shape(grad, shape):
 # ------------------------------------------------------------- sliding windows
 
 
-def unfold(g, x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_last=False):
+def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
+           padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.unfold`: a :func:`axisops.fold` of ``g`` into ``x_shape``.
 
     Every element of ``x`` gets the sum of ``g`` over the window positions that read
@@ -560,7 +567,8 @@ def unfold(g, x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_la
     return out.astype(dtype, copy=False).reshape(x_shape)
 
 
-def fold(g, kernel_size, dilation=1, padding=0, stride=1, channels_last=False):
+def fold(g: ArrayLike, kernel_size: Size, dilation: Size = 1, padding: Size = 0,
+         stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.fold`: an :func:`axisops.unfold` of ``g`` (fold's output shape).
 
     >>> fold(np.arange(4.).reshape(1, 2, 2), (2, 1))          # unbatched, C=1, 1 window

@@ -20,6 +20,7 @@ from ._jit import run
 from ._layout import ReductionView, needs_copy, reduction_view, restore_kept_order
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
 from .kernels import reduce as K
+from .typing import ArrayLike, ArrayOrScalar, Axis, DTypeLike, Shape
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
 
@@ -39,7 +40,8 @@ _FEW_LANES = 8
 _PLANS = PlanCache()
 
 
-def sum(x, axis=None, *, keepdims=False, dtype=None):
+def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
+           dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Sum of array elements over the given axes, as ``numpy.sum``.
 
     Parameters
@@ -70,7 +72,8 @@ def sum(x, axis=None, *, keepdims=False, dtype=None):
     return _value_reduction("sum", x, axis, keepdims, dtype)
 
 
-def prod(x, axis=None, *, keepdims=False, dtype=None):
+def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
+            dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Product of array elements over the given axes, as ``numpy.prod``.
 
     Integer products wrap around exactly as NumPy's do.
@@ -84,7 +87,8 @@ def prod(x, axis=None, *, keepdims=False, dtype=None):
     return _value_reduction("prod", x, axis, keepdims, dtype)
 
 
-def mean(x, axis=None, *, keepdims=False, dtype=None):
+def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
+            dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Arithmetic mean over the given axes, as ``numpy.mean``.
 
     Integer and bool inputs give float64; float16 accumulates in float32 and
@@ -99,7 +103,7 @@ def mean(x, axis=None, *, keepdims=False, dtype=None):
     return _value_reduction("mean", x, axis, keepdims, dtype)
 
 
-def max(x, axis=None, *, keepdims=False):
+def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Maximum over the given axes, as ``numpy.max``; NaN propagates.
 
     Raises ``ValueError`` for a reduction over an empty set.
@@ -113,7 +117,7 @@ def max(x, axis=None, *, keepdims=False):
     return _arg_reduction("max", x, axis, keepdims, False, np.int64)
 
 
-def min(x, axis=None, *, keepdims=False):
+def min(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Minimum over the given axes, as ``numpy.min``; NaN propagates.
 
     Examples
@@ -125,7 +129,8 @@ def min(x, axis=None, *, keepdims=False):
     return _arg_reduction("min", x, axis, keepdims, False, np.int64)
 
 
-def argmax(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype=np.int64):
+def argmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
+           select_last_index: bool = False, index_dtype: DTypeLike = np.int64) -> ArrayOrScalar:
     """Index of the maximum over one axis or several, as ``numpy.argmax``.
 
     Ties give the first index, or the last with ``select_last_index=True`` (ONNX
@@ -154,7 +159,8 @@ def argmax(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype
     return _arg_reduction("argmax", x, axis, keepdims, select_last_index, index_dtype)
 
 
-def argmin(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype=np.int64):
+def argmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
+           select_last_index: bool = False, index_dtype: DTypeLike = np.int64) -> ArrayOrScalar:
     """Index of the minimum over one axis or several, as ``numpy.argmin``.
 
     Same rules as :func:`argmax`: first index on ties (last with
@@ -169,7 +175,7 @@ def argmin(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype
     return _arg_reduction("argmin", x, axis, keepdims, select_last_index, index_dtype)
 
 
-def unravel(idx, shape, axis):
+def unravel(idx: ArrayLike, shape: Shape, axis: Axis) -> tuple[ArrayOrScalar, ...]:
     """Turn a tuple-axis ``argmax``/``argmin`` index into one index array per axis.
 
     ``shape`` is the shape of the array that was reduced and ``axis`` the axes

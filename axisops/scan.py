@@ -31,6 +31,7 @@ from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, many_short_rows, needs_copy, scan_view
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
 from .kernels import scan as K
+from .typing import Array, ArrayLike, DTypeLike
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices"]
 
@@ -51,7 +52,8 @@ class ValuesIndices(NamedTuple):
     indices: np.ndarray
 
 
-def cumsum(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
+def cumsum(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = None,
+              exclusive: bool = False, reverse: bool = False) -> Array:
     """Cumulative sum along an axis, as ``numpy.cumsum`` and ONNX CumSum.
 
     Parameters
@@ -92,7 +94,8 @@ def cumsum(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
     return _sum_or_prod("cumsum", K.OP_SUM, x, axis, dtype, exclusive, reverse)
 
 
-def cumprod(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
+def cumprod(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = None,
+               exclusive: bool = False, reverse: bool = False) -> Array:
     """Cumulative product along an axis, as ``numpy.cumprod`` (ONNX CumProd options).
 
     Same dtypes and options as :func:`cumsum`; integer products wrap as NumPy's
@@ -110,7 +113,8 @@ def cumprod(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
     return _sum_or_prod("cumprod", K.OP_PROD, x, axis, dtype, exclusive, reverse)
 
 
-def cummax(x, axis=None, *, index_dtype=np.int64):
+def cummax(x: ArrayLike, axis: int | None = None, *,
+           index_dtype: DTypeLike = np.int64) -> ValuesIndices:
     """Running maximum along an axis and where it was found, as ``torch.cummax``.
 
     An element that ties the running maximum takes it over (the last of equal
@@ -144,7 +148,8 @@ def cummax(x, axis=None, *, index_dtype=np.int64):
     return _extreme("cummax", x, axis, index_dtype, invert=False)
 
 
-def cummin(x, axis=None, *, index_dtype=np.int64):
+def cummin(x: ArrayLike, axis: int | None = None, *,
+           index_dtype: DTypeLike = np.int64) -> ValuesIndices:
     """Running minimum along an axis and where it was found, as ``torch.cummin``.
 
     The same rules as :func:`cummax`: ties pass to the later element, NaN wins.
@@ -159,7 +164,7 @@ def cummin(x, axis=None, *, index_dtype=np.int64):
     return _extreme("cummin", x, axis, index_dtype, invert=True)
 
 
-def logcumsumexp(x, axis=None):
+def logcumsumexp(x: ArrayLike, axis: int | None = None) -> Array:
     """``log(cumsum(exp(x)))`` along an axis, computed stably, as ``torch.logcumsumexp``.
 
     Large inputs stay finite; a prefix of ``-inf`` gives ``-inf``; ``+inf`` gives

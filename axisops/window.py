@@ -33,6 +33,7 @@ from ._jit import run
 from ._layout import strided_base
 from ._plan import PlanCache, array_key, base_maker
 from .kernels import window as K
+from .typing import Array, ArrayLike, Size
 
 __all__ = ["unfold", "fold"]
 
@@ -43,7 +44,8 @@ _MIN_PLANES = 16
 _PLANS = PlanCache()
 
 
-def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
+def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Size = 0,
+           stride: Size = 1, channels_last: bool = False) -> Array:
     """Extract sliding windows (im2col), as ``torch.nn.functional.unfold``, in 1-3 dimensions.
 
     Parameters
@@ -94,7 +96,8 @@ def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
                        channels_last)(x)
 
 
-def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=False):
+def fold(cols: ArrayLike, output_size: Size, kernel_size: Size, *, dilation: Size = 1,
+         padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
     """Sum sliding windows back into an image (col2im): ``torch.nn.functional.fold``
     and ONNX Col2Im, in 1-3 dimensions.
 

@@ -10,7 +10,7 @@ import numpy as np
 try:  # NumPy >= 1.25
     from numpy.exceptions import AxisError
 except ImportError:  # pragma: no cover - older NumPy
-    AxisError = np.AxisError  # type: ignore[attr-defined]
+    AxisError = np.AxisError  # type: ignore[attr-defined,misc]
 
 
 #: The dtypes the contract supports, in a fixed order.
