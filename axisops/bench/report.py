@@ -54,7 +54,7 @@ def _ms(ms: float) -> str:
     return f"{ms:.4f}"
 
 
-def _table_rows(data: dict[str, Any]) -> list[tuple[str, ...]]:
+def _table_rows(data: dict[str, Any]) -> list[tuple[Any, ...]]:
     rows = []
     for row in data["results"]:
         if "best_ms" not in row:

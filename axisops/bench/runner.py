@@ -144,7 +144,7 @@ def run(
             factory = workload.systems.get(system)
             if factory is None:
                 continue
-            row = {"workload": workload.name, "op": workload.op, "system": system}
+            row: dict[str, Any] = {"workload": workload.name, "op": workload.op, "system": system}
             wl_rows[system] = row
             t0 = time.perf_counter()
             try:
