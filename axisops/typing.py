@@ -9,18 +9,18 @@ as NumPy arrays; reductions over every axis give a NumPy scalar, as NumPy's do.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, Union
+from typing import Literal, Union
 
 import numpy as np
-from numpy.typing import ArrayLike, DTypeLike, NDArray
+from numpy.typing import ArrayLike, DTypeLike
 
 __all__ = ["Array", "ArrayLike", "ArrayOrScalar", "Axis", "DTypeLike", "GatherMode",
            "ScatterReduce", "Shape", "Size"]
 
 #: A NumPy array of any dtype.
-Array = NDArray[Any]
+Array = np.ndarray
 #: What a reduction returns: an array, or a NumPy scalar where NumPy gives one.
-ArrayOrScalar = Union[NDArray[Any], np.generic]  # noqa: UP007 (a runtime alias on 3.10)
+ArrayOrScalar = Union[np.ndarray, np.generic]  # noqa: UP007 (a runtime alias on 3.10)
 #: The axes of a reduction: one axis, several, or ``None`` for every axis.
 Axis = Union[int, tuple[int, ...], None]  # noqa: UP007
 #: An array shape.

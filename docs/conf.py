@@ -9,7 +9,7 @@ import axisops
 
 project = "axisops"
 author = "the axisops developers"
-copyright = "2026, the axisops developers"  # noqa: A001 (Sphinx's name)
+copyright = "2026, the axisops developers"
 release = axisops.__version__
 version = release
 
