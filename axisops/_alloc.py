@@ -95,8 +95,39 @@ def empty_function(shape, dtype):
 def pool_limit(nbytes: int | None = None) -> int:
     """The most bytes of unused result buffers kept for reuse; with *nbytes*, set it.
 
-    Returns the limit in force before the call. ``pool_limit(0)`` frees every
-    unused buffer and makes every later result a plain ``numpy.empty``.
+    axisops keeps the buffers of its large results (8 MiB and more) after the
+    caller has dropped them, and hands the same memory out again for the next
+    result of the same size; past the limit, the least recently used are dropped
+    first. ``pool_limit(0)`` frees every unused buffer and makes every later result
+    a plain ``numpy.empty``. Results never depend on it.
+
+    Parameters
+    ----------
+    nbytes : int or None, optional
+        The new limit in bytes, >= 0; unused buffers beyond it are freed at once.
+        Default None: only read the limit.
+
+    Returns
+    -------
+    int
+        The limit in force before the call.
+
+    Raises
+    ------
+    ValueError
+        If ``nbytes`` is negative.
+
+    See Also
+    --------
+    thread_limit : The threads a large call may use, the other process-wide setting.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> old = axisops.pool_limit(0)   # free the unused buffers and stop keeping them
+    >>> axisops.pool_limit(old)
+    0
     """
     global _limit
     old = _limit

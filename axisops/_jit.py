@@ -166,10 +166,33 @@ _threads = _default_threads()
 def thread_limit(n: int | None = None) -> int:
     """The number of threads a large call may use; with *n*, set it.
 
-    Returns the number in force before the call. The default is the number of
-    cores the process may run on; ``thread_limit(1)`` keeps every call on the
-    calling thread. Results never depend on it.
+    The default is the number of cores the process may run on;
+    ``thread_limit(1)`` keeps every call on the calling thread. Results never
+    depend on it.
 
+    Parameters
+    ----------
+    n : int or None, optional
+        The new number of threads, >= 1. Default None: only read the number.
+
+    Returns
+    -------
+    int
+        The number in force before the call.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a Python int >= 1 (a bool, a NumPy integer or a float
+        included).
+
+    See Also
+    --------
+    pool_limit : The memory kept for reuse, the other process-wide setting.
+
+    Examples
+    --------
+    >>> import numpy as np
     >>> import axisops
     >>> old = axisops.thread_limit(1)
     >>> axisops.thread_limit(old)

@@ -80,20 +80,29 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
          mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
     """Take elements along an axis, as ``numpy.take`` and ONNX Gather.
 
+    Indices may be negative, in ``[-n, n)`` for an axis of length ``n``; ``mode``
+    says what becomes of the others. The result is a new C-contiguous array, never
+    a NumPy scalar (a 0-d result is a 0-d array).
+
     Parameters
     ----------
     x : array_like
         Input of a bool, integer or float dtype, any strides.
     indices : array_like of int
         Any integer dtype and shape; negative indices count from the end.
-    axis : int or None
-        The axis to take along; ``None`` takes from the flattened array.
-    mode : {"raise", "wrap", "clip", "fill"}
+    axis : int or None, optional
+        The axis to take along; negative values count from the end. Default None:
+        take from the flattened array.
+    mode : {"raise", "wrap", "clip", "fill"}, optional
         Out-of-range indices (outside ``[-n, n)``): ``IndexError``; wrapped mod
         ``n``; clipped to ``[0, n-1]`` (negative ones too, as NumPy); or read as
-        ``fill_value``.
-    fill_value : scalar
-        The value of out-of-range positions with ``mode="fill"``.
+        ``fill_value``. Default ``"raise"``. Taking from an empty axis raises
+        ``IndexError`` except with ``"fill"``.
+    fill_value : scalar, optional
+        The value of out-of-range positions with ``mode="fill"``. Default 0.
+        Rounded to a float ``x``'s dtype (``ValueError`` if a finite value
+        overflows); must be exactly a value of an integer or bool ``x``'s dtype.
+        Only looked at with ``"fill"``.
 
     Returns
     -------
@@ -101,9 +110,32 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
         Shape ``x.shape[:axis] + indices.shape + x.shape[axis+1:]`` (``indices.shape``
         for ``axis=None``), ``x``'s dtype.
 
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``indices`` are not integers (float or bool), or ``axis``
+        is not a single int or None.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim``.
+    ValueError
+        If ``mode`` is not one of the four, or, with ``mode="fill"``,
+        ``fill_value`` cannot be represented in ``x``'s dtype.
+    IndexError
+        With ``mode="raise"``, if an index is outside ``[-n, n)`` (the message
+        names the first in C order, its position and the range); with any mode but
+        ``"fill"``, if an index points into an empty axis.
+
+    See Also
+    --------
+    take_along_axis : Take at per-element indices along an axis.
+    gather_nd : Gather slices at index tuples.
+    axisops.grad.take : Gradient of ``take``.
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> x = np.array([[1, 2, 3], [4, 5, 6]])
     >>> axisops.take(x, [2, -3], axis=1)
     array([[3, 1],
@@ -131,15 +163,30 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
 
 def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
                     mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
-    """Take values along an axis at per-element indices: ``np.take_along_axis``,
-    ``torch.gather`` and ONNX GatherElements.
+    """Take values along an axis at per-element indices.
 
-    ``indices`` has ``x.ndim`` dimensions. Along ``axis`` it may have any length.
-    Every other dimension of ``indices`` may equal ``x``'s; be 1, or meet a 1 in
-    ``x``, and broadcast as NumPy does; or be smaller than ``x``'s (but not 1), and
-    use only the leading part of ``x`` as PyTorch and ONNX do. ``axis=None`` takes
-    from the flattened ``x`` with 1-D indices. ``mode`` and ``fill_value`` are as in
-    :func:`take`.
+    As ``np.take_along_axis``, ``torch.gather`` and ONNX GatherElements. The
+    result is a new C-contiguous array of ``x``'s dtype.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    indices : array_like of int
+        Any integer dtype; negative indices count from the end. ``indices`` has
+        ``x.ndim`` dimensions. Along ``axis`` it may have any length. Every other
+        dimension of ``indices`` may equal ``x``'s; be 1, or meet a 1 in ``x``,
+        and broadcast as NumPy does; or be smaller than ``x``'s (but not 1), and
+        use only the leading part of ``x`` as PyTorch and ONNX do.
+    axis : int or None
+        The axis to take along; negative values count from the end. ``None``
+        takes from the flattened ``x`` with 1-D indices.
+    mode : {"raise", "wrap", "clip", "fill"}, optional
+        What becomes of indices outside ``[-n, n)``, as in :func:`take`. Default
+        ``"raise"``.
+    fill_value : scalar, optional
+        The value of out-of-range positions with ``mode="fill"``, as in
+        :func:`take`. Default 0.
 
     Returns
     -------
@@ -147,9 +194,34 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
         ``x``'s dtype; along ``axis`` the length of ``indices``, elsewhere the sizes
         above.
 
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``indices`` are not integers (float or bool), or ``axis``
+        is not a single int or None.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim``.
+    ValueError
+        If ``indices`` does not have ``x.ndim`` dimensions (1 for ``axis=None``),
+        a dimension of ``indices`` neither matches, broadcasts with, nor fits in
+        ``x``'s, ``mode`` is not one of the four, or, with ``mode="fill"``,
+        ``fill_value`` cannot be represented in ``x``'s dtype.
+    IndexError
+        With ``mode="raise"``, if an index is outside ``[-n, n)`` (the message
+        names the first in C order, its position and the range); with any mode but
+        ``"fill"``, if an index points into an empty axis.
+
+    See Also
+    --------
+    take : Take elements along an axis.
+    scatter : Write updates along an axis at per-element indices.
+    axisops.grad.take_along_axis : Gradient of ``take_along_axis``.
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> x = np.array([[10, 30, 20], [60, 40, 50]])
     >>> axisops.take_along_axis(x, np.argsort(x, axis=1), axis=1)
     array([[10, 20, 30],
@@ -178,14 +250,45 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
     ``indices`` share); each tuple picks the slice ``x[b..., i0, ..., iq-1]``.
     Negative indices count from the end of their dimension.
 
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    indices : array_like of int
+        Any integer dtype, at least 1-D; the last dimension, of length ``q`` with
+        ``1 <= q <= x.ndim - batch_dims`` (as ONNX), holds the index tuples.
+    batch_dims : int, optional
+        The number of leading dimensions that ``x`` and ``indices`` share, in
+        ``[0, min(x.ndim, indices.ndim))``. Default 0.
+
     Returns
     -------
     numpy.ndarray
         Shape ``indices.shape[:-1] + x.shape[batch_dims + q:]``, ``x``'s dtype.
 
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``indices`` are not integers (float or bool), or
+        ``batch_dims`` is not an int (a bool included).
+    ValueError
+        If ``indices`` is 0-d, ``batch_dims`` is out of its range, the batch
+        dimensions of ``x`` and ``indices`` differ, or ``q`` is out of its range.
+    IndexError
+        If an index is outside ``[-d, d)`` for its dimension of length ``d`` (the
+        message names the first in C order, its position and the range).
+
+    See Also
+    --------
+    take : Take elements along an axis.
+    take_along_axis : Take at per-element indices along an axis.
+    axisops.grad.gather_nd : Gradient of ``gather_nd``.
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> x = np.arange(12).reshape(2, 3, 2)
     >>> axisops.gather_nd(x, [[0, 1], [1, -1]])
     array([[ 2,  3],
@@ -206,14 +309,15 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
 
 def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
             reduce: ScatterReduce = None) -> Array:
-    """``x`` with ``updates`` written along ``axis`` at ``indices``: ONNX ScatterElements,
-    ``torch.scatter`` and ``torch.scatter_reduce(..., include_self=True)``.
+    """``x`` with ``updates`` written along ``axis`` at ``indices``.
 
-    For every position ``p`` of ``indices`` (in C order), the destination is ``p``
-    with ``p[axis]`` replaced by ``indices[p]``; ``updates[p]`` is written there
-    (``reduce=None``: the last one wins) or combined with what is there
-    (``"add"``, ``"mul"``, ``"max"``, ``"min"``). The result is the same, bit for
-    bit, for any number of threads, also for float ``"add"`` with repeated indices.
+    As ONNX ScatterElements, ``torch.scatter`` and
+    ``torch.scatter_reduce(..., include_self=True)``. For every position ``p`` of
+    ``indices`` (in C order), the destination is ``p`` with ``p[axis]`` replaced by
+    ``indices[p]``; ``updates[p]`` is written there (``reduce=None``: the last one
+    wins) or combined with what is there (``"add"``, ``"mul"``, ``"max"``,
+    ``"min"``). The result is the same, bit for bit, for any number of threads,
+    also for float ``"add"`` with repeated indices.
 
     Parameters
     ----------
@@ -224,18 +328,51 @@ def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
         values in ``[-n, n)``, ``n = x.shape[axis]`` (``IndexError`` otherwise).
     updates : array_like
         ``indices``' shape, or larger (its leading part is used), or broadcastable
-        to it; cast to ``x``'s dtype (``same_kind``).
+        to it; cast to ``x``'s dtype (``same_kind``). A Python number is weakly
+        typed, as in NumPy 2: an int must fit an integer ``x``'s dtype.
     axis : int
-    reduce : None, "add", "mul", "max" or "min"
+        The axis to write along; negative values count from the end.
+    reduce : {None, "add", "mul", "max", "min"}, optional
+        How an update combines with what is at its destination: ``x``'s element
+        comes first, then the updates in C order of ``indices``. ``None`` (the
+        default) keeps the last; ``"add"`` and ``"mul"`` combine in that order in
+        ``x``'s dtype (integers wrap; float16 accumulates in float32, rounded
+        once; for bool, add is or and mul is and); ``"max"`` and ``"min"``
+        propagate NaN and keep the earlier value on ties.
 
     Returns
     -------
     numpy.ndarray
         A new C-contiguous array of ``x``'s shape and dtype.
 
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``indices`` are not integers (float or bool), ``axis`` is
+        not an int (None and bools included), or ``updates`` cannot be cast to
+        ``x``'s dtype with ``casting="same_kind"`` (floats into an integer ``x``,
+        say).
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim``.
+    ValueError
+        If ``reduce`` is not one of the five, ``indices`` does not have ``x.ndim``
+        dimensions or is larger than ``x`` in a dimension other than ``axis``,
+        ``updates`` neither match, contain, nor broadcast to ``indices``' shape,
+        or a Python int update does not fit an integer ``x``'s dtype.
+    IndexError
+        If an index is outside ``[-n, n)`` (the message names the first in C
+        order, its position and the range).
+
+    See Also
+    --------
+    take_along_axis : The gather at per-element indices along an axis.
+    axisops.grad.scatter : Gradient of ``scatter``, for ``x`` and ``updates``.
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> axisops.scatter(np.zeros(4), [1, 3, 1], [1., 2., 3.], 0, reduce="add")
     array([0., 4., 0., 2.])
     >>> axisops.scatter(np.zeros(4), [1, 3, 1], [1., 2., 3.], 0)  # the last write wins

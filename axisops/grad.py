@@ -6,9 +6,16 @@ values, ``x`` itself where it does), then the forward's own arguments, and
 returns the gradient with respect to ``x`` with ``x``'s shape (also where the
 forward flattened it, ``axis=None``). ``argmax`` and ``argmin`` have no gradient.
 
+Every function here is named after the operator of :mod:`axisops` whose
+gradient it is (``axisops.grad.cummax`` is the gradient of ``axisops.cummax``).
+``cummax`` and ``cummin`` save the forward's ``indices`` instead of ``x``;
+``scatter`` returns a tuple, the gradients with respect to ``x`` and to
+``updates``. The options (``axis``, ``keepdims``, ``mode``, ...) must be those
+of the forward call.
+
 >>> import numpy as np
->>> from axisops import grad
->>> grad.max(np.ones(2), np.array([[1., 3., 3.], [2., 0., 1.]]), axis=1)
+>>> import axisops
+>>> axisops.grad.max(np.ones(2), np.array([[1., 3., 3.], [2., 0., 1.]]), axis=1)
 array([[0. , 0.5, 0.5],
        [1. , 0. , 0. ]])
 """
@@ -37,9 +44,57 @@ __all__ = ["sum", "mean", "prod", "max", "min",
 def sum(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.sum`: ``g`` broadcast back over the reduced axes.
 
-    >>> sum(np.array([1., 2.]), (2, 3), axis=1)
+    Every element of ``x`` enters one element of the forward's result with
+    weight 1 and gets that element's gradient; the values of ``x`` do not
+    matter, only its shape.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.sum(x, axis, keepdims=keepdims)``, of that result's shape:
+        ``x_shape`` without the reduced axes, or with them as length 1 where
+        ``keepdims`` (0-d where every axis was reduced without ``keepdims``).
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int, tuple of ints or None, optional
+        The axes the forward summed over, as given to it (negative ones count
+        from the end); ``()`` means none. Default None: every axis.
+    keepdims : bool, optional
+        Whether the forward kept the reduced axes with length 1; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``: a new array of shape ``x_shape`` in
+        ``g``'s dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, or ``axis`` names
+        an axis twice.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x_shape``.
+    TypeError
+        If ``axis`` is not an int, a tuple of ints or None.
+
+    See Also
+    --------
+    axisops.sum : The forward operator.
+    axisops.grad.mean : The gradient of the mean.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.sum(np.array([1., 2.]), (2, 3), axis=1)
     array([[1., 1., 1.],
            [2., 2., 2.]])
+    >>> axisops.grad.sum(np.array(5.), (2, 2))       # the forward summed every axis
+    array([[5., 5.],
+           [5., 5.]])
     """
     x_shape, _, g = _expand(g, x_shape, axis, keepdims, "grad.sum")
     return np.array(np.broadcast_to(g, x_shape))
@@ -48,8 +103,56 @@ def sum(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False)
 def mean(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.mean`: ``g / count`` over the reduced axes.
 
-    >>> mean(np.array(3.), (3,))
+    ``count`` is the number of elements each mean was taken over (the product
+    of the reduced axes' lengths): every element of ``x`` enters one mean with
+    weight ``1 / count``. The values of ``x`` do not matter, only its shape.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.mean(x, axis, keepdims=keepdims)``, of that result's shape:
+        ``x_shape`` without the reduced axes, or with them as length 1 where
+        ``keepdims`` (0-d where every axis was reduced without ``keepdims``).
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int, tuple of ints or None, optional
+        The axes the forward averaged over, as given to it (negative ones count
+        from the end); ``()`` means none. Default None: every axis.
+    keepdims : bool, optional
+        Whether the forward kept the reduced axes with length 1; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``: a new array of shape ``x_shape``, in
+        ``g``'s dtype where that is a float dtype and in float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, or ``axis`` names
+        an axis twice.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x_shape``.
+    TypeError
+        If ``axis`` is not an int, a tuple of ints or None.
+
+    See Also
+    --------
+    axisops.mean : The forward operator.
+    axisops.grad.sum : The gradient of the sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.mean(np.array(3.), (3,))
     array([1., 1., 1.])
+    >>> axisops.grad.mean(np.array([3., 6.]), (2, 3), axis=1)   # means of 3 elements
+    array([[1., 1., 1.],
+           [2., 2., 2.]])
     """
     x_shape, axes, g = _expand(g, x_shape, axis, keepdims, "grad.mean")
     count = int(np.prod([x_shape[d] for d in axes], dtype=np.int64))
@@ -70,8 +173,55 @@ def prod(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) 
     ``x = [1e30, 1e30, 1e-30, 1e-30]`` in float32 gets ``[1e-30, 1e-30, 1e30,
     1e30]``, not NaN.
 
-    >>> prod(np.array(1.), np.array([2., 0., 5.]))
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.prod(x, axis, keepdims=keepdims)``, of that result's shape:
+        ``x.shape`` without the reduced axes, or with them as length 1 where
+        ``keepdims`` (0-d where every axis was reduced without ``keepdims``).
+    x : array_like
+        The forward's input, of a bool, integer or float dtype.
+    axis : int, tuple of ints or None, optional
+        The axes the forward multiplied over, as given to it (negative ones
+        count from the end); ``()`` means none. Default None: every axis.
+    keepdims : bool, optional
+        Whether the forward kept the reduced axes with length 1; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of ``x``'s shape, in
+        ``numpy.result_type(x, g, numpy.float16)`` (a float dtype: float64 for
+        int64 or float64 operands); float16 is computed in float32.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, or ``axis`` names
+        an axis twice.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x``.
+    TypeError
+        If ``x``'s dtype is not bool, integer or float, or ``axis`` is not an
+        int, a tuple of ints or None.
+
+    See Also
+    --------
+    axisops.prod : The forward operator.
+    axisops.grad.cumprod : The gradient of the cumulative product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.prod(np.array(1.), np.array([2., 0., 5.]))
     array([ 0., 10.,  0.])
+    >>> x = np.array([[2., 3., 4.], [0., 0., 5.]])   # two zeros: no gradient
+    >>> axisops.grad.prod(np.array([1., 1.]), x, axis=1)
+    array([[12.,  8.,  6.],
+           [ 0.,  0.,  0.]])
     """
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.prod")
@@ -108,10 +258,62 @@ def prod(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) 
 def max(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.max`, split evenly between tied maxima (``torch.amax``).
 
+    Each element of ``x`` equal to the maximum of its slice gets ``g / count``,
+    ``count`` the number of such elements in the slice (``-0.0`` and ``+0.0``
+    are equal); every other element gets 0.
+
     As in PyTorch, a slice whose maximum is NaN gets a NaN gradient.
 
-    >>> max(np.array(6.), np.array([1., 4., 4., 2.]))
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.max(x, axis, keepdims=keepdims)``, of that result's shape:
+        ``x.shape`` without the reduced axes, or with them as length 1 where
+        ``keepdims`` (0-d where every axis was reduced without ``keepdims``).
+    x : array_like
+        The forward's input, of a bool, integer or float dtype.
+    axis : int, tuple of ints or None, optional
+        The axes the forward reduced, as given to it (negative ones count from
+        the end). Default None: every axis.
+    keepdims : bool, optional
+        Whether the forward kept the reduced axes with length 1; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of ``x``'s shape: in ``g``'s dtype
+        where that is a float dtype, else in
+        ``numpy.result_type(g, x, numpy.float16)`` (float64 for int64 ``g``).
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, ``axis`` names an
+        axis twice, or a reduced axis has length 0 (the forward reduced an empty
+        set and has no gradient).
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x``.
+    TypeError
+        If ``x``'s dtype is not bool, integer or float, or ``axis`` is not an
+        int, a tuple of ints or None.
+
+    See Also
+    --------
+    axisops.max : The forward operator.
+    axisops.grad.min : The gradient of the minimum.
+    axisops.grad.cummax : The gradient of the running maximum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.max(np.array(6.), np.array([1., 4., 4., 2.]))
     array([0., 3., 3., 0.])
+    >>> axisops.grad.max(np.ones(2), np.array([[1., np.nan], [2., 0.]]), axis=1)
+    array([[nan, nan],
+           [ 1.,  0.]])
     """
     return _extreme_grad(g, x, axis, keepdims, _reduce.max, "grad.max")
 
@@ -119,8 +321,61 @@ def max(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -
 def min(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.min`, split evenly between tied minima (``torch.amin``).
 
-    >>> min(np.array(1.), np.array([3., 1., 2.]))
+    Each element of ``x`` equal to the minimum of its slice gets ``g / count``,
+    ``count`` the number of such elements in the slice (``-0.0`` and ``+0.0``
+    are equal); every other element gets 0. As in PyTorch, a slice whose
+    minimum is NaN gets a NaN gradient.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.min(x, axis, keepdims=keepdims)``, of that result's shape:
+        ``x.shape`` without the reduced axes, or with them as length 1 where
+        ``keepdims`` (0-d where every axis was reduced without ``keepdims``).
+    x : array_like
+        The forward's input, of a bool, integer or float dtype.
+    axis : int, tuple of ints or None, optional
+        The axes the forward reduced, as given to it (negative ones count from
+        the end). Default None: every axis.
+    keepdims : bool, optional
+        Whether the forward kept the reduced axes with length 1; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of ``x``'s shape: in ``g``'s dtype
+        where that is a float dtype, else in
+        ``numpy.result_type(g, x, numpy.float16)`` (float64 for int64 ``g``).
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, ``axis`` names an
+        axis twice, or a reduced axis has length 0 (the forward reduced an empty
+        set and has no gradient).
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x``.
+    TypeError
+        If ``x``'s dtype is not bool, integer or float, or ``axis`` is not an
+        int, a tuple of ints or None.
+
+    See Also
+    --------
+    axisops.min : The forward operator.
+    axisops.grad.max : The gradient of the maximum.
+    axisops.grad.cummin : The gradient of the running minimum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.min(np.array(1.), np.array([3., 1., 2.]))
     array([0., 1., 0.])
+    >>> axisops.grad.min(np.array([2., 2.]), np.array([[1., 5.], [1., 3.]]), axis=0)
+    array([[1., 0.],
+           [1., 2.]])
     """
     return _extreme_grad(g, x, axis, keepdims, _reduce.min, "grad.min")
 
@@ -161,10 +416,62 @@ def cumsum(g: ArrayLike, x_shape: Shape, axis: int | None = None, exclusive: boo
 
     Returned in ``g``'s dtype (float16 accumulates in float32), with ``x``'s shape.
 
-    >>> cumsum(np.array([1., 2., 3.]), (3,))
+    ``dx_k`` is the sum of ``g_j`` over the outputs ``j`` that ``x_k`` entered:
+    a cumulative sum of ``g`` in the opposite direction to the forward's,
+    exclusive where the forward's was. The values of ``x`` do not matter, only
+    its shape.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.cumsum(x, axis, exclusive=exclusive, reverse=reverse)``, of
+        that result's shape: ``x_shape``, or ``(prod(x_shape),)`` for
+        ``axis=None`` (0-d for a 0-d ``x``).
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int or None, optional
+        The axis the forward scanned (negative counts from the end). Default
+        None: the forward scanned the flattened ``x``.
+    exclusive : bool, optional
+        Whether the forward's scan was exclusive (each output leaves out its own
+        element); must be the forward's. Default False.
+    reverse : bool, optional
+        Whether the forward scanned from the end of the axis; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x_shape``.
+    TypeError
+        If ``axis`` is not a single int or None, or ``g``'s dtype is not bool,
+        integer or float.
+
+    See Also
+    --------
+    axisops.cumsum : The forward operator.
+    axisops.grad.sum : The gradient of the sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.cumsum(np.array([1., 2., 3.]), (3,))
     array([6., 5., 3.])
-    >>> cumsum(np.array([1., 2., 3.]), (3,), exclusive=True)
+    >>> axisops.grad.cumsum(np.array([1., 2., 3.]), (3,), exclusive=True)
     array([5., 3., 0.])
+    >>> axisops.grad.cumsum(np.ones(4), (2, 2))   # the forward scanned the flattened x
+    array([[4., 3.],
+           [2., 1.]])
     """
     x_shape, axis, g = _scan_g(g, x_shape, axis, "grad.cumsum")
     res = _scan.cumsum(g, axis, dtype=g.dtype, exclusive=exclusive, reverse=not reverse)
@@ -180,8 +487,60 @@ def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool
     forward and a backward pass along the axis. The result dtype is
     ``result_type(x, g, float16)``; float16 is computed in float32.
 
-    >>> cumprod(np.ones(3), np.array([2., 0., 5.]))   # y = [2, 0, 0]
+    Where a running product or sum is not a normal float (it may have
+    overflowed or underflowed on its own), that lane is computed again with
+    mantissas and exponents kept apart and rounded once, so the gradient is
+    finite wherever its true value is.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.cumprod(x, axis, exclusive=exclusive, reverse=reverse)``, of
+        that result's shape: ``x.shape``, or ``(x.size,)`` for ``axis=None``
+        (0-d for a 0-d ``x``).
+    x : array_like
+        The forward's input, of a bool, integer or float dtype.
+    axis : int or None, optional
+        The axis the forward scanned (negative counts from the end). Default
+        None: the forward scanned the flattened ``x``.
+    exclusive : bool, optional
+        Whether the forward's scan was exclusive (each output leaves out its own
+        element); must be the forward's. Default False.
+    reverse : bool, optional
+        Whether the forward scanned from the end of the axis; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of ``x``'s shape, in
+        ``numpy.result_type(x, g, numpy.float16)`` (a float dtype: float64 for
+        int64 or float64 operands).
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x``.
+    TypeError
+        If ``x``'s dtype is not bool, integer or float, or ``axis`` is not a
+        single int or None.
+
+    See Also
+    --------
+    axisops.cumprod : The forward operator.
+    axisops.grad.prod : The gradient of the product.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.cumprod(np.ones(3), np.array([2., 0., 5.]))   # y = [2, 0, 0]
     array([ 1., 12.,  0.])
+    >>> axisops.grad.cumprod(np.ones(3), np.array([2., 3., 4.]))   # y = [2, 6, 24]
+    array([16., 10.,  6.])
     """
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.cumprod")
@@ -227,8 +586,59 @@ def cummax(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = 
     lane in order (deterministic). ``indices`` is the forward's, of ``g``'s shape,
     each in ``[0, n)``. Returned in ``g``'s dtype (float16 summed in float32).
 
-    >>> values, indices = _scan.cummax(np.array([1., 3., 2., 3.]))
-    >>> cummax(np.array([1., 10., 100., 1000.]), indices, (4,))
+    Each element of ``x`` gets the sum of ``g`` over the outputs whose running
+    maximum it was; the values of ``x`` do not matter beyond the ``indices``
+    the forward returned.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to ``values``, the first result of
+        ``axisops.cummax(x, axis)``, of its shape: ``x_shape``, or
+        ``(prod(x_shape),)`` for ``axis=None`` (0-d for a 0-d ``x``).
+    indices : array_like of ints
+        The forward's ``indices`` (any integer dtype), of ``g``'s shape, each in
+        ``[0, n)``, ``n`` the length of the scanned axis (of the flattened
+        ``x`` for ``axis=None``).
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int or None, optional
+        The axis the forward scanned (negative counts from the end). Default
+        None: the forward scanned the flattened ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype (int64 for bool ``g``).
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, or ``indices``'
+        shape is not ``g``'s.
+    IndexError
+        If an index is outside ``[0, n)`` (negative indices are not accepted).
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x_shape``.
+    TypeError
+        If ``indices`` is not of an integer dtype, or ``axis`` is not a single
+        int or None.
+
+    See Also
+    --------
+    axisops.cummax : The forward operator.
+    axisops.grad.cummin : The gradient of the running minimum.
+    axisops.grad.max : The gradient of the maximum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> values, indices = axisops.cummax(np.array([1., 3., 2., 3.]))
+    >>> indices
+    array([0, 1, 1, 3])
+    >>> axisops.grad.cummax(np.array([1., 10., 100., 1000.]), indices, (4,))
     array([   1.,  110.,    0., 1000.])
     """
     return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummax")
@@ -237,8 +647,60 @@ def cummax(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = 
 def cummin(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.cummin`: ``g`` summed at the positions in ``indices``.
 
-    >>> values, indices = _scan.cummin(np.array([3., 1., 2.]))
-    >>> cummin(np.array([1., 2., 4.]), indices, (3,))
+    Paddle's and PyTorch's backward, a scatter-add along the axis, done lane by
+    lane in order (deterministic): each element of ``x`` gets the sum of ``g``
+    over the outputs whose running minimum it was. Returned in ``g``'s dtype
+    (float16 summed in float32).
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to ``values``, the first result of
+        ``axisops.cummin(x, axis)``, of its shape: ``x_shape``, or
+        ``(prod(x_shape),)`` for ``axis=None`` (0-d for a 0-d ``x``).
+    indices : array_like of ints
+        The forward's ``indices`` (any integer dtype), of ``g``'s shape, each in
+        ``[0, n)``, ``n`` the length of the scanned axis (of the flattened
+        ``x`` for ``axis=None``).
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int or None, optional
+        The axis the forward scanned (negative counts from the end). Default
+        None: the forward scanned the flattened ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype (int64 for bool ``g``).
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, or ``indices``'
+        shape is not ``g``'s.
+    IndexError
+        If an index is outside ``[0, n)`` (negative indices are not accepted).
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x_shape``.
+    TypeError
+        If ``indices`` is not of an integer dtype, or ``axis`` is not a single
+        int or None.
+
+    See Also
+    --------
+    axisops.cummin : The forward operator.
+    axisops.grad.cummax : The gradient of the running maximum.
+    axisops.grad.min : The gradient of the minimum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> values, indices = axisops.cummin(np.array([3., 1., 2.]))
+    >>> indices
+    array([0, 1, 1])
+    >>> axisops.grad.cummin(np.array([1., 2., 4.]), indices, (3,))
     array([1., 6., 0.])
     """
     return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummin")
@@ -254,8 +716,51 @@ def logcumsumexp(g: ArrayLike, x: ArrayLike, axis: int | None = None) -> Array:
     result has ``x``'s float dtype (float64 for integers); float16 is computed in
     float32.
 
-    >>> logcumsumexp(np.array([1., 1.]), np.array([0., 0.]))
+    Here ``y`` is the forward's result, which the gradient computes again from
+    ``x``.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.logcumsumexp(x, axis)``, of that result's shape: ``x.shape``,
+        or ``(x.size,)`` for ``axis=None`` (0-d for a 0-d ``x``).
+    x : array_like
+        The forward's input, of a bool, integer or float dtype.
+    axis : int or None, optional
+        The axis the forward scanned (negative counts from the end). Default
+        None: the forward scanned the flattened ``x``.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of ``x``'s shape, in ``x``'s dtype
+        where that is a float dtype and in float64 otherwise (``g``'s dtype does
+        not matter).
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x``.
+    TypeError
+        If ``x``'s dtype is not bool, integer or float, or ``axis`` is not a
+        single int or None.
+
+    See Also
+    --------
+    axisops.logcumsumexp : The forward operator.
+    axisops.grad.cumsum : The gradient of the cumulative sum.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.logcumsumexp(np.array([1., 1.]), np.array([0., 0.]))
     array([1.5, 0.5])
+    >>> axisops.grad.logcumsumexp(np.array([1., 1.]), np.array([-np.inf, 0.]))
+    array([1., 1.])
     """
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.logcumsumexp")
@@ -324,9 +829,58 @@ def take(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = No
     contribute nothing. Non-float ``g`` is converted to float64; float16
     accumulates in float32.
 
-    >>> take(np.array([1., 2., 3.]), [0, 2, 0], (3,))
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.take(x, indices, axis, mode=mode)``, of that result's shape:
+        ``x_shape[:axis] + indices.shape + x_shape[axis+1:]``, or
+        ``indices.shape`` for ``axis=None``; a bool, integer or float dtype.
+    indices : array_like of ints
+        The forward's indices (any integer dtype and shape); negative indices
+        count from the end.
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int or None, optional
+        The axis the forward took along (negative counts from the end). Default
+        None: the forward took from the flattened ``x``.
+    mode : {"raise", "wrap", "clip", "fill"}, optional
+        The forward's handling of indices outside ``[-n, n)``; must be the
+        forward's. Default "raise".
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype where that is a float dtype and in float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result, or ``mode`` is not
+        one of the four.
+    IndexError
+        With ``mode="raise"``, if an index is outside ``[-n, n)``, ``n`` the
+        length of the axis; with any mode but ``"fill"``, if the axis is empty
+        and ``indices`` is not.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x_shape``.
+    TypeError
+        If ``indices`` is not of an integer dtype, ``g``'s dtype is not bool,
+        integer or float, or ``axis`` is not a single int or None.
+
+    See Also
+    --------
+    axisops.take : The forward operator.
+    axisops.grad.take_along_axis : The gradient of the per-element gather.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.take(np.array([1., 2., 3.]), [0, 2, 0], (3,))
     array([4., 0., 2.])
-    >>> take(np.ones((2, 2)), [1, 5], (2, 3), axis=1, mode="fill")
+    >>> axisops.grad.take(np.ones((2, 2)), [1, 5], (2, 3), axis=1, mode="fill")
     array([[0., 1., 0.],
            [0., 1., 0.]])
     """
@@ -363,8 +917,66 @@ def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int 
     dimension) the contributions are summed; where it used only the leading part
     of ``x`` the rest gets 0. Modes as in :func:`take`.
 
-    >>> take_along_axis(np.array([[1., 2.]]), np.array([[1, 1]]), (1, 3), axis=1)
+    Repeated indices add up; non-float ``g`` is converted to float64 and
+    float16 accumulates in float32.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.take_along_axis(x, indices, axis, mode=mode)``, of that
+        result's shape: ``indices.shape``, except that a dimension other than
+        ``axis`` where ``indices`` has 1 and ``x`` more has ``x``'s size; a
+        bool, integer or float dtype.
+    indices : array_like of ints
+        The forward's indices (any integer dtype), of ``len(x_shape)``
+        dimensions (1-D for ``axis=None``); negative indices count from the end.
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    axis : int or None
+        The axis the forward took along (negative counts from the end); None:
+        the forward took from the flattened ``x``.
+    mode : {"raise", "wrap", "clip", "fill"}, optional
+        The forward's handling of indices outside ``[-n, n)``; must be the
+        forward's. Default "raise".
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype where that is a float dtype and in float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result; ``indices`` has
+        not ``len(x_shape)`` dimensions (not 1 for ``axis=None``), or a
+        dimension that neither matches, broadcasts with nor fits in ``x``'s;
+        or ``mode`` is not one of the four.
+    IndexError
+        With ``mode="raise"``, if an index is outside ``[-n, n)``, ``n`` the
+        length of the axis; with any mode but ``"fill"``, if the axis is empty
+        and ``indices`` is not.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x_shape``.
+    TypeError
+        If ``indices`` is not of an integer dtype, ``g``'s dtype is not bool,
+        integer or float, or ``axis`` is not a single int or None.
+
+    See Also
+    --------
+    axisops.take_along_axis : The forward operator.
+    axisops.grad.take : The gradient of take.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.take_along_axis(np.array([[1., 2.]]), np.array([[1, 1]]), (1, 3), axis=1)
     array([[0., 3., 0.]])
+    >>> g = np.array([[1., 2.], [3., 4.]])   # x of shape (1, 3) was broadcast to 2 rows
+    >>> axisops.grad.take_along_axis(g, np.array([[0, 2], [2, 2]]), (1, 3), axis=1)
+    array([[1., 0., 9.]])
     """
     op = "grad.take_along_axis"
     x_shape = _shape(x_shape)
@@ -403,9 +1015,67 @@ def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int 
 def gather_nd(g: ArrayLike, indices: ArrayLike, x_shape: Shape, batch_dims: int = 0) -> Array:
     """Gradient of :func:`axisops.gather_nd`: each slice of ``g`` added back where it came from.
 
-    >>> gather_nd(np.array([1., 2., 3.]), [[0, 1], [1, 0], [0, 1]], (2, 2))
+    Slices gathered more than once get the sum of their gradients; slices not
+    gathered get 0. Non-float ``g`` is converted to float64; float16
+    accumulates in float32.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.gather_nd(x, indices, batch_dims=batch_dims)``, of that
+        result's shape: ``indices.shape[:-1] + x_shape[batch_dims + q:]``, ``q``
+        the length of the index tuples (``indices.shape[-1]``); a bool, integer
+        or float dtype.
+    indices : array_like of ints
+        The forward's indices (any integer dtype): tuples of ``q`` indices along
+        the last dimension; negative indices count from the end.
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``.
+    batch_dims : int, optional
+        The number of leading dimensions ``x`` and ``indices`` share; must be
+        the forward's. Default 0.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype where that is a float dtype and in float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result; ``indices`` is
+        0-d; ``batch_dims`` is not in ``[0, min(len(x_shape), indices.ndim))``;
+        the batch dimensions of ``x_shape`` and ``indices`` differ; or ``q`` is
+        not in ``[1, len(x_shape) - batch_dims]``.
+    IndexError
+        If an index is outside ``[-d, d)``, ``d`` the length of its dimension.
+    TypeError
+        If ``indices`` is not of an integer dtype, ``batch_dims`` is not an int,
+        or ``g``'s dtype is not bool, integer or float.
+
+    See Also
+    --------
+    axisops.gather_nd : The forward operator.
+    axisops.grad.take : The gradient of take.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.gather_nd(np.array([1., 2., 3.]), [[0, 1], [1, 0], [0, 1]], (2, 2))
     array([[0., 4.],
            [2., 0.]])
+    >>> g = np.array([[1., 2.], [3., 4.]])   # row 2 of batch 0, row 0 of batch 1
+    >>> axisops.grad.gather_nd(g, [[2], [0]], (2, 3, 2), batch_dims=1)
+    array([[[0., 0.],
+            [0., 0.],
+            [1., 2.]],
+    <BLANKLINE>
+           [[3., 4.],
+            [0., 0.],
+            [0., 0.]]])
     """
     op = "grad.gather_nd"
     x_shape = _shape(x_shape)
@@ -439,9 +1109,72 @@ def scatter(g: ArrayLike, x: ArrayLike, indices: ArrayLike, updates: ArrayLike, 
       evenly between ``x``'s element and every update equal to the result (NaN
       counts as equal to NaN).
 
-    >>> gx, gu = scatter(np.ones(3), np.array([1., 5., 2.]), [0, 0], [4., 3.], 0, reduce="mul")
+    An inf or NaN in ``x`` or ``updates`` gives inf or NaN gradients, without
+    warnings.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.scatter(x, indices, updates, axis, reduce=reduce)``, of ``x``'s
+        shape; a bool, integer or float dtype.
+    x : array_like
+        The forward's input, of a bool, integer or float dtype.
+    indices : array_like of ints
+        The forward's indices (any integer dtype), of ``x``'s number of
+        dimensions; negative indices count from the end.
+    updates : array_like
+        The forward's updates, as given to it: of ``indices``' shape, larger
+        (its leading part was used) or broadcastable to it.
+    axis : int
+        The axis the forward scattered along (negative counts from the end).
+    reduce : {None, "add", "mul", "max", "min"}, optional
+        How the forward combined the updates with ``x``; must be the forward's.
+        Default None: the last update written wins.
+
+    Returns
+    -------
+    grad_x : numpy.ndarray
+        The gradient with respect to ``x``, of ``x``'s shape.
+    grad_updates : numpy.ndarray
+        The gradient with respect to ``updates``, of the shape ``updates`` had
+        (0-d for a scalar). Both are in ``g``'s dtype where that is a float
+        dtype and in float64 otherwise; float16 is computed in float32.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not ``x``'s; ``reduce`` is not one of the five;
+        ``indices`` has not ``x``'s number of dimensions or is larger than ``x``
+        outside ``axis``; or ``updates`` neither matches, contains, nor
+        broadcasts to ``indices``' shape.
+    IndexError
+        If an index is outside ``[-n, n)``, ``n`` the length of ``axis``.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x``.
+    TypeError
+        If ``x``'s dtype is not bool, integer or float; ``indices`` is not of an
+        integer dtype; ``axis`` is None or a bool; ``updates`` cannot be cast to
+        ``x``'s dtype (``same_kind``); or ``g``'s dtype is not bool, integer or
+        float.
+
+    See Also
+    --------
+    axisops.scatter : The forward operator.
+    axisops.grad.take_along_axis : The gradient of the matching gather.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> x = np.array([1., 5., 2.])
+    >>> gx, gu = axisops.grad.scatter(np.ones(3), x, [0, 0], [4., 3.], 0, reduce="mul")
     >>> gx, gu
     (array([12.,  1.,  1.]), array([3., 4.]))
+    >>> axisops.grad.scatter(np.ones(3), x, [0, 0], [4., 3.], 0)   # the last write wins
+    (array([0., 1., 1.]), array([0., 1.]))
+    >>> axisops.grad.scatter(np.ones(3), x, [0, 0], [4., 4.], 0, reduce="max")  # a tie
+    (array([0., 1., 1.]), array([0.5, 0.5]))
     """
     op = "grad.scatter"
     given_shape = np.shape(updates)
@@ -551,7 +1284,62 @@ def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
     Every element of ``x`` gets the sum of ``g`` over the window positions that read
     it (in increasing kernel index, deterministic); padding gets nothing.
 
-    >>> unfold(np.ones((1, 4, 4)), (1, 1, 3, 3), 2)
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.unfold(x, kernel_size, ...)``, of that result's shape:
+        ``(N, C*K, L)``, or ``(N, L, K*C)`` with ``channels_last``, without
+        ``N`` for an unbatched ``x`` (``K = prod(kernel_size)``, ``L`` the
+        number of window positions); a bool, integer or float dtype.
+    x_shape : tuple of ints
+        Shape of the forward's input ``x``: ``(N, C, *spatial)`` or
+        ``(C, *spatial)``; with ``channels_last`` ``(N, *spatial, C)`` or
+        ``(*spatial, C)``.
+    kernel_size : int or tuple of ints
+        The forward's window size: 1 to 3 entries, one per spatial dimension;
+        an int ``k`` means ``(k, k)``.
+    dilation : int or tuple of ints, optional
+        The forward's spacing of the window's elements: an int for every
+        spatial dimension, or one per dimension. Default 1.
+    padding : int, tuple of ints or tuple of (begin, end) pairs, optional
+        The forward's zero padding of every spatial dimension. Default 0.
+    stride : int or tuple of ints, optional
+        The forward's step between window positions. Default 1.
+    channels_last : bool, optional
+        Whether the forward's ``x`` had its channels last; must be the
+        forward's. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``x``, of shape ``x_shape``, in ``g``'s
+        dtype where that is a float dtype and in float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``g``'s shape is not that of the forward's result; ``x_shape`` has
+        neither ``d + 1`` nor ``d + 2`` dimensions for a kernel of ``d``
+        spatial dimensions; the kernel does not fit in the padded input; or
+        ``kernel_size``, ``dilation``, ``stride`` or ``padding`` has the wrong
+        number of entries or an entry too small (``kernel_size``, ``dilation``
+        and ``stride`` at least 1, ``padding`` at least 0).
+    TypeError
+        If ``kernel_size`` is not an int or a tuple of ints, or ``g``'s dtype is
+        not bool, integer or float.
+
+    See Also
+    --------
+    axisops.unfold : The forward operator.
+    axisops.fold : The adjoint operation this gradient computes.
+    axisops.grad.fold : The gradient of fold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.unfold(np.ones((1, 4, 4)), (1, 1, 3, 3), 2)   # windows covering each
     array([[[[1., 2., 1.],
              [2., 4., 2.],
              [1., 2., 1.]]]])
@@ -571,9 +1359,69 @@ def fold(g: ArrayLike, kernel_size: Size, dilation: Size = 1, padding: Size = 0,
          stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.fold`: an :func:`axisops.unfold` of ``g`` (fold's output shape).
 
-    >>> fold(np.arange(4.).reshape(1, 2, 2), (2, 1))          # unbatched, C=1, 1 window
+    Each column entry of the forward's input gets the gradient of the element of
+    the result it was added to; entries that fell on padding get 0. The
+    forward's ``output_size`` is ``g``'s spatial shape, so it is not passed.
+
+    Parameters
+    ----------
+    g : array_like
+        Gradient of the loss with respect to the result of
+        ``axisops.fold(cols, output_size, kernel_size, ...)``, of that result's
+        shape: ``(N, C, *output_size)``, or ``(N, *output_size, C)`` with
+        ``channels_last``, without ``N`` if unbatched; a bool, integer or float
+        dtype.
+    kernel_size : int or tuple of ints
+        The forward's window size: 1 to 3 entries, one per spatial dimension;
+        an int ``k`` means ``(k, k)``.
+    dilation : int or tuple of ints, optional
+        The forward's spacing of the window's elements: an int for every
+        spatial dimension, or one per dimension. Default 1.
+    padding : int, tuple of ints or tuple of (begin, end) pairs, optional
+        The forward's zero padding of every spatial dimension. Default 0.
+    stride : int or tuple of ints, optional
+        The forward's step between window positions. Default 1.
+    channels_last : bool, optional
+        Whether the forward's layout was channels last; must be the forward's.
+        Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        The gradient with respect to ``cols``, of its shape: ``(N, C*K, L)``,
+        or ``(N, L, K*C)`` with ``channels_last``, without ``N`` if unbatched;
+        in ``g``'s dtype where that is a float dtype and in float64 otherwise.
+
+    Raises
+    ------
+    ValueError
+        If ``g`` has neither ``d + 1`` nor ``d + 2`` dimensions for a kernel of
+        ``d`` spatial dimensions; the kernel does not fit in the padded ``g``;
+        or ``kernel_size``, ``dilation``, ``stride`` or ``padding`` has the
+        wrong number of entries or an entry too small (``kernel_size``,
+        ``dilation`` and ``stride`` at least 1, ``padding`` at least 0).
+    TypeError
+        If ``kernel_size`` is not an int or a tuple of ints, or ``g``'s dtype is
+        not bool, integer or float.
+
+    See Also
+    --------
+    axisops.fold : The forward operator.
+    axisops.unfold : The adjoint operation this gradient computes.
+    axisops.grad.unfold : The gradient of unfold.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.grad.fold(np.arange(4.).reshape(1, 2, 2), (2, 1))   # unbatched, C=1, 2 windows
     array([[0., 1.],
            [2., 3.]])
+    >>> axisops.grad.fold(np.arange(9.).reshape(1, 3, 3), 2)   # each column: one 2x2 window
+    array([[0., 1., 3., 4.],
+           [1., 2., 4., 5.],
+           [3., 4., 6., 7.],
+           [4., 5., 7., 8.]])
     """
     g = np.asarray(g)
     if g.dtype.kind not in "biuf":

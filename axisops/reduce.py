@@ -44,24 +44,51 @@ def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Sum of array elements over the given axes, as ``numpy.sum``.
 
+    The result has NumPy's dtype and NumPy's value, float sums to within their
+    rounding error, which is at most NumPy's (they are cascaded: see the contract's
+    section on accuracy). The order of the additions depends on the shape only, so
+    the result is the same, bit for bit, for every :func:`thread_limit`.
+
     Parameters
     ----------
     x : array_like
         Input of a bool, integer or float dtype, any strides.
-    axis : None, int or tuple of ints
-        Axes to sum over; ``None`` sums every axis, ``()`` none.
-    keepdims : bool
-        Keep the reduced axes with length 1.
+    axis : int, tuple of ints or None, optional
+        Axes to sum over; negative ones count from the end. ``None`` (the
+        default) sums every axis, ``()`` none.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
     dtype : dtype, optional
-        Result and accumulator dtype; by default NumPy's (int64 for small signed
-        ints and bool, uint64 for small unsigned ints). float16 accumulates in float32.
+        Result and accumulator dtype. Default None: NumPy's (int64 for small
+        signed ints and bool, uint64 for small unsigned ints). float16 accumulates
+        in float32.
 
     Returns
     -------
     numpy.ndarray or NumPy scalar
+        The sums, of ``x``'s shape without the reduced axes (with them as length 1
+        for ``keepdims``); a NumPy scalar where that shape is ``()``, as NumPy gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
+        object, strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice.
+
+    See Also
+    --------
+    mean : Arithmetic mean over the given axes.
+    prod : Product over the given axes.
+    cumsum : Cumulative sum along an axis.
+    axisops.grad.sum : Gradient of ``sum``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> x = np.arange(6).reshape(2, 3)
     >>> axisops.sum(x, axis=0)
@@ -76,10 +103,50 @@ def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Product of array elements over the given axes, as ``numpy.prod``.
 
-    Integer products wrap around exactly as NumPy's do.
+    Integer products wrap around exactly as NumPy's do. A float product multiplies
+    each output's elements in index order, as NumPy's sequential product: the same
+    bits as NumPy.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int, tuple of ints or None, optional
+        Axes to multiply over; negative ones count from the end. ``None`` (the
+        default) multiplies over every axis, ``()`` over none.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
+    dtype : dtype, optional
+        Result and accumulator dtype. Default None: NumPy's (int64 for small
+        signed ints and bool, uint64 for small unsigned ints). float16 accumulates
+        in float32.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+        The products (1 over an empty set), of ``x``'s shape without the reduced
+        axes (with them as length 1 for ``keepdims``); a NumPy scalar where that
+        shape is ``()``, as NumPy gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
+        object, strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice.
+
+    See Also
+    --------
+    sum : Sum over the given axes.
+    cumprod : Cumulative product along an axis.
+    axisops.grad.prod : Gradient of ``prod``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> axisops.prod(np.array([[1., 2.], [3., 4.]]), axis=1)
     array([ 2., 12.])
@@ -92,10 +159,53 @@ def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     """Arithmetic mean over the given axes, as ``numpy.mean``.
 
     Integer and bool inputs give float64; float16 accumulates in float32 and
-    returns float16. The mean of an empty set is NaN with a ``RuntimeWarning``.
+    returns float16. The mean is the (cascaded) sum divided once by the number of
+    elements. The mean of an empty set is NaN with a ``RuntimeWarning``.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int, tuple of ints or None, optional
+        Axes to average over; negative ones count from the end. ``None`` (the
+        default) averages over every axis, ``()`` over none.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
+    dtype : dtype, optional
+        Result dtype, as ``numpy.mean``'s ``dtype``. Default None: float64 for
+        bool and integer inputs, ``x``'s own dtype for floats.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+        The means, of ``x``'s shape without the reduced axes (with them as length
+        1 for ``keepdims``); a NumPy scalar where that shape is ``()``, as NumPy
+        gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
+        object, strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice.
+
+    Warns
+    -----
+    RuntimeWarning
+        "Mean of empty slice", when the means are taken over an empty set (they
+        are NaN).
+
+    See Also
+    --------
+    sum : Sum over the given axes.
+    axisops.grad.mean : Gradient of ``mean``.
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> axisops.mean(np.array([[1, 2], [3, 5]]), axis=0)
     array([2. , 3.5])
@@ -106,10 +216,49 @@ def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Maximum over the given axes, as ``numpy.max``; NaN propagates.
 
-    Raises ``ValueError`` for a reduction over an empty set.
+    Raises ``ValueError`` for a reduction over an empty set. The values and dtype
+    are NumPy's, except that a maximum that is a float zero comes back as +0.0
+    whatever the sign of the zeros it was taken from (they compare equal), and a
+    NaN as the default NaN.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int, tuple of ints or None, optional
+        Axes to reduce; negative ones count from the end. ``None`` (the default)
+        reduces every axis, ``()`` none.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+        The maxima, in ``x``'s dtype, of ``x``'s shape without the reduced axes
+        (with them as length 1 for ``keepdims``); a NumPy scalar where that shape
+        is ``()``, as NumPy gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice, or a reduced axis has length 0 (a maximum
+        of an empty set has no identity).
+
+    See Also
+    --------
+    min : Minimum over the given axes.
+    argmax : Index of the maximum.
+    cummax : Running maximum along an axis.
+    axisops.grad.max : Gradient of ``max``, split evenly between ties.
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> axisops.max(np.array([[1., 5.], [np.nan, 2.]]), axis=1)
     array([ 5., nan])
@@ -120,8 +269,48 @@ def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrSc
 def min(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Minimum over the given axes, as ``numpy.min``; NaN propagates.
 
+    The same rules as :func:`max`: a reduction over an empty set raises
+    ``ValueError``; a minimum that is a float zero comes back as +0.0 whatever the
+    sign of the zeros it was taken from, and a NaN as the default NaN.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int, tuple of ints or None, optional
+        Axes to reduce; negative ones count from the end. ``None`` (the default)
+        reduces every axis, ``()`` none.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+        The minima, in ``x``'s dtype, of ``x``'s shape without the reduced axes
+        (with them as length 1 for ``keepdims``); a NumPy scalar where that shape
+        is ``()``, as NumPy gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice, or a reduced axis has length 0 (a minimum
+        of an empty set has no identity).
+
+    See Also
+    --------
+    max : Maximum over the given axes.
+    argmin : Index of the minimum.
+    cummin : Running minimum along an axis.
+    axisops.grad.min : Gradient of ``min``, split evenly between ties.
+
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> axisops.min(np.array([[1, 5], [4, 2]]), axis=0)
     array([1, 2])
@@ -142,11 +331,52 @@ def argmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 
     Parameters
     ----------
-    index_dtype : int32 or int64
-        dtype of the indices; int32 that cannot hold them raises ``OverflowError``.
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int, tuple of ints or None, optional
+        Axis or axes to reduce; negative ones count from the end. Default None:
+        every axis, the index into the flattened array.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
+    select_last_index : bool, optional
+        Give the last index of the ties (and of the NaNs) instead of the first.
+        Default False.
+    index_dtype : {int32, int64}, optional
+        dtype of the indices. Default int64. int32 that cannot hold them (a
+        reduced block of more than 2**31 elements) raises ``OverflowError``.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+        The indices, of ``index_dtype``, of ``x``'s shape without the reduced axes
+        (with them as length 1 for ``keepdims``); a NumPy scalar where that shape
+        is ``()``, as NumPy gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``axis`` is not an int, a tuple of ints or None, or
+        ``index_dtype`` is not int32 or int64.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice, or a reduced axis has length 0 (no
+        maximum to point to).
+    OverflowError
+        If ``index_dtype`` is int32 and the reduced block has more than 2**31
+        elements.
+
+    See Also
+    --------
+    unravel : One index per reduced axis from a tuple-axis index.
+    argmin : Index of the minimum.
+    max : Maximum over the given axes.
+    axisops.grad.max : Gradient of ``max`` (``argmax`` has none).
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> x = np.array([[1, 7, 7], [9, 0, 9]])
     >>> axisops.argmax(x, axis=1)
@@ -164,10 +394,58 @@ def argmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     """Index of the minimum over one axis or several, as ``numpy.argmin``.
 
     Same rules as :func:`argmax`: first index on ties (last with
-    ``select_last_index``), a NaN counts as the minimum.
+    ``select_last_index``), a NaN counts as the minimum. With a tuple ``axis`` the
+    index is into the C-ordered block of the reduced axes (see :func:`unravel`);
+    ``axis=None`` indexes the flattened array.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int, tuple of ints or None, optional
+        Axis or axes to reduce; negative ones count from the end. Default None:
+        every axis, the index into the flattened array.
+    keepdims : bool, optional
+        Keep the reduced axes with length 1. Default False.
+    select_last_index : bool, optional
+        Give the last index of the ties (and of the NaNs) instead of the first.
+        Default False.
+    index_dtype : {int32, int64}, optional
+        dtype of the indices. Default int64. int32 that cannot hold them (a
+        reduced block of more than 2**31 elements) raises ``OverflowError``.
+
+    Returns
+    -------
+    numpy.ndarray or NumPy scalar
+        The indices, of ``index_dtype``, of ``x``'s shape without the reduced axes
+        (with them as length 1 for ``keepdims``); a NumPy scalar where that shape
+        is ``()``, as NumPy gives.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``axis`` is not an int, a tuple of ints or None, or
+        ``index_dtype`` is not int32 or int64.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``x.ndim``.
+    ValueError
+        If ``axis`` names an axis twice, or a reduced axis has length 0 (no
+        minimum to point to).
+    OverflowError
+        If ``index_dtype`` is int32 and the reduced block has more than 2**31
+        elements.
+
+    See Also
+    --------
+    unravel : One index per reduced axis from a tuple-axis index.
+    argmax : Index of the maximum.
+    min : Minimum over the given axes.
+    axisops.grad.min : Gradient of ``min`` (``argmin`` has none).
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> axisops.argmin(np.array([3., np.nan, 1., np.nan]))
     np.int64(1)
@@ -178,13 +456,47 @@ def argmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 def unravel(idx: ArrayLike, shape: Shape, axis: Axis) -> tuple[ArrayOrScalar, ...]:
     """Turn a tuple-axis ``argmax``/``argmin`` index into one index array per axis.
 
-    ``shape`` is the shape of the array that was reduced and ``axis`` the axes
-    it was reduced over (as given to ``argmax``; ``None`` means all). Returns a
-    tuple with one index array (or scalar) per reduced axis, in increasing axis
-    order.
+    The index that :func:`argmax` or :func:`argmin` gives for a tuple ``axis``
+    points into the C-ordered block of the reduced axes; this splits it, as
+    ``numpy.unravel_index`` over that block.
+
+    Parameters
+    ----------
+    idx : array_like of int
+        The indices, of any integer dtype, each in ``[0, size)`` where ``size`` is
+        the number of elements of the reduced block.
+    shape : sequence of ints
+        The shape of the array that was reduced.
+    axis : int, tuple of ints or None
+        The axes it was reduced over (as given to ``argmax``; ``None`` means all).
+
+    Returns
+    -------
+    tuple of numpy.ndarray or NumPy scalars
+        One index array (or scalar, for a scalar ``idx``) of ``idx``'s shape per
+        reduced axis, in increasing axis order; ``()`` for ``axis=()``.
+
+    Raises
+    ------
+    TypeError
+        If ``idx`` is not of an integer dtype (float and bool included), or
+        ``axis`` is not an int, a tuple of ints or None.
+    numpy.exceptions.AxisError
+        If an axis is out of range for ``len(shape)``.
+    ValueError
+        If ``axis`` names an axis twice.
+    IndexError
+        If an index is outside ``[0, size)`` (it names the first such index and
+        the reduced block).
+
+    See Also
+    --------
+    argmax : Index of the maximum over one axis or several.
+    argmin : Index of the minimum over one axis or several.
 
     Examples
     --------
+    >>> import numpy as np
     >>> import axisops
     >>> x = np.arange(24).reshape(2, 3, 4)
     >>> i = axisops.argmax(x, axis=(0, 2))

@@ -46,7 +46,36 @@ _PLANS = PlanCache()
 
 
 class ValuesIndices(NamedTuple):
-    """The result of :func:`cummax` and :func:`cummin`: running extremes and their indices."""
+    """The result of :func:`cummax` and :func:`cummin`: running extremes and their indices.
+
+    A named tuple: unpack it as ``values, indices = axisops.cummax(x)``, or read
+    its fields by name, as the result of ``torch.cummax``.
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        The running extremes, in the input's dtype.
+    indices : numpy.ndarray
+        Where along the scanned axis each of ``values`` was found.
+
+    See Also
+    --------
+    cummax : Running maximum and its indices.
+    cummin : Running minimum and its indices.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> r = axisops.cummax(np.array([2, 1, 3]))
+    >>> isinstance(r, axisops.ValuesIndices)
+    True
+    >>> r.values
+    array([2, 2, 3])
+    >>> values, indices = r
+    >>> indices
+    array([0, 0, 2])
+    """
 
     values: np.ndarray
     indices: np.ndarray
@@ -56,33 +85,56 @@ def cumsum(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = N
               exclusive: bool = False, reverse: bool = False) -> Array:
     """Cumulative sum along an axis, as ``numpy.cumsum`` and ONNX CumSum.
 
+    Long axes with few lanes are split into fixed blocks that are scanned in
+    parallel; the split depends on the shape only, so the result is the same,
+    bit for bit, for any number of threads.
+
     Parameters
     ----------
     x : array_like
         Input of a bool, integer or float dtype, any strides.
-    axis : int or None
-        The axis to scan; ``None`` scans the flattened array.
+    axis : int or None, optional
+        The axis to scan; negative values count from the end. Default None: scan
+        the flattened array.
     dtype : dtype, optional
-        Result dtype; by default NumPy's (int64 for small signed ints and bool,
+        Result dtype. Default None: NumPy's (int64 for small signed ints and bool,
         uint64 for small unsigned ints). Integers accumulate in 64 bits and wrap
         to the result dtype exactly as NumPy's do; float16 accumulates in float32
         and each output is rounded once; ``dtype=bool`` is a logical or-scan. A
         ``dtype`` whose accumulator differs from ``x``'s own (``int32`` data summed
         as ``float64``, say) converts ``x`` once before the scan.
-    exclusive : bool
+    exclusive : bool, optional
         Each output leaves out its own element (ONNX CumSum ``exclusive``): the
-        first output is 0.
-    reverse : bool
-        Scan from the end of the axis (ONNX CumSum ``reverse``).
+        first output is 0. Default False.
+    reverse : bool, optional
+        Scan from the end of the axis (ONNX CumSum ``reverse``). Default False.
 
     Returns
     -------
     numpy.ndarray
-        C-contiguous, of ``x``'s shape (1-D for ``axis=None``).
+        C-contiguous, of ``x``'s shape (1-D for ``axis=None``, but 0-d for a 0-d
+        ``x``); always an array, never a NumPy scalar.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
+        object, strings, ...), or ``axis`` is not a single int or None (a tuple
+        or list of axes included).
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
+
+    See Also
+    --------
+    cumprod : Cumulative product along an axis.
+    logcumsumexp : ``log(cumsum(exp(x)))``, computed stably.
+    sum : Sum over the given axes.
+    axisops.grad.cumsum : Gradient of ``cumsum``.
 
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> axisops.cumsum(np.array([[1, 2, 3], [4, 5, 6]]), axis=1)
     array([[ 1,  3,  6],
            [ 4,  9, 15]])
@@ -99,11 +151,52 @@ def cumprod(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = 
     """Cumulative product along an axis, as ``numpy.cumprod`` (ONNX CumProd options).
 
     Same dtypes and options as :func:`cumsum`; integer products wrap as NumPy's
-    do, ``dtype=bool`` is a logical and-scan, the identity is 1.
+    do, ``dtype=bool`` is a logical and-scan, the identity is 1. A float product
+    runs in index order along the whole axis, as NumPy's sequential product.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int or None, optional
+        The axis to scan; negative values count from the end. Default None: scan
+        the flattened array.
+    dtype : dtype, optional
+        Result dtype. Default None: NumPy's (int64 for small signed ints and bool,
+        uint64 for small unsigned ints). Integers accumulate in 64 bits and wrap
+        to the result dtype; float16 accumulates in float32 and each output is
+        rounded once; ``dtype=bool`` is a logical and-scan.
+    exclusive : bool, optional
+        Each output leaves out its own element: the first output is 1. Default
+        False.
+    reverse : bool, optional
+        Scan from the end of the axis. Default False.
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous, of ``x``'s shape (1-D for ``axis=None``, but 0-d for a 0-d
+        ``x``); always an array, never a NumPy scalar.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
+        object, strings, ...), or ``axis`` is not a single int or None (a tuple
+        or list of axes included).
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
+
+    See Also
+    --------
+    cumsum : Cumulative sum along an axis.
+    prod : Product over the given axes.
+    axisops.grad.cumprod : Gradient of ``cumprod``.
 
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> axisops.cumprod(np.array([[1., 2.], [3., 4.]]), axis=0)
     array([[1., 2.],
            [3., 8.]])
@@ -126,19 +219,44 @@ def cummax(x: ArrayLike, axis: int | None = None, *,
     ----------
     x : array_like
         Input of a bool, integer or float dtype, any strides.
-    axis : int or None
-        The axis to scan; ``None`` scans the flattened array.
-    index_dtype : int32 or int64
-        dtype of ``indices``; int32 that cannot index the axis raises ``OverflowError``.
+    axis : int or None, optional
+        The axis to scan; negative values count from the end. Default None: scan
+        the flattened array.
+    index_dtype : {int32, int64}, optional
+        dtype of ``indices``. Default int64. int32 that cannot index the axis
+        raises ``OverflowError``.
 
     Returns
     -------
     ValuesIndices
-        The named tuple ``(values, indices)``.
+        The named tuple ``(values, indices)`` of two C-contiguous arrays of
+        ``x``'s shape (1-D for ``axis=None``, but 0-d for a 0-d ``x``):
+        ``values``, the running maxima in ``x``'s dtype, and ``indices``, the
+        position along the axis where each was found, of ``index_dtype``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``axis`` is not a single int or None (a tuple or list of
+        axes included), or ``index_dtype`` is not int32 or int64.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
+    OverflowError
+        If ``index_dtype`` is int32 and the scanned axis has more than 2**31
+        elements.
+
+    See Also
+    --------
+    cummin : Running minimum and its indices.
+    max : Maximum over the given axes.
+    ValuesIndices : The type of the result.
+    axisops.grad.cummax : Gradient of ``cummax``, from its indices.
 
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> r = axisops.cummax(np.array([1., 3., 2., 3., np.nan, 5., np.nan]))
     >>> r.values
     array([ 1.,  3.,  3.,  3., nan, nan, nan])
@@ -153,10 +271,50 @@ def cummin(x: ArrayLike, axis: int | None = None, *,
     """Running minimum along an axis and where it was found, as ``torch.cummin``.
 
     The same rules as :func:`cummax`: ties pass to the later element, NaN wins.
+    ``values`` are the elements taken, bit for bit, in ``x``'s dtype.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int or None, optional
+        The axis to scan; negative values count from the end. Default None: scan
+        the flattened array.
+    index_dtype : {int32, int64}, optional
+        dtype of ``indices``. Default int64. int32 that cannot index the axis
+        raises ``OverflowError``.
+
+    Returns
+    -------
+    ValuesIndices
+        The named tuple ``(values, indices)`` of two C-contiguous arrays of
+        ``x``'s shape (1-D for ``axis=None``, but 0-d for a 0-d ``x``):
+        ``values``, the running minima in ``x``'s dtype, and ``indices``, the
+        position along the axis where each was found, of ``index_dtype``.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), ``axis`` is not a single int or None (a tuple or list of
+        axes included), or ``index_dtype`` is not int32 or int64.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
+    OverflowError
+        If ``index_dtype`` is int32 and the scanned axis has more than 2**31
+        elements.
+
+    See Also
+    --------
+    cummax : Running maximum and its indices.
+    min : Minimum over the given axes.
+    ValuesIndices : The type of the result.
+    axisops.grad.cummin : Gradient of ``cummin``, from its indices.
 
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> values, indices = axisops.cummin(np.array([[4, 2, 2, 5, 1]]), axis=1, index_dtype=np.int32)
     >>> values, indices
     (array([[4, 2, 2, 2, 1]]), array([[0, 1, 2, 2, 4]], dtype=int32))
@@ -171,9 +329,39 @@ def logcumsumexp(x: ArrayLike, axis: int | None = None) -> Array:
     ``+inf``; NaN propagates. Accumulates in float64 and rounds each output once
     to the result dtype: ``x``'s float dtype, or float64 for bool and integers.
 
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype, any strides.
+    axis : int or None, optional
+        The axis to scan; negative values count from the end. Default None: scan
+        the flattened array.
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous, of ``x``'s shape (1-D for ``axis=None``, but 0-d for a 0-d
+        ``x``), of ``x``'s float dtype or float64; always an array, never a NumPy
+        scalar.
+
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), or ``axis`` is not a single int or None (a tuple or list
+        of axes included).
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
+
+    See Also
+    --------
+    cumsum : Cumulative sum along an axis.
+    axisops.grad.logcumsumexp : Gradient of ``logcumsumexp``.
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> axisops.logcumsumexp(np.array([0., 0., 1000., -np.inf]))
     array([0.00000000e+00, 6.93147181e-01, 1.00000000e+03, 1.00000000e+03])
     >>> axisops.logcumsumexp(np.array([-np.inf, -np.inf, 0.]))

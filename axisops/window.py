@@ -48,16 +48,30 @@ def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Size
            stride: Size = 1, channels_last: bool = False) -> Array:
     """Extract sliding windows (im2col), as ``torch.nn.functional.unfold``, in 1-3 dimensions.
 
+    The number of spatial dimensions is ``len(kernel_size)`` (an int means 2).
+    Padding reads zeros (False for bool). The result is a new C-contiguous array.
+
     Parameters
     ----------
     x : array_like
         ``(N, C, *spatial)`` or unbatched ``(C, *spatial)``; with ``channels_last``
-        ``(N, *spatial, C)`` or ``(*spatial, C)``. Any dtype of the contract, any strides.
-    kernel_size : int or tuple of 1-3 ints
-        An int means ``(k, k)``; the tuple's length is the number of spatial dimensions.
-    dilation, stride : int or tuple of ints
-    padding : int, tuple of ints, or tuple of (begin, end) pairs
-    channels_last : bool
+        ``(N, *spatial, C)`` or ``(*spatial, C)``. A bool, integer or float dtype,
+        any strides.
+    kernel_size : int or tuple of ints
+        An int means ``(k, k)``; the tuple's length (1, 2 or 3) is the number of
+        spatial dimensions. Each entry >= 1.
+    dilation : int or tuple of ints, optional
+        Spacing of the kernel's elements: an int, or one per spatial dimension,
+        each >= 1. Default 1.
+    padding : int, tuple of ints or tuple of (int, int) pairs, optional
+        Zeros added around the spatial dimensions: an int, one int per spatial
+        dimension (both sides), or one ``(begin, end)`` pair per spatial dimension
+        (ONNX pads), each >= 0. Default 0.
+    stride : int or tuple of ints, optional
+        Step between window positions: an int, or one per spatial dimension, each
+        >= 1. Default 1.
+    channels_last : bool, optional
+        Take ``x`` with the channels last and give ``(N, L, K*C)``. Default False.
 
     Returns
     -------
@@ -67,9 +81,28 @@ def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Size
         ``channels_last`` ``(N, L, K*C)``, column ``k*C + c``: the layout in which a
         convolution is one matrix product. Unbatched inputs drop ``N``.
 
+    Raises
+    ------
+    TypeError
+        If ``x`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), or ``kernel_size`` is not an int or a tuple of ints (a
+        float or bool included).
+    ValueError
+        If ``kernel_size`` has other than 1, 2 or 3 entries or one below 1;
+        ``dilation``, ``stride`` or ``padding`` is not of the forms above or has
+        an entry out of range (a float included); ``x`` does not have ``d + 1`` or
+        ``d + 2`` dimensions for ``d`` spatial dimensions; or a (dilated) kernel
+        is larger than the padded input.
+
+    See Also
+    --------
+    fold : Sum the windows back into an image (col2im).
+    axisops.grad.unfold : Gradient of ``unfold`` (a fold).
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> x = np.arange(9.).reshape(1, 1, 3, 3)
     >>> axisops.unfold(x, 2)                                  # 4 windows of 2x2
     array([[[0., 1., 3., 4.],
@@ -98,21 +131,36 @@ def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
 
 def fold(cols: ArrayLike, output_size: Size, kernel_size: Size, *, dilation: Size = 1,
          padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
-    """Sum sliding windows back into an image (col2im): ``torch.nn.functional.fold``
-    and ONNX Col2Im, in 1-3 dimensions.
+    """Sum sliding windows back into an image (col2im), in 1-3 dimensions.
 
-    Each element of the result is the sum of the column entries whose windows
-    cover it, added in increasing kernel index: deterministic, no atomics, the
-    same bits for any number of threads.
+    As ``torch.nn.functional.fold`` and ONNX Col2Im. Each element of the result is
+    the sum of the column entries whose windows cover it, added in increasing
+    kernel index: deterministic, no atomics, the same bits for any number of
+    threads. float16 accumulates in float32 and is rounded once, integers wrap as
+    in their dtype, bool adds as logical or. The result is a new C-contiguous
+    array.
 
     Parameters
     ----------
     cols : array_like
-        ``(N, C*K, L)`` or ``(C*K, L)``; with ``channels_last`` ``(N, L, K*C)`` or ``(L, K*C)``.
+        ``(N, C*K, L)`` or ``(C*K, L)``; with ``channels_last`` ``(N, L, K*C)`` or
+        ``(L, K*C)``, where ``K = prod(kernel_size)`` and ``L`` is the number of
+        window positions in ``output_size``. A bool, integer or float dtype, any
+        strides.
     output_size : int or tuple of ints
-        The spatial shape of the result.
-    kernel_size, dilation, padding, stride, channels_last
-        As in :func:`unfold`.
+        The spatial shape of the result: an int (every spatial dimension) or one
+        per spatial dimension, each >= 0.
+    kernel_size : int or tuple of ints
+        As in :func:`unfold`: an int means ``(k, k)``; the tuple's length (1, 2 or
+        3) is the number of spatial dimensions.
+    dilation : int or tuple of ints, optional
+        As in :func:`unfold`. Default 1.
+    padding : int, tuple of ints or tuple of (int, int) pairs, optional
+        As in :func:`unfold`; the padded positions are dropped. Default 0.
+    stride : int or tuple of ints, optional
+        As in :func:`unfold`. Default 1.
+    channels_last : bool, optional
+        Take ``cols`` as ``(N, L, K*C)`` and give the channels last. Default False.
 
     Returns
     -------
@@ -120,9 +168,28 @@ def fold(cols: ArrayLike, output_size: Size, kernel_size: Size, *, dilation: Siz
         ``(N, C, *output_size)`` (``channels_last``: ``(N, *output_size, C)``),
         unbatched without ``N``, in ``cols``' dtype.
 
+    Raises
+    ------
+    TypeError
+        If ``cols`` is not of a bool, integer or float dtype (complex, object,
+        strings, ...), or ``kernel_size`` is not an int or a tuple of ints (a
+        float or bool included).
+    ValueError
+        If ``kernel_size`` has other than 1, 2 or 3 entries or one below 1;
+        ``output_size``, ``dilation``, ``stride`` or ``padding`` is not of the
+        forms above or has an entry out of range (a float included); ``cols``
+        does not have the shape that ``kernel_size`` and ``output_size`` ask for;
+        or a (dilated) kernel is larger than the padded output.
+
+    See Also
+    --------
+    unfold : Extract the sliding windows (im2col).
+    axisops.grad.fold : Gradient of ``fold`` (an unfold).
+
     Examples
     --------
-    >>> import numpy as np, axisops
+    >>> import numpy as np
+    >>> import axisops
     >>> cols = axisops.unfold(np.ones((1, 1, 3, 3)), 2)
     >>> axisops.fold(cols, (3, 3), 2)[0, 0]                    # how many windows cover each element
     array([[1., 2., 1.],

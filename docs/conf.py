@@ -39,3 +39,8 @@ html_theme_options = {
     "show_toc_level": 2,
 }
 html_static_path: list[str] = []
+
+# Every documented function lists every parameter and what it returns; the build
+# (run with -W in CI) fails otherwise. A NamedTuple's fields are its Attributes.
+numpydoc_validation_checks = {"PR01", "PR02", "RT01"}
+numpydoc_validation_exclude = {r"\.ValuesIndices(\.|$)"}
