@@ -45,6 +45,7 @@ import numpy as np
 
 from . import _alloc, _dtypes, _jit
 from ._axes import normalize_axis
+from ._dispatch import dispatched
 from ._indices import as_index_array, check_in_range
 from ._jit import run
 from ._layout import c_strides, coalesce, many_short_rows, strided_base
@@ -76,6 +77,7 @@ _PLANS = PlanCache()
 _FILLS = PlanCache(256)
 
 
+@dispatched
 def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
          mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
     """Take elements along an axis, as ``numpy.take`` and ONNX Gather.
@@ -161,6 +163,7 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
     return plan(x, i, fill_value)
 
 
+@dispatched
 def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
                     mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
     """Take values along an axis at per-element indices.
@@ -242,6 +245,7 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
     return _PLANS.plan(key, _along_plan, x, indices if i is None else i, axis, mode)(x, i, fill_value)
 
 
+@dispatched
 def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array:
     """Gather slices at index tuples: ONNX GatherND, ``batch_dims`` included.
 
@@ -307,6 +311,7 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
     return _PLANS.plan(key, _gather_nd_plan, x, indices if i is None else i, batch_dims)(x, i)
 
 
+@dispatched
 def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
             reduce: ScatterReduce = None) -> Array:
     """``x`` with ``updates`` written along ``axis`` at ``indices``.

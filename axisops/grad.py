@@ -31,6 +31,7 @@ from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
 from ._axes import normalize_axes, normalize_axis, reduced_shape
+from ._dispatch import dispatched
 from ._jit import run
 from .kernels import gather as _gather_kernels
 from .kernels import scan as _scan_kernels
@@ -41,6 +42,7 @@ __all__ = ["sum", "mean", "prod", "max", "min",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold"]
 
 
+@dispatched
 def sum(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.sum`: ``g`` broadcast back over the reduced axes.
 
@@ -100,6 +102,7 @@ def sum(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False)
     return np.array(np.broadcast_to(g, x_shape))
 
 
+@dispatched
 def mean(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.mean`: ``g / count`` over the reduced axes.
 
@@ -161,6 +164,7 @@ def mean(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False
     return np.array(np.broadcast_to(g / count if count else g, x_shape))
 
 
+@dispatched
 def prod(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.prod`: ``g`` times the product of the *other* elements.
 
@@ -255,6 +259,7 @@ def prod(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) 
     return np.transpose(res, tuple(int(d) for d in np.argsort(kept + list(axes)))).astype(dtype)
 
 
+@dispatched
 def max(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.max`, split evenly between tied maxima (``torch.amax``).
 
@@ -318,6 +323,7 @@ def max(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -
     return _extreme_grad(g, x, axis, keepdims, _reduce.max, "grad.max")
 
 
+@dispatched
 def min(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     """Gradient of :func:`axisops.min`, split evenly between tied minima (``torch.amin``).
 
@@ -410,6 +416,7 @@ def _expand(g, x_shape, axis, keepdims, op):
 # ----------------------------------------------------------------------- scans
 
 
+@dispatched
 def cumsum(g: ArrayLike, x_shape: Shape, axis: int | None = None, exclusive: bool = False,
            reverse: bool = False) -> Array:
     """Gradient of :func:`axisops.cumsum`: the cumulative sum of ``g`` the other way.
@@ -478,6 +485,7 @@ def cumsum(g: ArrayLike, x_shape: Shape, axis: int | None = None, exclusive: boo
     return res.reshape(x_shape)
 
 
+@dispatched
 def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool = False,
             reverse: bool = False) -> Array:
     """Gradient of :func:`axisops.cumprod`, exact with zeros in ``x`` (no division).
@@ -579,6 +587,7 @@ def _powers_of_half(dtype) -> np.ndarray:
     return np.ldexp(np.ones(count, dtype), -np.arange(count))
 
 
+@dispatched
 def cummax(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.cummax`: ``g`` summed at the positions in ``indices``.
 
@@ -644,6 +653,7 @@ def cummax(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = 
     return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummax")
 
 
+@dispatched
 def cummin(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.cummin`: ``g`` summed at the positions in ``indices``.
 
@@ -706,6 +716,7 @@ def cummin(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = 
     return _extreme_scan_grad(g, indices, x_shape, axis, "grad.cummin")
 
 
+@dispatched
 def logcumsumexp(g: ArrayLike, x: ArrayLike, axis: int | None = None) -> Array:
     """Gradient of :func:`axisops.logcumsumexp`: ``dx_k = sum over j >= k of g_j exp(x_k - y_j)``.
 
@@ -819,6 +830,7 @@ def _extreme_scan_grad(g, indices, x_shape, axis, op):
 # ----------------------------------------------------------- gather and scatter
 
 
+@dispatched
 def take(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = None,
          mode: GatherMode = "raise") -> Array:
     """Gradient of :func:`axisops.take`: ``g`` scatter-added at the indices.
@@ -909,6 +921,7 @@ def take(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = No
     return out.astype(dtype, copy=False).reshape(x_shape)
 
 
+@dispatched
 def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None,
                     mode: GatherMode = "raise") -> Array:
     """Gradient of :func:`axisops.take_along_axis`: ``g`` scatter-added at the indices.
@@ -1012,6 +1025,7 @@ def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int 
     return acc.astype(dtype, copy=False).reshape(x_shape)
 
 
+@dispatched
 def gather_nd(g: ArrayLike, indices: ArrayLike, x_shape: Shape, batch_dims: int = 0) -> Array:
     """Gradient of :func:`axisops.gather_nd`: each slice of ``g`` added back where it came from.
 
@@ -1092,6 +1106,7 @@ def gather_nd(g: ArrayLike, indices: ArrayLike, x_shape: Shape, batch_dims: int 
     return out.astype(dtype, copy=False).reshape(x_shape)
 
 
+@dispatched
 def scatter(g: ArrayLike, x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int,
             reduce: ScatterReduce = None) -> tuple[Array, Array]:
     """Gradient of :func:`axisops.scatter`: ``(grad_x, grad_updates)``.
@@ -1277,6 +1292,7 @@ def _to_shape(grad, shape):
 # ------------------------------------------------------------- sliding windows
 
 
+@dispatched
 def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
            padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.unfold`: a :func:`axisops.fold` of ``g`` into ``x_shape``.
@@ -1355,6 +1371,7 @@ def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
     return out.astype(dtype, copy=False).reshape(x_shape)
 
 
+@dispatched
 def fold(g: ArrayLike, kernel_size: Size, dilation: Size = 1, padding: Size = 0,
          stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.fold`: an :func:`axisops.unfold` of ``g`` (fold's output shape).

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _dtypes
 from ._axes import normalize_axes, reduced_shape
+from ._dispatch import dispatched
 from ._jit import run
 from ._layout import ReductionView, needs_copy, reduction_view, restore_kept_order
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
@@ -40,6 +41,7 @@ _FEW_LANES = 8
 _PLANS = PlanCache()
 
 
+@dispatched
 def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Sum of array elements over the given axes, as ``numpy.sum``.
@@ -99,6 +101,7 @@ def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("sum", x, axis, keepdims, dtype)
 
 
+@dispatched
 def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Product of array elements over the given axes, as ``numpy.prod``.
@@ -154,6 +157,7 @@ def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("prod", x, axis, keepdims, dtype)
 
 
+@dispatched
 def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Arithmetic mean over the given axes, as ``numpy.mean``.
@@ -213,6 +217,7 @@ def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("mean", x, axis, keepdims, dtype)
 
 
+@dispatched
 def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Maximum over the given axes, as ``numpy.max``; NaN propagates.
 
@@ -266,6 +271,7 @@ def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrSc
     return _arg_reduction("max", x, axis, keepdims, False, np.int64)
 
 
+@dispatched
 def min(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Minimum over the given axes, as ``numpy.min``; NaN propagates.
 
@@ -318,6 +324,7 @@ def min(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrSc
     return _arg_reduction("min", x, axis, keepdims, False, np.int64)
 
 
+@dispatched
 def argmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            select_last_index: bool = False, index_dtype: DTypeLike = np.int64) -> ArrayOrScalar:
     """Index of the maximum over one axis or several, as ``numpy.argmax``.
@@ -389,6 +396,7 @@ def argmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _arg_reduction("argmax", x, axis, keepdims, select_last_index, index_dtype)
 
 
+@dispatched
 def argmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            select_last_index: bool = False, index_dtype: DTypeLike = np.int64) -> ArrayOrScalar:
     """Index of the minimum over one axis or several, as ``numpy.argmin``.
@@ -453,6 +461,7 @@ def argmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _arg_reduction("argmin", x, axis, keepdims, select_last_index, index_dtype)
 
 
+@dispatched
 def unravel(idx: ArrayLike, shape: Shape, axis: Axis) -> tuple[ArrayOrScalar, ...]:
     """Turn a tuple-axis ``argmax``/``argmin`` index into one index array per axis.
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _alloc, _dtypes
 from ._axes import normalize_axis
+from ._dispatch import dispatched
 from ._jit import run
 from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, many_short_rows, needs_copy, scan_view
@@ -81,6 +82,7 @@ class ValuesIndices(NamedTuple):
     indices: np.ndarray
 
 
+@dispatched
 def cumsum(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = None,
               exclusive: bool = False, reverse: bool = False) -> Array:
     """Cumulative sum along an axis, as ``numpy.cumsum`` and ONNX CumSum.
@@ -146,6 +148,7 @@ def cumsum(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = N
     return _sum_or_prod("cumsum", K.OP_SUM, x, axis, dtype, exclusive, reverse)
 
 
+@dispatched
 def cumprod(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = None,
                exclusive: bool = False, reverse: bool = False) -> Array:
     """Cumulative product along an axis, as ``numpy.cumprod`` (ONNX CumProd options).
@@ -206,6 +209,7 @@ def cumprod(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = 
     return _sum_or_prod("cumprod", K.OP_PROD, x, axis, dtype, exclusive, reverse)
 
 
+@dispatched
 def cummax(x: ArrayLike, axis: int | None = None, *,
            index_dtype: DTypeLike = np.int64) -> ValuesIndices:
     """Running maximum along an axis and where it was found, as ``torch.cummax``.
@@ -266,6 +270,7 @@ def cummax(x: ArrayLike, axis: int | None = None, *,
     return _extreme("cummax", x, axis, index_dtype, invert=False)
 
 
+@dispatched
 def cummin(x: ArrayLike, axis: int | None = None, *,
            index_dtype: DTypeLike = np.int64) -> ValuesIndices:
     """Running minimum along an axis and where it was found, as ``torch.cummin``.
@@ -322,6 +327,7 @@ def cummin(x: ArrayLike, axis: int | None = None, *,
     return _extreme("cummin", x, axis, index_dtype, invert=True)
 
 
+@dispatched
 def logcumsumexp(x: ArrayLike, axis: int | None = None) -> Array:
     """``log(cumsum(exp(x)))`` along an axis, computed stably, as ``torch.logcumsumexp``.
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import _alloc, _dtypes
+from ._dispatch import dispatched
 from ._jit import run
 from ._layout import strided_base
 from ._plan import PlanCache, array_key, base_maker
@@ -44,6 +45,7 @@ _MIN_PLANES = 16
 _PLANS = PlanCache()
 
 
+@dispatched
 def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Size = 0,
            stride: Size = 1, channels_last: bool = False) -> Array:
     """Extract sliding windows (im2col), as ``torch.nn.functional.unfold``, in 1-3 dimensions.
@@ -129,6 +131,7 @@ def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
                        channels_last)(x)
 
 
+@dispatched
 def fold(cols: ArrayLike, output_size: Size, kernel_size: Size, *, dilation: Size = 1,
          padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
     """Sum sliding windows back into an image (col2im), in 1-3 dimensions.

@@ -1,0 +1,127 @@
+"""Which array type came in, and the way back to it.
+
+Every public function (and every gradient) is wrapped by :func:`dispatched`. A
+NumPy array as the first argument goes straight to the NumPy path: one ``type(x) is``
+test, no import, no attribute look-up (the small-array call path stays what it
+was). Anything else is sorted here:
+
+* a ``torch.Tensor`` among the arguments: the call goes to :mod:`axisops.torch`,
+  which runs the same NumPy path on zero-copy views of the tensors as a
+  registered ``torch.library`` operator (autograd and ``torch.compile`` included)
+  and gives tensors back;
+* another object with ``__dlpack__`` (a JAX array, ...): read zero-copy with
+  ``numpy.from_dlpack``, and each array of the result handed back through the
+  ``from_dlpack`` of the input's own library (its Array API namespace's);
+* anything else (lists, scalars, NumPy subclasses): the NumPy path, which calls
+  ``numpy.asarray``.
+
+Torch is never imported here: a tensor can only exist once the program imported
+torch, so ``sys.modules`` tells.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def dispatched(func: F) -> F:
+    """*func* (whose first parameter is its main array) for every array type.
+
+    The wrapper is generated with *func*'s own parameters, so a NumPy call costs
+    one type test and one plain call: about 0.05 us on a 2.4 us ``sum`` of a
+    (16, 64) array, where a ``*args, **kwargs`` wrapper cost 0.25 us.
+    """
+    params = list(inspect.signature(func).parameters.values())
+    if any(p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in params):
+        raise TypeError(f"dispatched: {func.__name__} has *args, **kwargs or positional-only "
+                        "parameters")
+    first = params[0].name
+    head: list[str] = []
+    positional: list[str] = []
+    keywords: list[str] = []
+    for p in params:
+        if p.kind is p.KEYWORD_ONLY:
+            if not keywords:
+                head.append("*")
+            keywords.append(p.name)
+        else:
+            positional.append(p.name)
+        head.append(p.name if p.default is p.empty else f"{p.name}=None")
+    call = ", ".join(positional + [f"{k}={k}" for k in keywords])
+    source = (f"def {func.__name__}({', '.join(head)}):\n"
+              f"    if type({first}) is ndarray:\n"
+              f"        return func({call})\n"
+              f"    return foreign(func, {first}, ({''.join(n + ', ' for n in positional)}), "
+              f"{{{', '.join(f'{k!r}: {k}' for k in keywords)}}})\n")
+    namespace: dict[str, Any] = {"ndarray": np.ndarray, "func": func, "foreign": _foreign}
+    exec(source, namespace)  # the source is built above from a signature
+    wrapper = namespace[func.__name__]
+    wrapper.__defaults__ = func.__defaults__  # the real defaults replace the None above
+    wrapper.__kwdefaults__ = func.__kwdefaults__
+    return functools.update_wrapper(wrapper, func)  # type: ignore[return-value]
+
+
+def numpy_function(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The NumPy path under a :func:`dispatched` function."""
+    return getattr(func, "__wrapped__", func)
+
+
+def is_tensor(value: Any) -> bool:
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _foreign(func, x, args, kwargs):
+    if "torch" in sys.modules and (any(map(is_tensor, args))
+                                   or any(map(is_tensor, kwargs.values()))):
+        from . import torch as _torch
+
+        return _torch.call(func, args, kwargs)
+    if hasattr(x, "__dlpack__") and not isinstance(x, (np.ndarray, np.generic)):
+        return _through_dlpack(func, x, args, kwargs)
+    return func(*args, **kwargs)
+
+
+def _through_dlpack(func, x, args, kwargs):
+    back = _from_dlpack_of(x)
+    args = tuple(_numpy_view(a) for a in args)
+    kwargs = {k: _numpy_view(v) for k, v in kwargs.items()}
+    return _map_arrays(func(*args, **kwargs), back)
+
+
+def _numpy_view(value):
+    if hasattr(value, "__dlpack__") and not isinstance(value, (np.ndarray, np.generic)):
+        return np.from_dlpack(value)
+    return value
+
+
+def _from_dlpack_of(x) -> Callable[[Any], Any]:
+    """The ``from_dlpack`` of *x*'s library: its Array API namespace's
+    (``x.__array_namespace__()``: JAX, ...), else ``lib.from_dlpack`` of the module
+    that defines its type."""
+    namespace = getattr(x, "__array_namespace__", None)
+    if namespace is not None and callable(getattr(namespace(), "from_dlpack", None)):
+        return namespace().from_dlpack
+    root = type(x).__module__.split(".")[0]
+    back = getattr(importlib.import_module(root), "from_dlpack", None)
+    if callable(back):
+        return back
+    raise TypeError(f"axisops: {type(x).__name__} has __dlpack__, but neither an Array API "
+                    f"namespace nor its library {root!r} has from_dlpack to give the result back")
+
+
+def _map_arrays(result, back):
+    if isinstance(result, tuple):
+        mapped = [_map_arrays(r, back) for r in result]
+        return type(result)(*mapped) if hasattr(result, "_fields") else tuple(mapped)
+    if isinstance(result, (np.ndarray, np.generic)):
+        return back(np.asarray(result))
+    return result

@@ -1,0 +1,426 @@
+"""axisops on ``torch.Tensor``: registered operators with autograd and ``torch.compile``.
+
+Every public function and gradient is a ``torch.library`` custom operator in the
+namespace ``axisops`` (``torch.ops.axisops.cummax``, ``torch.ops.axisops.grad_take``,
+...). Calling ``axisops.cummax(tensor)`` reaches it through ``axisops._dispatch``:
+
+* **The kernels are the NumPy path's.** The operator's implementation views each
+  CPU tensor as a NumPy array (``Tensor.numpy()``: zero-copy, any strides), runs
+  the NumPy-path function and wraps its results with ``torch.from_numpy`` (no
+  copy either). Values, dtypes, errors and determinism are therefore exactly the
+  NumPy path's; index results are ``torch.int64`` (or ``index_dtype``).
+* **Autograd.** Each differentiable operator has the ``axisops.grad`` function of
+  the same name as its backward, itself a registered operator. Where that
+  gradient is linear in ``g`` (sum, mean, cumsum, cummax/cummin, the gathers,
+  unfold, fold) its own backward is registered too, so double backward works;
+  the gradients of prod, max/min, cumprod, logcumsumexp and scatter are not
+  differentiable again (a ``RuntimeError`` when a second derivative reaches them).
+* **torch.compile.** Each operator has a fake (meta) implementation giving the
+  result's shape and dtype, so ``torch.compile(..., fullgraph=True)`` traces
+  through calls. It runs the NumPy path on zero-stride stand-ins of the inputs
+  (one element of memory each, index stand-ins all zero), which applies every
+  shape and dtype rule of the real call by construction; it costs about one call
+  at trace time, never at run time. Symbolic sizes are specialised to their
+  values.
+
+Arguments that are not tensors are normalised before the operator is called
+(axes to a list, dtypes to ``torch.dtype``, window sizes to one int per spatial
+dimension), so bad arguments raise the NumPy path's exceptions before anything
+is traced. CUDA tensors are not supported yet (``TypeError``).
+
+>>> import torch, axisops
+>>> x = torch.tensor([[1., 3., 2.], [4., 0., 5.]], requires_grad=True)
+>>> values, indices = axisops.cummax(x, axis=1)
+>>> indices
+tensor([[0, 1, 1],
+        [0, 0, 2]])
+>>> values.sum().backward()
+>>> x.grad
+tensor([[1., 2., 0.],
+        [2., 0., 1.]])
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import _axes, _dispatch
+from . import gather as _gather
+from . import grad as _grad
+from . import reduce as _reduce
+from . import scan as _scan
+from . import window as _window
+
+__all__ = ["call", "OPERATORS"]
+
+_LIB = "axisops"
+
+
+# ------------------------------------------------------------------ operator table
+
+@dataclass(frozen=True)
+class _Spec:
+    """One registered operator: the NumPy-path function, its schema's parameters
+    (named as the function's) and its results."""
+
+    func: Callable[..., Any]
+    params: str
+    returns: str = "Tensor"
+
+
+def _g(name: str) -> Callable[..., Any]:
+    return getattr(_grad, name)
+
+
+_REDUCE = "Tensor x, int[]? axis, bool keepdims"
+_WINDOW = "int[] kernel_size, int[] dilation, int[] padding, int[] stride, bool channels_last"
+
+_SPECS: dict[str, _Spec] = {
+    "sum": _Spec(_reduce.sum, f"{_REDUCE}, ScalarType? dtype"),
+    "prod": _Spec(_reduce.prod, f"{_REDUCE}, ScalarType? dtype"),
+    "mean": _Spec(_reduce.mean, f"{_REDUCE}, ScalarType? dtype"),
+    "max": _Spec(_reduce.max, _REDUCE),
+    "min": _Spec(_reduce.min, _REDUCE),
+    "argmax": _Spec(_reduce.argmax, f"{_REDUCE}, bool select_last_index, ScalarType index_dtype"),
+    "argmin": _Spec(_reduce.argmin, f"{_REDUCE}, bool select_last_index, ScalarType index_dtype"),
+    "unravel": _Spec(_reduce.unravel, "Tensor idx, int[] shape, int[]? axis", "Tensor[]"),
+    "cumsum": _Spec(_scan.cumsum, "Tensor x, int? axis, ScalarType? dtype, bool exclusive, "
+                                  "bool reverse"),
+    "cumprod": _Spec(_scan.cumprod, "Tensor x, int? axis, ScalarType? dtype, bool exclusive, "
+                                    "bool reverse"),
+    "cummax": _Spec(_scan.cummax, "Tensor x, int? axis, ScalarType index_dtype",
+                    "(Tensor, Tensor)"),
+    "cummin": _Spec(_scan.cummin, "Tensor x, int? axis, ScalarType index_dtype",
+                    "(Tensor, Tensor)"),
+    "logcumsumexp": _Spec(_scan.logcumsumexp, "Tensor x, int? axis"),
+    "take": _Spec(_gather.take, "Tensor x, Tensor indices, int? axis, str mode, Scalar fill_value"),
+    "take_along_axis": _Spec(_gather.take_along_axis,
+                             "Tensor x, Tensor indices, int? axis, str mode, Scalar fill_value"),
+    "gather_nd": _Spec(_gather.gather_nd, "Tensor x, Tensor indices, int batch_dims"),
+    "scatter": _Spec(_gather.scatter, "Tensor x, Tensor indices, Tensor updates, int axis, "
+                                      "str? reduce"),
+    "unfold": _Spec(_window.unfold, f"Tensor x, {_WINDOW}"),
+    "fold": _Spec(_window.fold, f"Tensor cols, int[] output_size, {_WINDOW}"),
+    "grad_sum": _Spec(_g("sum"), "Tensor g, int[] x_shape, int[]? axis, bool keepdims"),
+    "grad_mean": _Spec(_g("mean"), "Tensor g, int[] x_shape, int[]? axis, bool keepdims"),
+    "grad_prod": _Spec(_g("prod"), "Tensor g, Tensor x, int[]? axis, bool keepdims"),
+    "grad_max": _Spec(_g("max"), "Tensor g, Tensor x, int[]? axis, bool keepdims"),
+    "grad_min": _Spec(_g("min"), "Tensor g, Tensor x, int[]? axis, bool keepdims"),
+    "grad_cumsum": _Spec(_g("cumsum"), "Tensor g, int[] x_shape, int? axis, bool exclusive, "
+                                       "bool reverse"),
+    "grad_cumprod": _Spec(_g("cumprod"), "Tensor g, Tensor x, int? axis, bool exclusive, "
+                                         "bool reverse"),
+    "grad_cummax": _Spec(_g("cummax"), "Tensor g, Tensor indices, int[] x_shape, int? axis"),
+    "grad_cummin": _Spec(_g("cummin"), "Tensor g, Tensor indices, int[] x_shape, int? axis"),
+    "grad_logcumsumexp": _Spec(_g("logcumsumexp"), "Tensor g, Tensor x, int? axis"),
+    "grad_take": _Spec(_g("take"), "Tensor g, Tensor indices, int[] x_shape, int? axis, str mode"),
+    "grad_take_along_axis": _Spec(_g("take_along_axis"),
+                                  "Tensor g, Tensor indices, int[] x_shape, int? axis, str mode"),
+    "grad_gather_nd": _Spec(_g("gather_nd"),
+                            "Tensor g, Tensor indices, int[] x_shape, int batch_dims"),
+    "grad_scatter": _Spec(_g("scatter"), "Tensor g, Tensor x, Tensor indices, Tensor updates, "
+                                         "int axis, str? reduce", "(Tensor, Tensor)"),
+    "grad_unfold": _Spec(_g("unfold"), f"Tensor g, int[] x_shape, {_WINDOW}"),
+    "grad_fold": _Spec(_g("fold"), f"Tensor g, {_WINDOW}"),
+}
+
+
+def _param_names(spec: _Spec) -> list[str]:
+    return [p.split()[-1] for p in spec.params.split(", ")]
+
+
+def _param_types(spec: _Spec) -> dict[str, str]:
+    return {p.split()[-1]: p.split()[0] for p in spec.params.split(", ")}
+
+
+# ------------------------------------------------- tensors <-> NumPy, in the operator
+
+#: torch dtype -> NumPy dtype, built at import (never inside a fake-tensor trace,
+#: where every new tensor is fake and cannot be viewed as an array).
+_NUMPY_OF: dict[torch.dtype, np.dtype] = {
+    t: torch.empty(0, dtype=t).numpy().dtype
+    for t in (torch.bool, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8,
+              torch.uint16, torch.uint32, torch.uint64, torch.float16, torch.float32,
+              torch.float64, torch.complex64, torch.complex128)}
+_TORCH_OF: dict[np.dtype, torch.dtype] = {n: t for t, n in _NUMPY_OF.items()}
+
+
+def _numpy_dtype(dtype: torch.dtype) -> np.dtype:
+    try:
+        return _NUMPY_OF[dtype]
+    except KeyError:
+        raise TypeError(f"axisops: unsupported dtype {dtype}") from None
+
+
+def _torch_dtype(dtype) -> torch.dtype:
+    """A NumPy dtype (anything ``numpy.dtype`` takes) or a ``torch.dtype`` as ``torch.dtype``."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    try:
+        return _TORCH_OF[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"axisops: dtype {np.dtype(dtype)} has no torch equivalent") from None
+
+
+def _numpy_call(name: str, args: tuple, array: Callable[[torch.Tensor], np.ndarray]) -> Any:
+    """The NumPy-path function of operator *name* on its arguments, each tensor
+    turned into an array by *array*."""
+    spec = _SPECS[name]
+    kwargs: dict[str, Any] = {}
+    for (n, kind), value in zip(_param_types(spec).items(), args):
+        if value is None:
+            kwargs[n] = None
+        elif kind == "Tensor":
+            kwargs[n] = array(value)
+        elif kind == "ScalarType":
+            kwargs[n] = _numpy_dtype(value)
+        elif kind in ("int[]", "int[]?"):
+            kwargs[n] = tuple(int(v) for v in value)
+        else:
+            kwargs[n] = value
+    if "padding" in kwargs:  # (begin, end) pairs, flattened for the schema
+        flat = kwargs["padding"]
+        kwargs["padding"] = tuple(zip(flat[::2], flat[1::2]))
+    return spec.func(**kwargs)
+
+
+def _results(name: str, result: Any, convert: Callable[[Any], Any]) -> Any:
+    returns = _SPECS[name].returns
+    if returns == "Tensor":
+        return convert(result)
+    converted = [convert(r) for r in result]
+    return converted if returns == "Tensor[]" else tuple(converted)
+
+
+def _run(name: str, *args):
+    """The implementation of operator *name*: the NumPy path on tensor views. A
+    result that may share memory with an input is copied (a registered operator's
+    results never alias its inputs); the others are wrapped without a copy."""
+    inputs: list[np.ndarray] = []
+
+    def view(t: torch.Tensor) -> np.ndarray:
+        inputs.append(t.resolve_conj().resolve_neg().numpy())
+        return inputs[-1]
+
+    def tensor(value: Any) -> torch.Tensor:
+        array = np.asarray(value)
+        if any(np.may_share_memory(array, a) for a in inputs):
+            array = array.copy()
+        return torch.from_numpy(array)
+
+    return _results(name, _numpy_call(name, args, view), tensor)
+
+
+def _fake(name: str, *args):
+    """Shapes and dtypes of operator *name*'s results: the NumPy path on
+    zero-stride stand-ins of the inputs (see the module docstring)."""
+    like = next(a for a in args if isinstance(a, torch.Tensor))
+
+    def stand_in(t: torch.Tensor) -> np.ndarray:
+        shape = tuple(int(s) for s in t.shape)
+        return np.lib.stride_tricks.as_strided(np.zeros(1, _numpy_dtype(t.dtype)), shape,
+                                               (0,) * len(shape), writeable=False)
+
+    def empty(value: Any) -> torch.Tensor:
+        array = np.asarray(value)
+        return like.new_empty(array.shape, dtype=_torch_dtype(array.dtype))
+
+    return _results(name, _numpy_call(name, args, stand_in), empty)
+
+
+def _define(name: str) -> Any:
+    spec = _SPECS[name]
+    schema = f"({spec.params}) -> {spec.returns}"
+    op = torch.library.custom_op(f"{_LIB}::{name}", functools.partial(_run, name),
+                                 mutates_args=(), schema=schema)
+    op.register_fake(functools.partial(_fake, name))
+    return op
+
+
+#: The registered operators, by name (``torch.ops.axisops.<name>`` too).
+OPERATORS: dict[str, Any] = {name: _define(name) for name in _SPECS}
+
+
+def _op(name: str):
+    return getattr(torch.ops.axisops, name)
+
+
+# ------------------------------------------------------------------------ autograd
+
+def _setup_context(ctx, inputs, output) -> None:
+    """Keep the inputs and results for the backward (tensors are kept by
+    reference, as autograd keeps them; nothing is copied)."""
+    ctx.inputs = inputs
+    ctx.output = output
+
+
+def _grads(name: str, ctx, *grads):
+    """The gradient of every input of operator *name* (None for non-tensors)."""
+    spec = _SPECS[name]
+    args = dict(zip(_param_names(spec), ctx.inputs))
+    out = {n: None for n in args}
+    if name in ("sum", "mean"):
+        out["x"] = _op(f"grad_{name}")(grads[0], list(args["x"].shape), args["axis"],
+                                       args["keepdims"])
+    elif name in ("prod", "max", "min"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["axis"], args["keepdims"])
+    elif name == "cumsum":
+        out["x"] = _op("grad_cumsum")(grads[0], list(args["x"].shape), args["axis"],
+                                      args["exclusive"], args["reverse"])
+    elif name == "cumprod":
+        out["x"] = _op("grad_cumprod")(grads[0], args["x"], args["axis"], args["exclusive"],
+                                       args["reverse"])
+    elif name in ("cummax", "cummin"):
+        out["x"] = _op(f"grad_{name}")(grads[0], ctx.output[1], list(args["x"].shape),
+                                       args["axis"])
+    elif name == "logcumsumexp":
+        out["x"] = _op("grad_logcumsumexp")(grads[0], args["x"], args["axis"])
+    elif name in ("take", "take_along_axis"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["indices"], list(args["x"].shape),
+                                       args["axis"], args["mode"])
+    elif name == "gather_nd":
+        out["x"] = _op("grad_gather_nd")(grads[0], args["indices"], list(args["x"].shape),
+                                         args["batch_dims"])
+    elif name == "scatter":
+        out["x"], out["updates"] = _op("grad_scatter")(
+            grads[0], args["x"], args["indices"], args["updates"], args["axis"], args["reduce"])
+    elif name == "unfold":
+        out["x"] = _op("grad_unfold")(grads[0], list(args["x"].shape), *_window_args(args))
+    elif name == "fold":
+        out["cols"] = _op("grad_fold")(grads[0], *_window_args(args))
+    # the gradients that are linear in g: their own gradient is the forward operator
+    elif name in ("grad_sum", "grad_mean"):
+        out["g"] = _op(name[5:])(grads[0], args["axis"], args["keepdims"], None)
+    elif name == "grad_cumsum":
+        out["g"] = _op("cumsum")(grads[0], args["axis"], None, args["exclusive"], args["reverse"])
+    elif name in ("grad_cummax", "grad_cummin"):
+        gg = grads[0] if args["axis"] is not None else grads[0].reshape(-1)
+        out["g"] = _op("take_along_axis")(gg, args["indices"],
+                                          0 if args["axis"] is None else args["axis"], "raise", 0)
+    elif name in ("grad_take", "grad_take_along_axis"):  # "fill" positions get 0
+        out["g"] = _op(name[5:])(grads[0], args["indices"], args["axis"], args["mode"], 0)
+    elif name == "grad_gather_nd":
+        out["g"] = _op("gather_nd")(grads[0], args["indices"], args["batch_dims"])
+    elif name == "grad_unfold":
+        out["g"] = _op("unfold")(grads[0], *_window_args(args))
+    elif name == "grad_fold":
+        spatial = len(args["kernel_size"])
+        size = list(args["g"].shape[-spatial - 1:-1] if args["channels_last"]
+                    else args["g"].shape[-spatial:])
+        out["g"] = _op("fold")(grads[0], size, *_window_args(args))
+    return tuple(out.values())
+
+
+def _window_args(args: dict) -> tuple:
+    return (args["kernel_size"], args["dilation"], args["padding"], args["stride"],
+            args["channels_last"])
+
+
+#: Operators whose gradient is registered (the others have no gradient: integer
+#: results, or a gradient that is not differentiable again).
+DIFFERENTIABLE = ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cummax", "cummin",
+                  "logcumsumexp", "take", "take_along_axis", "gather_nd", "scatter", "unfold",
+                  "fold", "grad_sum", "grad_mean", "grad_cumsum", "grad_cummax", "grad_cummin",
+                  "grad_take", "grad_take_along_axis", "grad_gather_nd", "grad_unfold",
+                  "grad_fold")
+
+for _name in DIFFERENTIABLE:
+    OPERATORS[_name].register_autograd(functools.partial(_grads, _name),
+                                       setup_context=_setup_context)
+
+
+# ---------------------------------------------------- the call: user args -> operator
+
+_NAMES = {_dispatch.numpy_function(s.func): n for n, s in _SPECS.items()}
+
+
+_SIGNATURES = {func: inspect.signature(func) for func in _NAMES}
+
+
+def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``func(*args, **kwargs)`` with tensors: the registered operator of *func*."""
+    func = _dispatch.numpy_function(func)
+    name = _NAMES[func]
+    spec = _SPECS[name]
+    bound = _SIGNATURES[func].bind(*args, **kwargs)
+    bound.apply_defaults()
+    given = dict(bound.arguments)
+    types = _param_types(spec)
+    first = next(iter(types))
+    like = given[first] if isinstance(given[first], torch.Tensor) else \
+        next(v for v in given.values() if isinstance(v, torch.Tensor))
+    if like.device.type != "cpu":
+        raise TypeError(f"{name}: tensors on {like.device.type} are not supported yet "
+                        "(only CPU tensors)")
+    op_args = _normalise(name, given, types, like)
+    result = _op(name)(*op_args)
+    if name in ("cummax", "cummin"):
+        return _scan.ValuesIndices(*result)
+    if name == "unravel":
+        return tuple(result)
+    return result
+
+
+def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor) -> list:
+    """The operator's arguments from the user's (checked where the schema cannot
+    carry what the NumPy path would reject)."""
+    op = name.replace("grad_", "grad.")
+    values: dict[str, Any] = {}
+    for n, kind in types.items():
+        v = given.get(n)
+        if kind == "Tensor":
+            values[n] = _tensor(v, op)
+        elif n == "axis" and kind == "int[]?":
+            ndim = _ndim_for_axes(name, given, like)
+            values[n] = None if v is None else list(_axes.normalize_axes(v, ndim, op))
+        elif n == "axis" and kind == "int?":
+            values[n] = None if v is None else _int_axis(v, op)
+        elif n == "axis":
+            values[n] = _int_axis(v, op)
+        elif kind == "ScalarType":
+            values[n] = None if v is None else _torch_dtype(v)
+        elif n in ("x_shape", "shape"):
+            values[n] = [int(s) for s in _window._ints(op, n, v, TypeError)]
+        else:
+            values[n] = v
+    if "kernel_size" in types:
+        geo = _window._geometry(op, given["kernel_size"], given["dilation"], given["padding"],
+                                given["stride"])
+        values["kernel_size"] = list(geo.kernel)
+        values["dilation"] = list(geo.dilation)
+        values["stride"] = list(geo.stride)
+        values["padding"] = [p for pair in geo.padding for p in pair]
+        if "output_size" in types:
+            size = given["output_size"]
+            values["output_size"] = [int(size)] * len(geo.kernel) if _window._is_int(size) \
+                else [int(s) for s in size]
+    return [values[n] for n in types]
+
+
+def _ndim_for_axes(name: str, given: dict, like: torch.Tensor) -> int:
+    if name == "unravel":
+        return len(given["shape"])
+    if name in ("grad_sum", "grad_mean"):
+        return len(given["x_shape"])
+    return _tensor(given["x"], name).dim()
+
+
+def _int_axis(axis, op: str) -> int:
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, (bool, np.bool_)):
+        return int(axis)
+    raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
+
+
+def _tensor(value, op: str) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        if value.dtype in (torch.bfloat16, torch.complex32) or (value.dtype.is_floating_point \
+                and value.dtype.itemsize == 1):
+            raise TypeError(f"{op}: unsupported dtype {value.dtype}")
+        return value
+    return torch.from_numpy(np.asarray(value))
