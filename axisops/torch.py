@@ -12,9 +12,10 @@ namespace ``axisops`` (``torch.ops.axisops.cummax``, ``torch.ops.axisops.grad_ta
 * **Autograd.** Each differentiable operator has the ``axisops.grad`` function of
   the same name as its backward, itself a registered operator. Where that
   gradient is linear in ``g`` (sum, mean, cumsum, cummax/cummin, the gathers,
-  unfold, fold) its own backward is registered too, so double backward works;
-  the gradients of prod, max/min, cumprod, logcumsumexp and scatter are not
-  differentiable again (a ``RuntimeError`` when a second derivative reaches them).
+  unfold, fold, scatter with ``reduce="add"``) its own backward is registered
+  too, so double backward works; the gradients of prod, max/min, cumprod,
+  logcumsumexp and of scatter with another ``reduce`` are not differentiable
+  again (a ``RuntimeError`` when a second derivative reaches them).
 * **torch.compile.** Each operator has a fake (meta) implementation giving the
   result's shape and dtype, so ``torch.compile(..., fullgraph=True)`` traces
   through calls. It runs the NumPy path on zero-stride stand-ins of the inputs
@@ -307,6 +308,13 @@ def _grads(name: str, ctx, *grads):
         out["g"] = _op(name[5:])(grads[0], args["indices"], args["axis"], args["mode"], 0)
     elif name == "grad_gather_nd":
         out["g"] = _op("gather_nd")(grads[0], args["indices"], args["batch_dims"])
+    elif name == "grad_scatter":  # (g, g at the destinations) for reduce="add"
+        if args["reduce"] != "add":
+            raise RuntimeError(f"axisops: the gradient of scatter with reduce="
+                               f"{args['reduce']!r} is not differentiable again")
+        ggx = grads[0] if grads[0] is not None else torch.zeros_like(args["g"])
+        ggu = grads[1] if grads[1] is not None else torch.zeros_like(args["updates"])
+        out["g"] = _op("scatter")(ggx, args["indices"], ggu, args["axis"], "add")
     elif name == "grad_unfold":
         out["g"] = _op("unfold")(grads[0], *_window_args(args))
     elif name == "grad_fold":
@@ -327,8 +335,8 @@ def _window_args(args: dict) -> tuple:
 DIFFERENTIABLE = ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cummax", "cummin",
                   "logcumsumexp", "take", "take_along_axis", "gather_nd", "scatter", "unfold",
                   "fold", "grad_sum", "grad_mean", "grad_cumsum", "grad_cummax", "grad_cummin",
-                  "grad_take", "grad_take_along_axis", "grad_gather_nd", "grad_unfold",
-                  "grad_fold")
+                  "grad_take", "grad_take_along_axis", "grad_gather_nd", "grad_scatter",
+                  "grad_unfold", "grad_fold")
 
 for _name in DIFFERENTIABLE:
     OPERATORS[_name].register_autograd(functools.partial(_grads, _name),
