@@ -24,6 +24,10 @@ def as_array(x) -> np.ndarray:
 
 def check_dtype(dtype: np.dtype, op: str) -> None:
     """Raise ``TypeError`` naming *op* for dtypes outside the contract (complex, object, ...)."""
+    if dtype.kind == "c":
+        raise TypeError(f"{op}: unsupported dtype {dtype}: {op} does not take complex numbers "
+                        "(they have no order; sums, products, their scans, gathers, scatter, "
+                        "unfold and fold do take them)")
     if dtype.kind not in SUPPORTED_KINDS or dtype.fields is not None:
         raise TypeError(f"{op}: unsupported dtype {dtype} (expected bool, int, uint or float)")
 

@@ -43,7 +43,7 @@ import warnings
 
 import numpy as np
 
-from . import _alloc, _dtypes, _jit
+from . import _alloc, _complex, _dtypes, _jit
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._indices import as_index_array, check_in_range
@@ -417,9 +417,61 @@ def _key_array(a):
         return None
 
 
+def _complex_gather_plan(op, x, indices, axis, mode):
+    """take/take_along_axis of complex numbers: the real gathers on the two parts
+    (``fill_value`` split the same way; see ``axisops._complex``)."""
+    _complex.check(x.dtype, op)
+    gather = take if op == "take" else take_along_axis
+
+    def plan(x, i, fill_value):
+        idx = indices if i is None else i
+        return _complex.componentwise(
+            lambda part, fill: gather(part, idx, axis, mode=mode, fill_value=fill), x, fill_value)
+
+    return plan
+
+
+def _complex_scatter_plan(x, indices, updates, axis, reduce):
+    """scatter of complex numbers: None and add on the two parts; mul with NumPy's
+    ``multiply.at`` (a complex product is not componentwise), applying the updates
+    of a destination in C order of ``indices`` as the real kernels do."""
+    _complex.check(x.dtype, "scatter")
+    if reduce in ("max", "min"):
+        _dtypes.check_dtype(x.dtype, "scatter")  # no order: TypeError
+    if reduce != "mul":
+        return lambda x, indices, updates: _complex.componentwise(
+            lambda part, u: scatter(part, indices, u, axis, reduce=reduce), x, updates)
+
+    def plan(x, indices, updates):
+        shape_check = scatter(np.zeros(x.shape, np.int8), indices, np.zeros((), np.int8), axis,
+                              reduce="add")  # every check of the real path, on bytes
+        del shape_check
+        idx = np.asarray(indices)
+        a = normalize_axis(axis, x.ndim, "scatter")
+        where = [np.arange(s).reshape([-1 if d == k else 1 for d in range(idx.ndim)])
+                 for k, s in enumerate(idx.shape)]
+        where[a] = idx % x.shape[a] if x.shape[a] else idx
+        out = np.array(x, copy=True)
+        np.multiply.at(out, tuple(where), leading_updates(updates, idx.shape, x.dtype))
+        return out
+
+    return plan
+
+
+def leading_updates(updates, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """*updates* as an array of *shape*: broadcast, or its leading part where it is
+    larger (the rule of ``scatter``'s kernels)."""
+    u = np.asarray(updates, dtype)
+    if u.ndim == len(shape) and all(a >= b for a, b in zip(u.shape, shape)):
+        u = u[tuple(slice(0, b) for b in shape)]
+    return np.broadcast_to(u, shape)
+
+
 def _take_plan(op, x, indices, axis, mode):
     """The plan of take (and of take_along_axis with ``axis=None``) for arrays described
     like *x* and *indices*."""
+    if _complex.is_complex(x.dtype):
+        return _complex_gather_plan(op, x, indices, axis, mode)
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
     mode_code = _mode(mode, op)
@@ -457,6 +509,8 @@ def _take_plan(op, x, indices, axis, mode):
 def _along_plan(x, indices, axis, mode):
     """The plan of take_along_axis for arrays described like *x* and *indices*:
     through the moved arrays for many short rows (see ``_short_rows``)."""
+    if _complex.is_complex(x.dtype):
+        return _complex_gather_plan("take_along_axis", x, indices, axis, mode)
     plan = _along_plan_direct(x, indices, axis, mode)
     a = _short_rows(x, indices, axis)
     if a is None:
@@ -560,10 +614,16 @@ def _along_plan_direct(x, indices, axis, mode):
 def _gather_nd_plan(x, indices, batch_dims):
     """The plan of gather_nd for arrays described like *x* and *indices*.
 
+    Complex *x*: gathered as its two parts (see ``axisops._complex``).
+
     Tuples of one index (``indices.shape[-1] == 1``) go to the kernel as they are:
     it checks them as it uses them. Longer tuples are checked and flattened by
     NumPy first (see :func:`_flat_tuples`).
     """
+    if _complex.is_complex(x.dtype):
+        _complex.check(x.dtype, "gather_nd")
+        return lambda x, i: _complex.componentwise(
+            lambda part: gather_nd(part, indices if i is None else i, batch_dims=batch_dims), x)
     op = "gather_nd"
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
@@ -624,6 +684,8 @@ def _scatter_key(x, indices, updates, axis, reduce):
 def _scatter_plan(x, indices, updates, axis, reduce):
     """The plan of scatter: through the moved arrays for many short rows (see
     ``_short_rows``; per destination the updates still come in the same order)."""
+    if _complex.is_complex(x.dtype):
+        return _complex_scatter_plan(x, indices, updates, axis, reduce)
     plan = _scatter_plan_direct(x, indices, updates, axis, reduce)
     a = _short_rows(x, indices, axis)
     if a is None or type(updates) is not np.ndarray or updates.shape != indices.shape:

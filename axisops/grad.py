@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from . import _dtypes, _indices
+from . import _complex, _dtypes, _indices
 from . import gather as _gather
 from . import reduce as _reduce
 from . import scan as _scan
@@ -157,6 +157,8 @@ def mean(g: ArrayLike, x_shape: Shape, axis: Axis = None, keepdims: bool = False
     array([[1., 1., 1.],
            [2., 2., 2.]])
     """
+    if _is_complex(g):  # linear: the parts of g
+        return _complex.componentwise(lambda part: mean(part, x_shape, axis, keepdims), np.asarray(g))
     x_shape, axes, g = _expand(g, x_shape, axis, keepdims, "grad.mean")
     count = int(np.prod([x_shape[d] for d in axes], dtype=np.int64))
     if g.dtype.kind != "f":
@@ -227,6 +229,8 @@ def prod(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) 
     array([[12.,  8.,  6.],
            [ 0.,  0.,  0.]])
     """
+    if _is_complex(g, x):
+        return _complex_prod_grad(g, x, axis, keepdims)
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.prod")
     x_shape, axes, g = _expand(g, x.shape, axis, keepdims, "grad.prod")
@@ -550,6 +554,8 @@ def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool
     >>> axisops.grad.cumprod(np.ones(3), np.array([2., 3., 4.]))   # y = [2, 6, 24]
     array([16., 10.,  6.])
     """
+    if _is_complex(g, x):
+        return _complex_cumprod_grad(g, x, axis, exclusive, reverse)
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, "grad.cumprod")
     x_shape, axis, g = _scan_g(g, x.shape, axis, "grad.cumprod")
@@ -896,6 +902,8 @@ def take(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = No
     array([[0., 1., 0.],
            [0., 1., 0.]])
     """
+    if _is_complex(g):  # linear: the parts of g
+        return _complex.componentwise(lambda part: take(part, indices, x_shape, axis, mode), np.asarray(g))
     op = "grad.take"
     x_shape = _shape(x_shape)
     indices = _indices.as_index_array(indices, op)
@@ -991,6 +999,9 @@ def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int 
     >>> axisops.grad.take_along_axis(g, np.array([[0, 2], [2, 2]]), (1, 3), axis=1)
     array([[1., 0., 9.]])
     """
+    if _is_complex(g):  # linear: the parts of g
+        return _complex.componentwise(
+            lambda part: take_along_axis(part, indices, x_shape, axis, mode), np.asarray(g))
     op = "grad.take_along_axis"
     x_shape = _shape(x_shape)
     indices = _indices.as_index_array(indices, op)
@@ -1091,6 +1102,9 @@ def gather_nd(g: ArrayLike, indices: ArrayLike, x_shape: Shape, batch_dims: int 
             [0., 0.],
             [0., 0.]]])
     """
+    if _is_complex(g):  # linear: the parts of g
+        return _complex.componentwise(
+            lambda part: gather_nd(part, indices, x_shape, batch_dims), np.asarray(g))
     op = "grad.gather_nd"
     x_shape = _shape(x_shape)
     indices = _indices.as_index_array(indices, op)
@@ -1191,6 +1205,8 @@ def scatter(g: ArrayLike, x: ArrayLike, indices: ArrayLike, updates: ArrayLike, 
     >>> axisops.grad.scatter(np.ones(3), x, [0, 0], [4., 4.], 0, reduce="max")  # a tie
     (array([0., 1., 1.]), array([0.5, 0.5]))
     """
+    if _is_complex(g, x, updates):
+        return _complex_scatter_grad(g, x, indices, updates, axis, reduce)
     op = "grad.scatter"
     given_shape = np.shape(updates)
     x, indices, upd, axis = _gather._scatter_args(x, indices, updates, axis, reduce, op)
@@ -1360,6 +1376,10 @@ def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
              [2., 4., 2.],
              [1., 2., 1.]]]])
     """
+    if _is_complex(g):  # linear: the parts of g
+        return _complex.componentwise(
+            lambda part: unfold(part, x_shape, kernel_size, dilation, padding, stride,
+                                channels_last), np.asarray(g))
     op = "grad.unfold"
     x_shape = _shape(x_shape)
     geo, expected = _window.unfold_shape(x_shape, kernel_size, dilation, padding, stride,
@@ -1440,9 +1460,125 @@ def fold(g: ArrayLike, kernel_size: Size, dilation: Size = 1, padding: Size = 0,
            [3., 4., 6., 7.],
            [4., 5., 7., 8.]])
     """
+    if _is_complex(g):  # linear: the parts of g
+        return _complex.componentwise(
+            lambda part: fold(part, kernel_size, dilation, padding, stride, channels_last),
+            np.asarray(g))
     g = np.asarray(g)
     if g.dtype.kind not in "biuf":
         raise TypeError(f"grad.fold: unsupported dtype {g.dtype} for g")
     dtype = g.dtype if g.dtype.kind == "f" else np.dtype(np.float64)
     return _window._unfold("grad.fold", g.astype(dtype, copy=False), kernel_size, dilation,
                            padding, stride, channels_last)
+
+
+# ------------------------------------------------------------------ complex numbers
+# PyTorch's convention: for y = f(x) holomorphic, the gradient with respect to x is
+# conj(dy/dx) * g. The linear gradients (sums, moves) act on the parts of g (see
+# axisops._complex); the products' gradients below are NumPy loops, in index order.
+
+
+def _is_complex(*values) -> bool:
+    return any(np.iscomplexobj(v) for v in values)
+
+
+def _exclusive_products(a: np.ndarray) -> np.ndarray:
+    """Along axis 1, the product of the elements before each one (in order)."""
+    out = np.ones_like(a)
+    if a.shape[1] > 1:
+        out[:, 1:] = np.cumprod(a[:, :-1], axis=1)
+    return out
+
+
+def _complex_prod_grad(g, x, axis, keepdims):
+    x = _dtypes.as_array(x)
+    x_shape, axes, g = _expand(g, x.shape, axis, keepdims, "grad.prod")
+    res = np.result_type(x.dtype, g.dtype, np.complex64)
+    _complex.check(res, "grad.prod")
+    kept = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x.astype(res), kept + list(axes))
+    rows = moved.reshape(math.prod(moved.shape[:len(kept)]), -1)
+    others = _exclusive_products(rows) * _exclusive_products(rows[:, ::-1])[:, ::-1]
+    others = np.transpose(others.reshape(moved.shape), np.argsort(kept + list(axes)))
+    return np.conj(others) * np.broadcast_to(g, x_shape)
+
+
+def _complex_cumprod_grad(g, x, axis, exclusive, reverse):
+    x = _dtypes.as_array(x)
+    x_shape, axis, g = _scan_g(g, x.shape, axis, "grad.cumprod")
+    res = np.result_type(x.dtype, g.dtype, np.complex64)
+    _complex.check(res, "grad.cumprod")
+    x3, g3 = _lanes(x, axis, res), _lanes(g, axis, res)
+    if reverse:
+        x3, g3 = x3[:, ::-1], g3[:, ::-1]
+    n = x3.shape[1]
+    # y_i = prod_{j <= i} x_j (exclusive: j < i); dy_i/dx_k = L_k * P(k+1..i), L_k the
+    # product before k, so the gradient is conj(L_k) * S_k with S_k = sum over i of
+    # g_i * conj(P(k+1..i)), a recurrence from the end: S_k = h_k + conj(x_{k+1}) S_{k+1}
+    # (h_k = g_k; exclusive: g_{k+1}, the product reaching y_{k+1} without x_{k+1}).
+    s = np.zeros_like(g3)
+    for k in range(n - 1, -1, -1):
+        h = g3[:, k] if not exclusive else (g3[:, k + 1] if k + 1 < n else 0)
+        s[:, k] = h + (np.conj(x3[:, k + 1]) * s[:, k + 1] if k + 1 < n else 0)
+    out = np.conj(_exclusive_products(x3)) * s
+    if reverse:
+        out = out[:, ::-1]
+    return np.ascontiguousarray(out).reshape(x_shape)
+
+
+def _complex_scatter_grad(g, x, indices, updates, axis, reduce):
+    op = "grad.scatter"
+    x = _dtypes.as_array(x)
+    res = np.result_type(x.dtype, np.asarray(g).dtype, np.asarray(updates).dtype)
+    _complex.check(res, op)
+    if reduce in ("max", "min"):
+        _dtypes.check_dtype(res, op)  # complex numbers have no order: TypeError
+    if reduce != "mul":  # linear in g and independent of x and the updates' values
+        zeros_u = np.zeros(np.shape(updates), _complex.part_dtype(res))
+        zeros_x = np.zeros(x.shape, _complex.part_dtype(res))
+        re = scatter(np.real(g), zeros_x, indices, zeros_u, axis, reduce)
+        im = scatter(np.imag(g), zeros_x, indices, zeros_u, axis, reduce)
+        return _complex.combine(re[0], im[0]), _complex.combine(re[1], im[1])
+    # mul: y_d = x_d * prod of the updates u_k sent to d, in C order of the indices
+    g = np.asarray(g, res)
+    if g.shape != x.shape:
+        raise ValueError(f"{op}: g has shape {g.shape}, expected the forward's output shape "
+                         f"{x.shape}")
+    _gather.scatter(np.zeros(x.shape, np.int8), indices, np.zeros((), np.int8), axis,
+                    reduce="add")  # every check of the forward, on bytes
+    idx = np.asarray(indices)
+    a = normalize_axis(axis, x.ndim, op)
+    where = [np.broadcast_to(np.arange(s).reshape([-1 if d == k else 1 for d in range(idx.ndim)]),
+                             idx.shape) for k, s in enumerate(idx.shape)]
+    where[a] = idx % x.shape[a]
+    dest = np.ravel_multi_index(tuple(where), x.shape).reshape(-1)
+    u = _gather.leading_updates(updates, idx.shape, res).reshape(-1)
+    order = np.argsort(dest, kind="stable")  # per destination, C order of the indices
+    d_sorted, u_sorted = dest[order], u[order]
+    starts = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]])
+    group = np.repeat(np.arange(starts.size), np.diff(np.r_[starts, d_sorted.size]))
+    rank = np.arange(d_sorted.size) - starts[group]
+    # products of the updates before and after each one in its destination's run
+    before = np.ones_like(u_sorted)
+    after = np.ones_like(u_sorted)
+    total = np.ones(starts.size, res)
+    for r in range(int(rank.max(initial=-1)) + 1):
+        at = rank == r
+        before[at] = total[group[at]]
+        total[group[at]] *= u_sorted[at]
+    ends = np.r_[starts[1:], d_sorted.size] - 1
+    rank_from_end = ends[group] - np.arange(d_sorted.size)
+    running = np.ones(starts.size, res)
+    for r in range(int(rank_from_end.max(initial=-1)) + 1):
+        at = rank_from_end == r
+        after[at] = running[group[at]]
+        running[group[at]] *= u_sorted[at]
+    flat_x = x.astype(res).reshape(-1)
+    flat_g = g.reshape(-1)
+    gu_sorted = flat_g[d_sorted] * np.conj(flat_x[d_sorted] * before * after)
+    gu = np.empty_like(gu_sorted)
+    gu[order] = gu_sorted
+    all_updates = np.ones(x.size, res)
+    all_updates[d_sorted[starts]] = total
+    gx = (flat_g * np.conj(all_updates)).reshape(x.shape)
+    return gx, _to_shape(gu.reshape(idx.shape), np.shape(updates))

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtypes
+from . import _complex, _dtypes
 from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
 from ._jit import run
@@ -585,10 +585,34 @@ def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     return _PLANS.plan(key, _value_plan, op, x, axis, keepdims, dtype)(x)
 
 
+def _complex_value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
+    """sum/mean of complex numbers: the real kernels on the two parts; prod: NumPy's
+    own complex product (not componentwise), in NumPy's order and bits."""
+    axes = normalize_axes(axis, x.ndim, op)
+    probe = np.zeros(1, x.dtype)
+    with warnings.catch_warnings():  # NumPy's ComplexWarning for a real dtype= (refused below)
+        warnings.simplefilter("ignore")
+        res = (np.prod(probe, dtype=dtype) if op == "prod" else np.mean(probe, dtype=dtype)
+               if op == "mean" else np.sum(probe, dtype=dtype)).dtype
+    _complex.check_part_dtype(res, op)
+    _complex.check(res, op)
+    if op == "prod":
+        return lambda x: _scalar_or_array(np.prod(x, axis=axes, dtype=res, keepdims=keepdims))
+
+    def plan(x):
+        z = x.astype(res, copy=False)
+        return _complex.componentwise(
+            lambda part: _value_reduction(op, part, axes, keepdims, None), z)
+
+    return plan
+
+
 def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     """The plan of sum/prod/mean for arrays described like *x* (see ``_plan``)."""
     if needs_copy(x):
         return lambda x: _value_reduction(op, readable_copy(x), axis, keepdims, dtype)
+    if _complex.is_complex(x.dtype) or _complex.is_complex(dtype):
+        return _complex_value_plan(op, x, axis, keepdims, dtype)
     _dtypes.check_dtype(x.dtype, op)
     axes = normalize_axes(axis, x.ndim, op)
     count = math.prod(x.shape[d] for d in axes)

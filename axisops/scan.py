@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _alloc, _dtypes
+from . import _alloc, _complex, _dtypes
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._jit import run
@@ -485,8 +485,38 @@ def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
     return _planned(op, _sum_or_prod_plan, x, axis, dtype, exclusive, reverse)
 
 
+def _complex_scan_plan(op, x, axis, dtype, exclusive, reverse):
+    """cumsum of complex numbers: the real kernels on the two parts; cumprod:
+    NumPy's own complex product in index order (not componentwise)."""
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim, op)
+    res = (np.cumprod if op == "cumprod" else np.cumsum)(np.zeros(1, x.dtype), dtype=dtype).dtype
+    _complex.check_part_dtype(res, op)
+    _complex.check(res, op)
+    if op == "cumsum":
+        return lambda x: _complex.componentwise(
+            lambda part: cumsum(part, axis, exclusive=exclusive, reverse=reverse),
+            x.astype(res, copy=False))
+
+    def plan(x):
+        z = x.astype(res, copy=False).reshape(-1) if axis is None else x.astype(res, copy=False)
+        a = 0 if axis is None else axis
+        if reverse:
+            z = np.flip(z, a)
+        out = np.cumprod(z, axis=a)
+        if exclusive:  # shift by one along the axis, starting from 1
+            out = np.concatenate([np.ones_like(np.take(out, [0], a)),
+                                  np.take(out, np.arange(out.shape[a] - 1), a)], axis=a) \
+                if out.shape[a] else out
+        return np.ascontiguousarray(np.flip(out, a) if reverse else out)
+
+    return plan
+
+
 def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     """The plan of cumsum/cumprod for arrays described like *x*."""
+    if _complex.is_complex(x.dtype) or _complex.is_complex(dtype):
+        return _complex_scan_plan(op, x, axis, dtype, exclusive, reverse)
     x, axis, shape, flatten = _prepare(op, x, axis)
     res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, op)
     if x.size == 0:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _alloc, _dtypes
+from . import _alloc, _complex, _dtypes
 from ._dispatch import dispatched
 from ._jit import run
 from ._layout import strided_base
@@ -239,6 +239,12 @@ def _flag_key(flag):
 def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
     """The plan of unfold for arrays described like *x*."""
     x = _dtypes.as_array(x)
+    if _complex.is_complex(x.dtype):  # a move of elements: the two parts (see _complex)
+        _complex.check(x.dtype, op)
+        unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
+        return lambda x: _complex.componentwise(
+            lambda part: _unfold(op, part, kernel_size, dilation, padding, stride,
+                                 channels_last), x)
     _dtypes.check_dtype(x.dtype, op)
     geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
     d = geo.d
@@ -277,6 +283,11 @@ def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
 def _fold_plan(cols, output_size, kernel_size, dilation, padding, stride, channels_last):
     """The plan of fold for arrays described like *cols*."""
     cols = _dtypes.as_array(cols)
+    if _complex.is_complex(cols.dtype):  # sums of moved elements: the two parts
+        _complex.check(cols.dtype, "fold")
+        return lambda cols: _complex.componentwise(
+            lambda part: fold(part, output_size, kernel_size, dilation=dilation, padding=padding,
+                              stride=stride, channels_last=channels_last), cols)
     _dtypes.check_dtype(cols.dtype, "fold")
     geo = _geometry("fold", kernel_size, dilation, padding, stride)
     d = geo.d

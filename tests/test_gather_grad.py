@@ -345,7 +345,7 @@ def test_errors():
         (IndexError, "take", (np.ones((3, 1, 2)), np.array([[0, -5]]), x_shape, 1)),
         (IndexError, "take", (np.ones((3, 1, 2)), np.array([[0, 1]]), (3, 0), 1, "wrap")),
         (AxisError, "take", (np.ones((3, 1, 2)), idx, x_shape, 2)),
-        (TypeError, "take", (np.ones((1, 2), complex), idx, x_shape)),
+        (TypeError, "take", (np.ones((1, 2), "U1"), idx, x_shape)),
         (ValueError, "take_along_axis", (np.ones((1, 3)), idx, x_shape, 1)),
         (ValueError, "take_along_axis", (np.ones((1, 2)), idx[0], x_shape, 1)),   # rank
         (ValueError, "take_along_axis", (np.ones((5, 2)), np.zeros((5, 2), int), x_shape, 1)),

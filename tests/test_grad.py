@@ -111,7 +111,7 @@ def test_bad_axis(op):
                 _call(module, op, np.ones(3), x, axis, False)
 
 
-@pytest.mark.parametrize("op", VALUE_OPS)
+@pytest.mark.parametrize("op", ["max", "min"])  # grad.prod of complex: test_complex.py
 def test_complex_is_type_error(op):
     x = np.ones((2, 3), dtype=np.complex128)
     with pytest.raises(TypeError, match=op):

@@ -175,7 +175,7 @@ def test_int_wraps_in_requested_dtype(op):
 
 
 @pytest.mark.parametrize("op", VALUE_OPS)
-@pytest.mark.parametrize("dtype", [np.complex64, "not a dtype", np.dtype("U3")])
+@pytest.mark.parametrize("dtype", ["not a dtype", np.dtype("U3")])
 def test_bad_dtype_argument(op, dtype):
     x = np.arange(6.0).reshape(2, 3)
     with pytest.raises(TypeError):
@@ -186,7 +186,7 @@ def test_bad_dtype_argument(op, dtype):
 
 # ------------------------------------------------------------ errors, all operators
 
-@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("op", EXTREME_OPS + ARG_OPS)  # complex numbers have no order
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex_is_type_error_naming_op(op, dtype):
     x = np.ones((2, 3), dtype=dtype)

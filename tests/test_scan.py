@@ -201,8 +201,7 @@ def test_dtype_argument(op, x):
 
 
 @pytest.mark.parametrize("op", SUM_OPS)
-@pytest.mark.parametrize("dtype", [np.complex64, "not a dtype", np.dtype("U3"), object,
-                                   "datetime64[D]"])
+@pytest.mark.parametrize("dtype", ["not a dtype", np.dtype("U3"), object, "datetime64[D]"])
 def test_bad_dtype_argument(op, dtype):
     x = np.arange(6.0).reshape(2, 3)
     with pytest.raises(TypeError):
@@ -257,6 +256,9 @@ def test_exclusive_and_reverse_are_onnx_cumsum():
                                np.array([1, 2], dtype="datetime64[D]")],
                          ids=["complex64", "complex128", "object", "str", "datetime64"])
 def test_unsupported_dtype_is_type_error_naming_op(op, x):
+    if x.dtype.kind == "c" and op in SUM_OPS:  # complex sums and products are in the contract
+        assert axisops.cumsum(x).dtype == x.dtype
+        return
     for axis in (None, -1):
         with pytest.raises(TypeError, match=op):
             getattr(ref, op)(x, axis)

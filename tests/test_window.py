@@ -295,7 +295,7 @@ ERRORS = [
     ("unfold", (_x(1, 2, 3, 4, 5), (2, 2)), {}, ValueError, r"dim|\(N"),
     ("unfold", (_x(4), (2,)), {}, ValueError, r"dim|\(N"),
     ("unfold", (_x(2, 3, 4), (2,)), {"channels_last": True}, None, None),   # fine: (N, S, C)
-    ("unfold", (np.zeros((1, 3, 3), np.complex64), 2), {}, TypeError, r"complex"),
+    ("unfold", (np.zeros((1, 3, 3), np.clongdouble), 2), {}, TypeError, r"complex"),
     # kernel_size
     ("unfold", (_x(1, 4, 4), 0), {}, ValueError, r"kernel_size"),
     ("unfold", (_x(1, 4, 4), ()), {}, ValueError, r"kernel_size"),
@@ -350,7 +350,7 @@ ERRORS = [
     ("fold", (_x(1, 4, 1), (2, 2), 3), {}, ValueError, r"(?s)(?=.*\b2\b)(?=.*\b3\b)"),
     ("fold", (_x(1, 6, 1), (2, 2), (2, 3)), {"padding": ((0, 0), (0, 0))}, ValueError,
      r"(?s)(?=.*\b2\b)(?=.*\b3\b)"),
-    ("fold", (np.zeros((1, 12, 9), np.complex128), (4, 5), (2, 3)), {}, TypeError, r"complex"),
+    ("fold", (np.zeros((1, 12, 9), np.clongdouble), (4, 5), (2, 3)), {}, TypeError, r"complex"),
 ]
 
 

@@ -23,10 +23,15 @@ SUPPORTED_DTYPES = tuple(np.dtype(t) for t in (
 
 # --------------------------------------------------------------------------- helpers
 
-def _as_input(x, op):
-    """``np.asarray(x)``; ``TypeError`` naming *op* for a dtype outside the contract."""
+#: complex64 and complex128: for sums, products, their scans, moves and windows.
+COMPLEX_DTYPES = (np.dtype(np.complex64), np.dtype(np.complex128))
+
+
+def _as_input(x, op, complex_ok=False):
+    """``np.asarray(x)``; ``TypeError`` naming *op* for a dtype outside the contract
+    (complex is in it where *complex_ok*)."""
     x = np.asarray(x)
-    if x.dtype not in SUPPORTED_DTYPES:
+    if x.dtype not in SUPPORTED_DTYPES and not (complex_ok and x.dtype in COMPLEX_DTYPES):
         raise TypeError(f"{op}: unsupported dtype {x.dtype}")
     return x
 
@@ -79,8 +84,10 @@ def _unblocks(b, shape, axes):
 def _result_dtype(probe_func, x_dtype, dtype, op):
     if dtype is not None:
         dtype = np.dtype(dtype)
-        if dtype not in SUPPORTED_DTYPES:
+        if dtype not in SUPPORTED_DTYPES + COMPLEX_DTYPES:
             raise TypeError(f"{op}: unsupported dtype {dtype}")
+    if np.dtype(x_dtype).kind == "c" and dtype is not None and dtype.kind != "c":
+        raise TypeError(f"{op}: dtype={dtype} would discard the imaginary part")
     return probe_func(np.zeros(1, x_dtype), dtype=dtype).dtype
 
 

@@ -156,7 +156,7 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     IndexError: take: index 2 at position (1,) of indices is out of range [-2, 2)
     """
     op = "take"
-    x = _as_input(x, op)
+    x = _as_input(x, op, complex_ok=True)
     indices = _as_indices(indices, op)
     axis = _gather_axis(axis, x.ndim, op)
     mode = _mode(mode, op)
@@ -237,7 +237,7 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
            [20, 22]])
     """
     op = "take_along_axis"
-    x = _as_input(x, op)
+    x = _as_input(x, op, complex_ok=True)
     indices = _as_indices(indices, op)
     x_shape, ax = _along_args(x.shape, indices, axis, op)
     mode = _mode(mode, op)
@@ -303,7 +303,7 @@ def gather_nd(x, indices, *, batch_dims=0):
     IndexError: gather_nd: index 3 at position (0, 1) of indices is out of range [-3, 3)
     """
     op = "gather_nd"
-    x = _as_input(x, op)
+    x = _as_input(x, op, complex_ok=True)
     indices = _as_indices(indices, op)
     b, q = _nd_args(x.shape, indices, batch_dims, op)
     out = np.empty(indices.shape[:-1] + x.shape[b + q:], x.dtype)
@@ -404,7 +404,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     array([nan,  1.])
     """
     op = "scatter"
-    x = _as_input(x, op)
+    x = _as_input(x, op, complex_ok=reduce not in ("max", "min"))
     indices = _as_indices(indices, op)
     updates = _as_updates(updates, x.dtype, op)
     axis, used = _scatter_args(x.shape, indices, updates, axis, reduce, x.dtype, op)

@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from ._common import _as_input, _axes, _blocks, _out_shape, _unblocks
+from ._common import COMPLEX_DTYPES, _as_input, _axes, _blocks, _out_shape, _unblocks
 from .gather import (
     _along_args,
     _along_positions,
@@ -297,9 +297,9 @@ class grad:
         ``ValueError``.
         """
         g = np.asarray(g)
-        if g.dtype.kind not in "biuf":
+        if g.dtype.kind not in "biufc" or (g.dtype.kind == "c" and g.dtype not in COMPLEX_DTYPES):
             raise TypeError(f"{op}: unsupported dtype {g.dtype} for g")
-        if g.dtype.kind != "f":
+        if g.dtype.kind not in "fc":
             g = g.astype(np.float64)
         if g.shape != tuple(want):
             raise ValueError(f"{op}: g has shape {g.shape}, expected {tuple(want)}")
@@ -480,9 +480,9 @@ class grad:
     def _window_g(g, op):
         """*g* as a float array (integer and bool ``g`` become float64; else ``TypeError``)."""
         g = np.asarray(g)
-        if g.dtype.kind not in "biuf":
+        if g.dtype.kind not in "biufc" or (g.dtype.kind == "c" and g.dtype not in COMPLEX_DTYPES):
             raise TypeError(f"{op}: unsupported dtype {g.dtype} for g")
-        return g if g.dtype.kind == "f" else g.astype(np.float64)
+        return g if g.dtype.kind in "fc" else g.astype(np.float64)
 
     @staticmethod
     def unfold(g, x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_last=False):

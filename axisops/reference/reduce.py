@@ -18,7 +18,7 @@ def sum(x, axis=None, *, keepdims=False, dtype=None):
     >>> sum(np.full(3, 100, np.uint8), dtype=np.uint8)
     np.uint8(44)
     """
-    x = _as_input(x, "sum")
+    x = _as_input(x, "sum", complex_ok=True)
     return _accumulated(np.sum, x, _axes(axis, x.ndim, "sum"), keepdims, dtype, "sum")
 
 
@@ -28,7 +28,7 @@ def prod(x, axis=None, *, keepdims=False, dtype=None):
     >>> prod([[1, 2], [3, 4]], axis=0)
     array([3, 8])
     """
-    x = _as_input(x, "prod")
+    x = _as_input(x, "prod", complex_ok=True)
     return _accumulated(np.prod, x, _axes(axis, x.ndim, "prod"), keepdims, dtype, "prod")
 
 
@@ -38,7 +38,7 @@ def mean(x, axis=None, *, keepdims=False, dtype=None):
     >>> mean([[1, 2], [3, 4]], axis=1)
     array([1.5, 3.5])
     """
-    x = _as_input(x, "mean")
+    x = _as_input(x, "mean", complex_ok=True)
     return _accumulated(np.mean, x, _axes(axis, x.ndim, "mean"), keepdims, dtype, "mean")
 
 

@@ -95,7 +95,7 @@ def _accumulate(op, x, axis, dtype, exclusive, reverse):
     """cumsum/cumprod: NumPy's result dtype, 64-bit integer and float32 (for float16)
     accumulators, each output cast to the result dtype once."""
     probe = {"cumsum": np.cumsum, "cumprod": np.cumprod}[op]
-    x = _as_input(x, op)
+    x = _as_input(x, op, complex_ok=True)
     axis = _scan_axis(axis, x.ndim, op)
     res = _result_dtype(probe, x.dtype, dtype, op)
     if res.kind == "b":

@@ -146,7 +146,7 @@ def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=Fal
 
 
 def _unfold(x, kernel_size, dilation, padding, stride, channels_last, op):
-    x = _as_input(x, op)
+    x = _as_input(x, op, complex_ok=True)
     kernel, dilation, pads, stride = _window_args(kernel_size, dilation, padding, stride, op)
     d = len(kernel)
     if x.ndim not in (d + 1, d + 2):
@@ -193,7 +193,7 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1,
     ValueError: fold: cols must have shape (N, C*2, 2) or (C*2, 2), got (2, 4)
     """
     op = "fold"
-    cols = _as_input(cols, op)
+    cols = _as_input(cols, op, complex_ok=True)
     kernel, dilation, pads, stride = _window_args(kernel_size, dilation, padding, stride, op)
     d = len(kernel)
     size = _per_dim(output_size, d, "output_size", 0, op)
