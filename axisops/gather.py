@@ -35,6 +35,11 @@ Decisions the contract leaves open, written down here:
   ``x``'s dtype (integers wrap; float16 accumulates in float32, rounded once);
   ``"max"``/``"min"`` propagate NaN and keep the earlier value on ties. For bool,
   add is or, mul is and. So float32 ``"add"`` equals ``np.add.at`` bit for bit.
+* Complex ``x`` (complex64, complex128): every gather, and ``scatter`` with
+  ``None``/``"add"``, run the real kernels on the real and imaginary parts (the
+  same bits as moving or adding complex numbers); ``fill_value`` may be complex.
+  ``scatter`` with ``"mul"`` applies the updates in the same order with NumPy's
+  ``multiply.at`` (single-threaded); ``"max"``/``"min"`` refuse complex numbers.
 """
 from __future__ import annotations
 
@@ -89,7 +94,7 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     indices : array_like of int
         Any integer dtype and shape; negative indices count from the end.
     axis : int or None, optional
@@ -115,9 +120,9 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
     Raises
     ------
     TypeError
-        If ``x`` is not of a bool, integer or float dtype (complex, object,
-        strings, ...), ``indices`` are not integers (float or bool), or ``axis``
-        is not a single int or None.
+        If ``x`` is not of a bool, integer, float or complex64/complex128 dtype (object,
+        strings, ...), ``indices`` are not integers (float or bool), or ``axis`` is not
+        a single int or None.
     numpy.exceptions.AxisError
         If ``axis`` is out of range for ``x.ndim``.
     ValueError
@@ -174,7 +179,7 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     indices : array_like of int
         Any integer dtype; negative indices count from the end. ``indices`` has
         ``x.ndim`` dimensions. Along ``axis`` it may have any length. Every other
@@ -200,9 +205,9 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, axis: int | None, *,
     Raises
     ------
     TypeError
-        If ``x`` is not of a bool, integer or float dtype (complex, object,
-        strings, ...), ``indices`` are not integers (float or bool), or ``axis``
-        is not a single int or None.
+        If ``x`` is not of a bool, integer, float or complex64/complex128 dtype (object,
+        strings, ...), ``indices`` are not integers (float or bool), or ``axis`` is not
+        a single int or None.
     numpy.exceptions.AxisError
         If ``axis`` is out of range for ``x.ndim``.
     ValueError
@@ -257,7 +262,7 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     indices : array_like of int
         Any integer dtype, at least 1-D; the last dimension, of length ``q`` with
         ``1 <= q <= x.ndim - batch_dims`` (as ONNX), holds the index tuples.
@@ -273,9 +278,9 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
     Raises
     ------
     TypeError
-        If ``x`` is not of a bool, integer or float dtype (complex, object,
-        strings, ...), ``indices`` are not integers (float or bool), or
-        ``batch_dims`` is not an int (a bool included).
+        If ``x`` is not of a bool, integer, float or complex64/complex128 dtype (object,
+        strings, ...), ``indices`` are not integers (float or bool), or ``batch_dims``
+        is not an int (a bool included).
     ValueError
         If ``indices`` is 0-d, ``batch_dims`` is out of its range, the batch
         dimensions of ``x`` and ``indices`` differ, or ``q`` is out of its range.
@@ -327,7 +332,7 @@ def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides; never modified.
+        Input of a bool, integer, float or complex dtype, any strides; never modified.
     indices : array_like of int
         ``x.ndim`` dimensions, each no larger than ``x``'s except along ``axis``;
         values in ``[-n, n)``, ``n = x.shape[axis]`` (``IndexError`` otherwise).
@@ -353,11 +358,11 @@ def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
     Raises
     ------
     TypeError
-        If ``x`` is not of a bool, integer or float dtype (complex, object,
-        strings, ...), ``indices`` are not integers (float or bool), ``axis`` is
-        not an int (None and bools included), or ``updates`` cannot be cast to
-        ``x``'s dtype with ``casting="same_kind"`` (floats into an integer ``x``,
-        say).
+        If ``x`` is not of a bool, integer, float or complex64/complex128 dtype (object,
+        strings, ...; complex with ``reduce`` max or min: complex numbers have no
+        order), ``indices`` are not integers (float or bool), ``axis`` is not an int
+        (None and bools included), or ``updates`` cannot be cast to ``x``'s dtype with
+        ``casting="same_kind"`` (floats into an integer ``x``, say).
     numpy.exceptions.AxisError
         If ``axis`` is out of range for ``x.ndim``.
     ValueError

@@ -5,6 +5,14 @@ input (no copy), runs one kernel from ``axisops.kernels.reduce`` and shapes the
 result. Results follow NumPy: same values (float sums to within their rounding
 error, which is at most NumPy's: see ``kernels.reduce``; float products bit for
 bit, in index order), same dtypes, and a NumPy scalar where NumPy returns one.
+
+Complex numbers (complex64, complex128; see ``axisops._complex``): ``sum`` and
+``mean`` run the real kernels on the real and imaginary parts, so they are as
+accurate as float sums; ``prod`` is NumPy's own complex product (a complex product
+is not componentwise), single-threaded, with NumPy's bits. Decision: a real
+``dtype=`` for a complex input is a ``TypeError`` (NumPy warns and drops the
+imaginary part). ``max``, ``min``, ``argmax`` and ``argmin`` refuse complex numbers
+(``TypeError``), as PyTorch does: they have no order.
 """
 from __future__ import annotations
 
@@ -54,7 +62,7 @@ def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     axis : int, tuple of ints or None, optional
         Axes to sum over; negative ones count from the end. ``None`` (the
         default) sums every axis, ``()`` none.
@@ -74,8 +82,9 @@ def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     Raises
     ------
     TypeError
-        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
-        object, strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+        If ``x`` or ``dtype`` is not of a bool, integer, float or complex64/complex128
+        dtype (object, strings, ...), a real ``dtype`` for a complex ``x`` (it would
+        drop the imaginary part), or ``axis`` is not an int, a tuple of ints or None.
     numpy.exceptions.AxisError
         If an axis is out of range for ``x.ndim``.
     ValueError
@@ -113,7 +122,7 @@ def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     axis : int, tuple of ints or None, optional
         Axes to multiply over; negative ones count from the end. ``None`` (the
         default) multiplies over every axis, ``()`` over none.
@@ -134,8 +143,9 @@ def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     Raises
     ------
     TypeError
-        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
-        object, strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+        If ``x`` or ``dtype`` is not of a bool, integer, float or complex64/complex128
+        dtype (object, strings, ...), a real ``dtype`` for a complex ``x`` (it would
+        drop the imaginary part), or ``axis`` is not an int, a tuple of ints or None.
     numpy.exceptions.AxisError
         If an axis is out of range for ``x.ndim``.
     ValueError
@@ -169,7 +179,7 @@ def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     axis : int, tuple of ints or None, optional
         Axes to average over; negative ones count from the end. ``None`` (the
         default) averages over every axis, ``()`` over none.
@@ -189,8 +199,9 @@ def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     Raises
     ------
     TypeError
-        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
-        object, strings, ...), or ``axis`` is not an int, a tuple of ints or None.
+        If ``x`` or ``dtype`` is not of a bool, integer, float or complex64/complex128
+        dtype (object, strings, ...), a real ``dtype`` for a complex ``x`` (it would
+        drop the imaginary part), or ``axis`` is not an int, a tuple of ints or None.
     numpy.exceptions.AxisError
         If an axis is out of range for ``x.ndim``.
     ValueError

@@ -16,6 +16,10 @@ Decisions the contract leaves open, written down here:
 * Results are always arrays, never NumPy scalars.
 * ``exclusive`` on a 0-d input gives the identity (0 or 1), as a one-element
   ONNX CumSum does.
+* Complex numbers: ``cumsum`` scans the real and imaginary parts with the real
+  kernels; ``cumprod`` is NumPy's complex product in index order (single-threaded);
+  a real ``dtype=`` for a complex input is a ``TypeError``. ``cummax``, ``cummin``
+  and ``logcumsumexp`` refuse complex numbers (``TypeError``), as PyTorch does.
 """
 from __future__ import annotations
 
@@ -94,7 +98,7 @@ def cumsum(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = N
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     axis : int or None, optional
         The axis to scan; negative values count from the end. Default None: scan
         the flattened array.
@@ -120,9 +124,10 @@ def cumsum(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = N
     Raises
     ------
     TypeError
-        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
-        object, strings, ...), or ``axis`` is not a single int or None (a tuple
-        or list of axes included).
+        If ``x`` or ``dtype`` is not of a bool, integer, float or complex64/complex128
+        dtype (object, strings, ...), a real ``dtype`` for a complex ``x`` (it would
+        drop the imaginary part), or ``axis`` is not a single int or None (a tuple or
+        list of axes included).
     numpy.exceptions.AxisError
         If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
 
@@ -160,7 +165,7 @@ def cumprod(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = 
     Parameters
     ----------
     x : array_like
-        Input of a bool, integer or float dtype, any strides.
+        Input of a bool, integer, float or complex dtype, any strides.
     axis : int or None, optional
         The axis to scan; negative values count from the end. Default None: scan
         the flattened array.
@@ -184,9 +189,10 @@ def cumprod(x: ArrayLike, axis: int | None = None, *, dtype: DTypeLike | None = 
     Raises
     ------
     TypeError
-        If ``x`` or ``dtype`` is not of a bool, integer or float dtype (complex,
-        object, strings, ...), or ``axis`` is not a single int or None (a tuple
-        or list of axes included).
+        If ``x`` or ``dtype`` is not of a bool, integer, float or complex64/complex128
+        dtype (object, strings, ...), a real ``dtype`` for a complex ``x`` (it would
+        drop the imaginary part), or ``axis`` is not a single int or None (a tuple or
+        list of axes included).
     numpy.exceptions.AxisError
         If ``axis`` is out of range for ``x.ndim`` (any int axis for a 0-d ``x``).
 

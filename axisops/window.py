@@ -86,9 +86,9 @@ def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Size
     Raises
     ------
     TypeError
-        If ``x`` is not of a bool, integer or float dtype (complex, object,
-        strings, ...), or ``kernel_size`` is not an int or a tuple of ints (a
-        float or bool included).
+        If ``x`` is not of a bool, integer, float or complex64/complex128 dtype (object,
+        strings, ...), or ``kernel_size`` is not an int or a tuple of ints (a float or
+        bool included).
     ValueError
         If ``kernel_size`` has other than 1, 2 or 3 entries or one below 1;
         ``dilation``, ``stride`` or ``padding`` is not of the forms above or has
@@ -174,8 +174,8 @@ def fold(cols: ArrayLike, output_size: Size, kernel_size: Size, *, dilation: Siz
     Raises
     ------
     TypeError
-        If ``cols`` is not of a bool, integer or float dtype (complex, object,
-        strings, ...), or ``kernel_size`` is not an int or a tuple of ints (a
+        If ``cols`` is not of a bool, integer, float or complex64/complex128 dtype
+        (object, strings, ...), or ``kernel_size`` is not an int or a tuple of ints (a
         float or bool included).
     ValueError
         If ``kernel_size`` has other than 1, 2 or 3 entries or one below 1;
