@@ -138,6 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "up to 1M, float32, two layouts: about a minute). --repeat and "
                             "--min-time set its samples per point; --markdown FILE puts its "
                             "section into FILE (see axisops/bench/sweep.py)")
+    bench.add_argument("--torch", action="store_true",
+                       help="instead, axisops on PyTorch tensors against PyTorch's own operators: "
+                            "forward and forward+backward (cummax, take_along_axis, scatter add, "
+                            "unfold, fold, a convolution), and the per-call overhead of the "
+                            "tensor path on small tensors (needs torch; see "
+                            "axisops/bench/tensors.py)")
     # For tests and experiments: any 3-D shape (hidden from --help).
     bench.add_argument("--shape", type=_shape, help=argparse.SUPPRESS)
     bench.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -183,6 +189,8 @@ def main(argv=None) -> int:
 
 
 def _bench(args, parser, argv) -> int:
+    if args.torch:
+        return _bench_torch(args, parser, argv)
     if args.sweep:
         from axisops.bench import sweep
 
@@ -229,6 +237,22 @@ def _bench(args, parser, argv) -> int:
         print(f"wrote {args.plot}")
     failed = [r for r in data["results"] if "error" in r or r.get("check") == "MISMATCH"]
     return 1 if failed else 0
+
+
+def _bench_torch(args, parser, argv) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        parser.exit(1, "axisops bench --torch: needs torch (pip install torch)\n")
+    from axisops.bench import tensors
+
+    data = tensors.run(quick=args.quick, repeat=args.repeat, min_time=args.min_time,
+                       progress=sys.stderr)
+    print(tensors.format_tables(data), flush=True)
+    if args.markdown:
+        tensors.write_markdown(data, args.markdown, "axisops " + " ".join(argv))
+        print(f"wrote {args.markdown}")
+    return 0
 
 
 # --------------------------------------------------------------------------

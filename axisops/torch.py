@@ -132,12 +132,12 @@ _SPECS: dict[str, _Spec] = {
 }
 
 
-def _param_names(spec: _Spec) -> list[str]:
-    return [p.split()[-1] for p in spec.params.split(", ")]
-
-
 def _param_types(spec: _Spec) -> dict[str, str]:
     return {p.split()[-1]: p.split()[0] for p in spec.params.split(", ")}
+
+
+#: Each operator's schema parameters, name -> type, in order.
+_TYPES = {name: _param_types(spec) for name, spec in _SPECS.items()}
 
 
 # ------------------------------------------------- tensors <-> NumPy, in the operator
@@ -174,7 +174,7 @@ def _numpy_call(name: str, args: tuple, array: Callable[[torch.Tensor], np.ndarr
     turned into an array by *array*."""
     spec = _SPECS[name]
     kwargs: dict[str, Any] = {}
-    for (n, kind), value in zip(_param_types(spec).items(), args):
+    for (n, kind), value in zip(_TYPES[name].items(), args):
         if value is None:
             kwargs[n] = None
         elif kind == "Tensor":
@@ -206,16 +206,26 @@ def _run(name: str, *args):
     inputs: list[np.ndarray] = []
 
     def view(t: torch.Tensor) -> np.ndarray:
-        inputs.append(t.resolve_conj().resolve_neg().numpy())
+        inputs.append(_array(t))
         return inputs[-1]
 
-    def tensor(value: Any) -> torch.Tensor:
-        array = np.asarray(value)
-        if any(np.may_share_memory(array, a) for a in inputs):
-            array = array.copy()
-        return torch.from_numpy(array)
+    return _results(name, _numpy_call(name, args, view), lambda r: _tensor_of(r, inputs))
 
-    return _results(name, _numpy_call(name, args, view), tensor)
+
+def _array(t: torch.Tensor) -> np.ndarray:
+    """A CPU tensor's memory as an array (conjugate and negative views resolved)."""
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
+    return t.numpy()
+
+
+def _tensor_of(value: Any, inputs: list[np.ndarray]) -> torch.Tensor:
+    """A NumPy result as a tensor without a copy, unless it may share memory with an
+    input (a registered operator's results never alias its inputs)."""
+    array = np.asarray(value)
+    if any(np.may_share_memory(array, a) for a in inputs):
+        array = array.copy()
+    return torch.from_numpy(array)
 
 
 def _fake(name: str, *args):
@@ -263,8 +273,7 @@ def _setup_context(ctx, inputs, output) -> None:
 
 def _grads(name: str, ctx, *grads):
     """The gradient of every input of operator *name* (None for non-tensors)."""
-    spec = _SPECS[name]
-    args = dict(zip(_param_names(spec), ctx.inputs))
+    args = dict(zip(_TYPES[name], ctx.inputs))
     out = {n: None for n in args}
     if name in ("sum", "mean"):
         out["x"] = _op(f"grad_{name}")(grads[0], list(args["x"].shape), args["axis"],
@@ -352,20 +361,32 @@ _SIGNATURES = {func: inspect.signature(func) for func in _NAMES}
 
 
 def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """``func(*args, **kwargs)`` with tensors: the registered operator of *func*."""
+    """``func(*args, **kwargs)`` with tensors: the registered operator of *func*.
+
+    Where neither autograd nor a compiler needs to see the call (no input requires
+    grad, or grad mode is off; not tracing; plain tensors), the operator's
+    implementation runs directly on the user's arguments: the same NumPy path and
+    the same results, without the dispatcher's ~8 us and the argument
+    normalisation's ~6 us on every call.
+    """
     func = _dispatch.numpy_function(func)
     name = _NAMES[func]
-    spec = _SPECS[name]
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+    for t in tensors:
+        if t.device.type != "cpu":
+            raise TypeError(f"{name}: tensors on {t.device.type} are not supported yet "
+                            "(only CPU tensors)")
+        if t.dtype not in _NUMPY_OF:
+            raise TypeError(f"{name.replace('grad_', 'grad.')}: unsupported dtype {t.dtype}")
+    if (all(type(t) is torch.Tensor for t in tensors) and not torch.compiler.is_compiling()
+            and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))):
+        return _eager(func, args, kwargs)
     bound = _SIGNATURES[func].bind(*args, **kwargs)
     bound.apply_defaults()
     given = dict(bound.arguments)
-    types = _param_types(spec)
+    types = _TYPES[name]
     first = next(iter(types))
-    like = given[first] if isinstance(given[first], torch.Tensor) else \
-        next(v for v in given.values() if isinstance(v, torch.Tensor))
-    if like.device.type != "cpu":
-        raise TypeError(f"{name}: tensors on {like.device.type} are not supported yet "
-                        "(only CPU tensors)")
+    like = given[first] if isinstance(given[first], torch.Tensor) else tensors[0]
     op_args = _normalise(name, given, types, like)
     result = _op(name)(*op_args)
     if name in ("cummax", "cummin"):
@@ -373,6 +394,28 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     if name == "unravel":
         return tuple(result)
     return result
+
+
+def _eager(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """The NumPy path on the arguments, tensors viewed as arrays and ``torch.dtype``
+    arguments as NumPy dtypes; every array of the result as a tensor."""
+    inputs: list[np.ndarray] = []
+
+    def array(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            inputs.append(_array(value))
+            return inputs[-1]
+        if isinstance(value, torch.dtype):
+            return _numpy_dtype(value)
+        return value
+
+    result = func(*map(array, args), **{k: array(v) for k, v in kwargs.items()})
+    if isinstance(result, _scan.ValuesIndices):
+        values, indices = (_tensor_of(r, inputs) for r in result)
+        return _scan.ValuesIndices(values, indices)  # type: ignore[arg-type]
+    if isinstance(result, tuple):
+        return tuple(_tensor_of(r, inputs) for r in result)
+    return _tensor_of(result, inputs)
 
 
 def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor) -> list:

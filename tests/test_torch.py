@@ -340,3 +340,20 @@ def test_numpy_path_is_untouched():
     assert type(axisops.sum(x, axis=1)) is np.ndarray
     assert numpy_function(axisops.sum) is not axisops.sum
     assert axisops.sum.__wrapped__ is numpy_function(axisops.sum)
+
+
+def test_tensor_bench_reports_both_tables(monkeypatch, tmp_path):
+    from axisops.bench import tensors
+
+    monkeypatch.setattr(tensors, "QUICK", {"array": (4, 8, 16), "image": (1, 2, 6, 6)})
+    data = tensors.run(quick=True, repeat=1, min_time=0)
+    names = {r["workload"] for r in data["rows"]}
+    assert {"cummax axis=1", "take_along_axis axis=1", "scatter add axis=1", "unfold 3x3",
+            "fold 3x3", "conv 3x3 (unfold + matmul)"} == names
+    assert {r["mode"] for r in data["rows"]} == {"forward", "forward+backward"}
+    assert all(r["axisops_ms"] > 0 and r["torch_ms"] > 0 for r in data["rows"])
+    assert [r["call"] for r in data["overhead"]][0] == "sum axis=1, requires grad"
+    path = tmp_path / "torch.md"
+    tensors.write_markdown(data, str(path), "axisops bench --torch --quick")
+    text = path.read_text()
+    assert "| cummax axis=1 | forward+backward |" in text and "overhead us" in text
