@@ -264,16 +264,34 @@ def _op(name: str):
 
 # ------------------------------------------------------------------------ autograd
 
+_SAVED = object()  # marks a tensor argument kept by save_for_backward
+
+
 def _setup_context(ctx, inputs, output) -> None:
-    """Keep the inputs and results for the backward (tensors are kept by
-    reference, as autograd keeps them; nothing is copied)."""
-    ctx.inputs = inputs
-    ctx.output = output
+    """Keep what the backward needs: the tensor inputs and cummax/cummin's indices
+    through ``save_for_backward`` (a result kept as a plain attribute would make a
+    reference cycle through its ``grad_fn``: freed only by the garbage collector,
+    so every call would write fresh memory, 25x slower for large results here), the
+    other arguments as they are."""
+    ctx.arguments = [_SAVED if isinstance(a, torch.Tensor) else a for a in inputs]
+    tensors = [a for a in inputs if isinstance(a, torch.Tensor)]
+    ctx.indices = isinstance(output, tuple) and len(output) == 2 and not output[1].is_floating_point() \
+        and not output[1].is_complex()
+    ctx.save_for_backward(*tensors, *([output[1]] if ctx.indices else []))
+
+
+def _saved(ctx) -> tuple[list, Any]:
+    """(the operator's arguments, the saved indices result or None)."""
+    saved = list(ctx.saved_tensors)
+    indices = saved.pop() if ctx.indices else None
+    saved.reverse()
+    return [saved.pop() if a is _SAVED else a for a in ctx.arguments], indices
 
 
 def _grads(name: str, ctx, *grads):
     """The gradient of every input of operator *name* (None for non-tensors)."""
-    args = dict(zip(_TYPES[name], ctx.inputs))
+    inputs, saved_indices = _saved(ctx)
+    args = dict(zip(_TYPES[name], inputs))
     out = {n: None for n in args}
     if name in ("sum", "mean"):
         out["x"] = _op(f"grad_{name}")(grads[0], list(args["x"].shape), args["axis"],
@@ -287,7 +305,7 @@ def _grads(name: str, ctx, *grads):
         out["x"] = _op("grad_cumprod")(grads[0], args["x"], args["axis"], args["exclusive"],
                                        args["reverse"])
     elif name in ("cummax", "cummin"):
-        out["x"] = _op(f"grad_{name}")(grads[0], ctx.output[1], list(args["x"].shape),
+        out["x"] = _op(f"grad_{name}")(grads[0], saved_indices, list(args["x"].shape),
                                        args["axis"])
     elif name == "logcumsumexp":
         out["x"] = _op("grad_logcumsumexp")(grads[0], args["x"], args["axis"])
