@@ -352,7 +352,7 @@ def test_tensor_bench_reports_both_tables(monkeypatch, tmp_path):
             "fold 3x3", "conv 3x3 (unfold + matmul)"} == names
     assert {r["mode"] for r in data["rows"]} == {"forward", "forward+backward"}
     assert all(r["axisops_ms"] > 0 and r["torch_ms"] > 0 for r in data["rows"])
-    assert [r["call"] for r in data["overhead"]][0] == "sum axis=1, requires grad"
+    assert data["overhead"][0]["call"] == "sum axis=1, requires grad"
     path = tmp_path / "torch.md"
     tensors.write_markdown(data, str(path), "axisops bench --torch --quick")
     text = path.read_text()
