@@ -12,6 +12,8 @@ was). Anything else is sorted here:
 * another object with ``__dlpack__`` (a JAX array, ...): read zero-copy with
   ``numpy.from_dlpack``, and each array of the result handed back through the
   ``from_dlpack`` of the input's own library (its Array API namespace's);
+* a ``dask.array.Array`` first: :mod:`axisops.dask`, which builds a lazy graph
+  (operators without a dask version yet take the NumPy path, which computes it);
 * anything else (lists, scalars, NumPy subclasses): the NumPy path, which calls
   ``numpy.asarray``.
 
@@ -80,6 +82,11 @@ def is_tensor(value: Any) -> bool:
 
 
 def _foreign(func, x, args, kwargs):
+    dask_array = sys.modules.get("dask.array")
+    if dask_array is not None and isinstance(x, dask_array.Array):
+        from . import dask as _dask
+
+        return _dask.call(func, args, kwargs)
     if "torch" in sys.modules and (any(map(is_tensor, args))
                                    or any(map(is_tensor, kwargs.values()))):
         from . import torch as _torch

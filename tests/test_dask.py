@@ -1,0 +1,156 @@
+"""Reductions, arg-reductions and scans on dask arrays: lazy, any chunking, the
+NumPy path's values (bit for bit where the contract promises bits), on the threaded
+scheduler and on a distributed cluster of worker processes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import axisops
+from axisops import _jit
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+CHUNKINGS = {
+    "even": (3, 4, 5),
+    "uneven": ((1, 4, 2), (2, 2, 5), (5,)),
+    "size one": (1, 1, 1),
+    "one chunk": (-1, -1, -1),
+}
+
+
+def _data(dtype=np.float64, nan=True):
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 3, (7, 9, 5)).astype(dtype)  # many ties, across chunk borders
+    if nan and np.dtype(dtype).kind == "f":
+        a[2, 3, 1] = a[3, 4, 1] = a[5, 0, 4] = np.nan  # NaNs on both sides of borders
+    return a
+
+
+def _same(got, want, exact):
+    got = np.asarray(got)
+    want = np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if exact:
+        assert np.array_equal(got, want, equal_nan=want.dtype.kind == "f")
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.fixture(autouse=True)
+def synchronous():
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
+@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("axis", [None, 0, 1, -1, (0, 2), (1, 2)])
+def test_reductions_match_the_numpy_path(chunks, axis):
+    a = _data()
+    x = da.from_array(a, chunks=CHUNKINGS[chunks])
+    for op in ("sum", "mean", "prod", "max", "min"):
+        got = getattr(axisops, op)(x, axis=axis)
+        assert isinstance(got, da.Array)
+        _same(got.compute(), getattr(axisops, op)(a, axis=axis), exact=op in ("max", "min"))
+    ints = _data(np.int32)
+    xi = da.from_array(ints, chunks=CHUNKINGS[chunks])
+    _same(axisops.sum(xi, axis=axis, keepdims=True).compute(),
+          axisops.sum(ints, axis=axis, keepdims=True), exact=True)
+
+
+@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), (0, 1, 2), (2, 1)])
+@pytest.mark.parametrize("select_last_index", [False, True])
+def test_arg_reductions_are_global_and_chunking_independent(chunks, axis, select_last_index):
+    for dtype in (np.float64, np.int16, np.float16):
+        a = _data(dtype)
+        x = da.from_array(a, chunks=CHUNKINGS[chunks])
+        for op in ("argmax", "argmin"):
+            got = getattr(axisops, op)(x, axis=axis, select_last_index=select_last_index)
+            want = getattr(axisops, op)(a, axis=axis, select_last_index=select_last_index)
+            _same(got.compute(), want, exact=True)
+
+
+def test_arg_reduction_tree_and_index_dtype():
+    a = _data()
+    x = da.from_array(a, chunks=1)  # 315 chunks: a deep tree
+    got = axisops.argmax(x, axis=(0, 1), keepdims=True, index_dtype=np.int32)
+    _same(got.compute(), axisops.argmax(a, axis=(0, 1), keepdims=True, index_dtype=np.int32),
+          exact=True)
+    picked = a.reshape(63, 5)[got.compute()[0, 0], np.arange(5)]  # the maximum, NaN first
+    _same(picked, axisops.max(a, axis=(0, 1)), exact=True)
+
+
+@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("axis", [None, 0, 1, 2])
+def test_scans_match_the_numpy_path(chunks, axis):
+    a = _data()
+    x = da.from_array(a, chunks=CHUNKINGS[chunks])
+    for op in ("cumsum", "cumprod"):
+        for exclusive in (False, True):
+            for reverse in (False, True):
+                got = getattr(axisops, op)(x, axis=axis, exclusive=exclusive, reverse=reverse)
+                want = getattr(axisops, op)(a, axis=axis, exclusive=exclusive, reverse=reverse)
+                assert got.shape == want.shape
+                _same(got.compute(), want, exact=False)
+    for op in ("cummax", "cummin"):
+        values, indices = getattr(axisops, op)(x, axis=axis)
+        want = getattr(axisops, op)(a, axis=axis)
+        _same(values.compute(), want.values, exact=True)
+        _same(indices.compute(), want.indices, exact=True)  # ties and NaN: PyTorch's rule
+    ints = _data(np.int8)
+    xi = da.from_array(ints, chunks=CHUNKINGS[chunks])
+    _same(axisops.cumsum(xi, axis=axis).compute(), axisops.cumsum(ints, axis=axis), exact=True)
+
+
+def test_building_a_graph_runs_no_kernel(monkeypatch):
+    x = da.from_array(_data(), chunks=3)
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a kernel ran while the graph was built")
+
+    monkeypatch.setattr(_jit, "run", forbidden)
+    graphs = [axisops.sum(x, axis=1), axisops.mean(x), axisops.argmax(x, axis=(0, 2)),
+              axisops.cumsum(x, axis=0, reverse=True), axisops.cummax(x, axis=1).indices,
+              axisops.max(x, axis=2)]
+    assert all(isinstance(g, da.Array) for g in graphs)
+
+
+def test_errors_are_raised_while_building():
+    x = da.from_array(_data(), chunks=3)
+    with pytest.raises(np.exceptions.AxisError):
+        axisops.sum(x, axis=3)
+    with pytest.raises(ValueError, match=r"repeated|duplicate"):
+        axisops.argmax(x, axis=(0, 0))
+    with pytest.raises(ValueError):
+        axisops.argmax(x[:0], axis=0)
+    with pytest.raises(ValueError):
+        axisops.max(x[:, :0], axis=1)
+    with pytest.raises(TypeError, match=r"argmax.*complex"):
+        axisops.argmax(x.astype(np.complex128))
+    with pytest.raises(OverflowError):
+        axisops.argmax(da.zeros(2**31 + 2, chunks=2**30, dtype=np.int8), index_dtype=np.int32)
+
+
+def test_complex_sums_and_scans():
+    z = _data() + 1j * _data()[::-1]
+    x = da.from_array(z, chunks=(3, 4, 2))
+    _same(axisops.sum(x, axis=(0, 2)).compute(), axisops.sum(z, axis=(0, 2)), exact=False)
+    _same(axisops.cumsum(x, axis=1).compute(), axisops.cumsum(z, axis=1), exact=False)
+
+
+def test_on_a_distributed_cluster_of_worker_processes():
+    distributed = pytest.importorskip("distributed")
+    a = _data()
+    x = da.from_array(a, chunks=(2, 3, 5))
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, memory_limit="1GiB") as cluster, \
+            distributed.Client(cluster) as client:
+        results = client.compute([axisops.argmax(x, axis=(0, 1)), axisops.sum(x, axis=2),
+                                  axisops.cummax(x, axis=0).indices,
+                                  axisops.cumsum(x, axis=1, exclusive=True)], sync=True)
+    _same(results[0], axisops.argmax(a, axis=(0, 1)), exact=True)
+    _same(results[1], axisops.sum(a, axis=2), exact=False)
+    _same(results[2], axisops.cummax(a, axis=0).indices, exact=True)
+    _same(results[3], axisops.cumsum(a, axis=1, exclusive=True), exact=False)
