@@ -154,3 +154,22 @@ def test_on_a_distributed_cluster_of_worker_processes():
     _same(results[1], axisops.sum(a, axis=2), exact=False)
     _same(results[2], axisops.cummax(a, axis=0).indices, exact=True)
     _same(results[3], axisops.cumsum(a, axis=1, exclusive=True), exact=False)
+
+
+@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("axis", [None, 0, 2])
+def test_logcumsumexp_and_unravel(chunks, axis):
+    a = np.random.default_rng(3).standard_normal((7, 9, 5))
+    a[2, 3, 1] = -np.inf
+    x = da.from_array(a, chunks=CHUNKINGS[chunks])
+    _same(axisops.logcumsumexp(x, axis=axis).compute(), axisops.logcumsumexp(a, axis=axis),
+          exact=False)
+    ints = da.from_array(_data(np.int8), chunks=CHUNKINGS[chunks])
+    _same(axisops.logcumsumexp(ints, axis=axis).compute(),
+          axisops.logcumsumexp(_data(np.int8), axis=axis), exact=False)
+    i = axisops.argmax(x, axis=(0, 2))
+    got = axisops.unravel(i, x.shape, (0, 2))
+    want = axisops.unravel(axisops.argmax(a, axis=(0, 2)), a.shape, (0, 2))
+    assert len(got) == 2 and all(isinstance(g, da.Array) for g in got)
+    for g, w in zip(got, want):
+        _same(g.compute(), w, exact=True)

@@ -35,7 +35,7 @@ from .. import reduce as _np_reduce
 from .._axes import normalize_axes, reduced_shape
 from .._dispatch import numpy_function
 
-__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin"]
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
 
 _SUM = numpy_function(_np_reduce.sum)
 _PROD = numpy_function(_np_reduce.prod)
@@ -43,6 +43,7 @@ _MAX = numpy_function(_np_reduce.max)
 _MIN = numpy_function(_np_reduce.min)
 _ARGMAX = numpy_function(_np_reduce.argmax)
 _ARGMIN = numpy_function(_np_reduce.argmin)
+_UNRAVEL = numpy_function(_np_reduce.unravel)
 
 
 def _da():
@@ -241,3 +242,18 @@ def _best(recs: np.ndarray, axis, keepdims: bool, greater: bool, last: bool) -> 
     if keepdims:
         winner = np.expand_dims(winner, axes)
     return winner
+
+
+def unravel(idx, shape, axis):
+    """Lazy :func:`axisops.unravel` of a dask index array: one dask array per reduced
+    axis, chunked as *idx* (an index out of range raises when computed)."""
+    shape = tuple(int(s) for s in shape)
+    axes = normalize_axes(axis, len(shape), "unravel")
+    if idx.dtype.kind not in "iu":
+        _UNRAVEL(np.zeros(0, idx.dtype), shape, axis)  # the NumPy path's TypeError
+    return tuple(idx.map_blocks(_one_axis_of, shape=shape, axes=axes, k=k, dtype=np.int64,
+                                meta=_meta(idx.ndim, np.int64)) for k in range(len(axes)))
+
+
+def _one_axis_of(block: np.ndarray, shape, axes, k: int) -> np.ndarray:
+    return np.asarray(_UNRAVEL(block, shape, axes)[k])

@@ -35,10 +35,11 @@ from .._axes import normalize_axis
 from .._dispatch import numpy_function
 from ..scan import ValuesIndices
 
-__all__ = ["cumsum", "cumprod", "cummax", "cummin"]
+__all__ = ["cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"]
 
 _CUMSUM = numpy_function(_np_scan.cumsum)
 _CUMPROD = numpy_function(_np_scan.cumprod)
+_LOGCUMSUMEXP = numpy_function(_np_scan.logcumsumexp)
 _CUMMAX = numpy_function(_np_scan.cummax)
 _CUMMIN = numpy_function(_np_scan.cummin)
 
@@ -77,6 +78,12 @@ def cumprod(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
     return _accumulate("cumprod", x, axis, dtype, exclusive, reverse)
 
 
+def logcumsumexp(x, axis=None):
+    """Lazy :func:`axisops.logcumsumexp` of a dask array (carries combined with
+    ``numpy.logaddexp``)."""
+    return _accumulate("logcumsumexp", x, axis, None, False, False)
+
+
 def _accumulate(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     da = _da()
     if x.ndim == 0:
@@ -85,10 +92,20 @@ def _accumulate(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     else:
         zero_d = False
     x, axis = _flat(x, axis, op)
-    res = _result_dtype(op, x.dtype, dtype)
-    scan = _CUMSUM if op == "cumsum" else _CUMPROD
-    combine = np.add if op == "cumsum" else np.multiply
-    identity = 0 if op == "cumsum" else 1
+    if op == "logcumsumexp":
+        _dtypes.check_dtype(x.dtype, op)
+        res = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
+        identity: float = -np.inf
+
+        def scan(block, axis, dtype=None, exclusive=False, reverse=False):
+            return _LOGCUMSUMEXP(block, axis)
+
+        combine = np.logaddexp
+    else:
+        res = _result_dtype(op, x.dtype, dtype)
+        scan = _CUMSUM if op == "cumsum" else _CUMPROD
+        combine = np.add if op == "cumsum" else np.multiply
+        identity = 0 if op == "cumsum" else 1
 
     def local(block):
         return scan(block, axis, dtype=res, exclusive=exclusive, reverse=reverse)
