@@ -33,7 +33,7 @@ def _same(got, want, exact):
     want = np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape
     if exact:
-        assert np.array_equal(got, want, equal_nan=want.dtype.kind == "f")
+        assert np.array_equal(got, want, equal_nan=want.dtype.kind in "fc")
     else:
         np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
 
@@ -173,3 +173,45 @@ def test_logcumsumexp_and_unravel(chunks, axis):
     assert len(got) == 2 and all(isinstance(g, da.Array) for g in got)
     for g, w in zip(got, want):
         _same(g.compute(), w, exact=True)
+
+
+@pytest.mark.parametrize("axis", [0, 1, 2])
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
+@pytest.mark.parametrize("index_chunks", [(2, 3, 2), (1, 1, 1), -1])
+def test_take_along_axis_with_chunked_indices(axis, mode, index_chunks):
+    rng = np.random.default_rng(axis)
+    a = _data()
+    x = da.from_array(a, chunks=CHUNKINGS["uneven"])
+    n = a.shape[axis]
+    shape = list(a.shape)
+    shape[axis] = 6
+    low, high = (-n, n) if mode == "raise" else (-2 * n, 2 * n)
+    idx = rng.integers(low, high, shape)
+    got = axisops.take_along_axis(x, da.from_array(idx, chunks=index_chunks), axis, mode=mode,
+                                  fill_value=-7.0)
+    want = axisops.take_along_axis(a, idx, axis, mode=mode, fill_value=-7.0)
+    assert isinstance(got, da.Array) and got.chunks[axis] == da.from_array(
+        idx, chunks=index_chunks).chunks[axis]
+    _same(got.compute(), want, exact=True)  # moves: bit for bit
+
+
+def test_take_broadcasting_leading_part_and_errors():
+    a = _data()
+    x = da.from_array(a, chunks=(3, 4, 2))
+    idx = np.random.default_rng(5).integers(0, 9, (4, 3, 1))  # leading part, broadcast
+    _same(axisops.take_along_axis(x, idx, 1).compute(), axisops.take_along_axis(a, idx, 1), True)
+    for axis in (None, 0, 2):
+        for mode in ("wrap", "clip", "fill"):
+            got = axisops.take(x, [[3, -1], [0, 40]], axis=axis, mode=mode, fill_value=2.5)
+            want = axisops.take(a, [[3, -1], [0, 40]], axis=axis, mode=mode, fill_value=2.5)
+            _same(got.compute(), want, exact=True)
+    bad = da.from_array(np.full((7, 2, 5), 9), chunks=2)
+    with pytest.raises(IndexError, match="index 9 is out of range"):
+        axisops.take_along_axis(x, bad, 1).compute()
+    with pytest.raises(TypeError, match="integer"):
+        axisops.take_along_axis(x, bad.astype(float), 1)
+    with pytest.raises(ValueError, match="mode"):
+        axisops.take(x, [0], axis=0, mode="nearest")
+    z = a + 1j
+    _same(axisops.take(da.from_array(z, chunks=3), [2, 0], axis=1).compute(),
+          axisops.take(z, [2, 0], axis=1), exact=True)

@@ -14,6 +14,8 @@ arrays; their chunks follow the input's where the shape allows.
 * Scans (:mod:`axisops.dask.scan`): each chunk is scanned by axisops, and a chain
   of small per-chunk summaries gives each chunk its carry; ``cummax``/``cummin``
   carry (value, global index) with PyTorch's rule.
+* Gathers (:mod:`axisops.dask.gather`): ``take`` and ``take_along_axis`` with
+  chunked (or NumPy) indices, one chunk of ``x`` and one of the indices per task.
 
 Operators not listed in :data:`OPERATORS` still take the NumPy path, which
 computes the dask array first.
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dispatch
+from . import gather as _gather
 from . import reduce as _reduce
 from . import scan as _scan
 
@@ -31,13 +34,14 @@ from . import scan as _scan
 OPERATORS: dict[str, Callable[..., Any]] = {
     **{name: getattr(_reduce, name) for name in _reduce.__all__},
     **{name: getattr(_scan, name) for name in _scan.__all__},
+    **{name: getattr(_gather, name) for name in _gather.__all__},
 }
 
 
 def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``func(*args, **kwargs)`` on dask arrays: its lazy version where there is one."""
     numpy_func = _dispatch.numpy_function(func)
-    if numpy_func.__module__ in ("axisops.reduce", "axisops.scan"):
+    if numpy_func.__module__ in ("axisops.reduce", "axisops.scan", "axisops.gather"):
         lazy = OPERATORS.get(numpy_func.__name__)
         if lazy is not None:
             return lazy(*args, **kwargs)
