@@ -215,3 +215,21 @@ def test_take_broadcasting_leading_part_and_errors():
     z = a + 1j
     _same(axisops.take(da.from_array(z, chunks=3), [2, 0], axis=1).compute(),
           axisops.take(z, [2, 0], axis=1), exact=True)
+
+
+def test_gradients_built_from_lazy_operators():
+    a = _data()
+    g2 = np.arange(1.0, 8.0)
+    g = da.from_array(g2, chunks=3)
+    for op in ("sum", "mean"):
+        got = getattr(axisops.grad, op)(g, (7, 9, 5), axis=(1, 2))
+        assert isinstance(got, da.Array)
+        _same(got.compute(), getattr(axisops.grad, op)(g2, (7, 9, 5), axis=(1, 2)), exact=True)
+    x = da.from_array(a, chunks=(3, 4, 2))
+    for axis in (None, 0, 2):
+        gx = x.reshape(-1) if axis is None else x
+        gn = a.reshape(-1) if axis is None else a
+        got = axisops.grad.cumsum(gx, a.shape, axis, exclusive=True, reverse=False)
+        _same(got.compute(), axisops.grad.cumsum(gn, a.shape, axis, exclusive=True), exact=False)
+    with pytest.raises(ValueError, match="g has shape"):
+        axisops.grad.sum(g, (7, 9, 5), axis=0)

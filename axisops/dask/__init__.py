@@ -16,6 +16,7 @@ arrays; their chunks follow the input's where the shape allows.
   carry (value, global index) with PyTorch's rule.
 * Gathers (:mod:`axisops.dask.gather`): ``take`` and ``take_along_axis`` with
   chunked (or NumPy) indices, one chunk of ``x`` and one of the indices per task.
+* Gradients (:mod:`axisops.dask.grad`): ``grad.sum``, ``grad.mean``, ``grad.cumsum``.
 
 Operators not listed in :data:`OPERATORS` still take the NumPy path, which
 computes the dask array first.
@@ -27,22 +28,21 @@ from typing import Any
 
 from .. import _dispatch
 from . import gather as _gather
+from . import grad as _grad
 from . import reduce as _reduce
 from . import scan as _scan
 
-#: The dask implementation of each NumPy-path function, by name.
-OPERATORS: dict[str, Callable[..., Any]] = {
-    **{name: getattr(_reduce, name) for name in _reduce.__all__},
-    **{name: getattr(_scan, name) for name in _scan.__all__},
-    **{name: getattr(_gather, name) for name in _gather.__all__},
+#: The dask implementation of each NumPy-path function, by (module, name).
+OPERATORS: dict[tuple[str, str], Callable[..., Any]] = {
+    (f"axisops.{module.__name__.rsplit('.', 1)[1]}", name): getattr(module, name)
+    for module in (_reduce, _scan, _gather, _grad) for name in module.__all__
 }
 
 
 def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``func(*args, **kwargs)`` on dask arrays: its lazy version where there is one."""
     numpy_func = _dispatch.numpy_function(func)
-    if numpy_func.__module__ in ("axisops.reduce", "axisops.scan", "axisops.gather"):
-        lazy = OPERATORS.get(numpy_func.__name__)
-        if lazy is not None:
-            return lazy(*args, **kwargs)
+    lazy = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
+    if lazy is not None:
+        return lazy(*args, **kwargs)
     return numpy_func(*args, **kwargs)
