@@ -138,6 +138,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "up to 1M, float32, two layouts: about a minute). --repeat and "
                             "--min-time set its samples per point; --markdown FILE puts its "
                             "section into FILE (see axisops/bench/sweep.py)")
+    bench.add_argument("--dask", action="store_true",
+                       help="instead, axisops on dask arrays against dask's own operators "
+                            "(and the rechunk workaround where dask has none) on a local "
+                            "cluster of worker processes, with tasks per chunk and the "
+                            "per-task overhead (see axisops/bench/chunked.py)")
     bench.add_argument("--torch", action="store_true",
                        help="instead, axisops on PyTorch tensors against PyTorch's own operators: "
                             "forward and forward+backward (cummax, take_along_axis, scatter add, "
@@ -191,6 +196,12 @@ def main(argv=None) -> int:
 def _bench(args, parser, argv) -> int:
     if args.torch:
         return _bench_torch(args, parser, argv)
+    if args.dask:
+        from axisops.bench import chunked
+
+        data = chunked.run(quick=args.quick, repeat=args.repeat, progress=sys.stderr)
+        print(chunked.format_table(data), flush=True)
+        return 0
     if args.sweep:
         from axisops.bench import sweep
 
