@@ -233,3 +233,17 @@ def test_gradients_built_from_lazy_operators():
         _same(got.compute(), axisops.grad.cumsum(gn, a.shape, axis, exclusive=True), exact=False)
     with pytest.raises(ValueError, match="g has shape"):
         axisops.grad.sum(g, (7, 9, 5), axis=0)
+
+
+def test_dask_bench_reports_every_workload(monkeypatch):
+    pytest.importorskip("distributed")
+    from axisops.bench import chunked
+
+    monkeypatch.setattr(chunked, "QUICK", {"shape": (64, 48), "chunks": (16, 24)})
+    data = chunked.run(quick=True, repeat=1)
+    names = [r["workload"] for r in data["rows"]]
+    assert names[:4] == ["argmax axis=0", "sum axis=0", "max axis=0", "cumsum axis=0"]
+    assert names[-2:] == ["take 1000 axis=0", "take_along_axis axis=0"]
+    assert all(r["axisops_s"] > 0 and r["axisops_tasks_per_chunk"] > 0 for r in data["rows"])
+    assert data["meta"]["chunk_count"] == 8 and data["meta"]["per_task_ms"] > 0
+    assert "| take_along_axis axis=0 |" in chunked.format_table(data)

@@ -19,6 +19,7 @@ tasks.
 """
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
@@ -75,14 +76,10 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
 
         workloads: dict[str, tuple[Callable[[], Any], Callable[[], Any], str]] = {}
         for axis in (0, 1):
-            workloads[f"argmax axis={axis}"] = (lambda a=axis: axisops.argmax(x, axis=a),
-                                                lambda a=axis: da.argmax(x, axis=a), "dask")
-            workloads[f"sum axis={axis}"] = (lambda a=axis: axisops.sum(x, axis=a),
-                                             lambda a=axis: da.sum(x, axis=a), "dask")
-            workloads[f"max axis={axis}"] = (lambda a=axis: axisops.max(x, axis=a),
-                                             lambda a=axis: da.max(x, axis=a), "dask")
-            workloads[f"cumsum axis={axis}"] = (lambda a=axis: axisops.cumsum(x, axis=a),
-                                                lambda a=axis: da.cumsum(x, axis=a), "dask")
+            for op in ("argmax", "sum", "max", "cumsum"):
+                workloads[f"{op} axis={axis}"] = (
+                    functools.partial(getattr(axisops, op), x, axis=axis),
+                    functools.partial(getattr(da, op), x, axis=axis), "dask")
         workloads["take 1000 axis=0"] = (lambda: axisops.take(x, idx_np, axis=0),
                                          lambda: da.take(x, idx_np, axis=0), "dask")
         workloads["take_along_axis axis=0"] = (

@@ -52,7 +52,10 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     if axis is None:
         x, axis = x.reshape(-1), 0
     axis = normalize_axis(axis, x.ndim, "take")
-    indices = indices if isinstance(indices, da.Array) else np.asarray(indices)
+    if not isinstance(indices, da.Array):  # one small chunk; broadcast lazily below
+        indices = np.asarray(indices)
+        _check_indices(indices, "take")
+        indices = da.from_array(indices, chunks=-1)
     _check_indices(indices, "take")
     shape = tuple(indices.shape)
     flat = indices.reshape(-1)
@@ -82,14 +85,13 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0, op="take_al
     if indices.ndim != x.ndim:
         raise ValueError(f"{op}: indices must have x's number of dimensions ({x.ndim}), got "
                          f"{indices.ndim}")
+    if not isinstance(indices, da.Array):  # broadcast lazily, per task, not into the graph
+        indices = da.from_array(indices, chunks=-1)
     x, indices = _aligned(x, indices, axis, op)
     n = x.shape[axis]
     fill = np.asarray(fill_value).astype(x.dtype) if mode == "fill" else None
     if n == 0 and mode != "fill" and indices.size:
         raise IndexError(f"{op}: cannot take from an empty axis {axis}")
-    if not isinstance(indices, da.Array):
-        indices = da.from_array(indices, chunks=tuple(
-            c if d != axis else "auto" for d, c in enumerate(x.chunks)))
     indices = indices.rechunk(tuple(c if d != axis else indices.chunks[d]
                                     for d, c in enumerate(x.chunks)))
     letters = string.ascii_lowercase[:x.ndim]
