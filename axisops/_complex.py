@@ -18,6 +18,7 @@ array([2.+4.j, 6.-2.j])
 """
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,19 @@ def componentwise(run, x: np.ndarray, *complex_args: Any) -> Any:
     re = run(x.real, *(s[0] for s in splits))
     im = run(x.imag, *(s[1] for s in splits))
     return combine(re, im)
+
+
+def result_dtype(op: str, x_dtype: Any, dtype: Any) -> np.dtype:
+    """The result dtype of a complex sum, prod, mean, cumsum or cumprod (NumPy's
+    rule), checked: complex64/complex128 only, and never a real ``dtype=`` for a
+    complex input (see :func:`check_part_dtype`)."""
+    probe = getattr(np, op)  # np.sum, np.prod, np.mean, np.cumsum, np.cumprod
+    with warnings.catch_warnings():  # NumPy's ComplexWarning for a real dtype=, refused below
+        warnings.simplefilter("ignore")
+        res = np.dtype(probe(np.zeros(1, x_dtype), dtype=dtype).dtype)
+    check_part_dtype(res, op)
+    check(res, op)
+    return res
 
 
 def _split(value: Any) -> tuple[Any, Any]:

@@ -448,19 +448,25 @@ def _complex_scatter_plan(x, indices, updates, axis, reduce):
             lambda part, u: scatter(part, indices, u, axis, reduce=reduce), x, updates)
 
     def plan(x, indices, updates):
-        shape_check = scatter(np.zeros(x.shape, np.int8), indices, np.zeros((), np.int8), axis,
-                              reduce="add")  # every check of the real path, on bytes
-        del shape_check
-        idx = np.asarray(indices)
-        a = normalize_axis(axis, x.ndim, "scatter")
-        where = [np.arange(s).reshape([-1 if d == k else 1 for d in range(idx.ndim)])
-                 for k, s in enumerate(idx.shape)]
-        where[a] = idx % x.shape[a] if x.shape[a] else idx
+        where = scatter_destinations(x.shape, indices, axis)
         out = np.array(x, copy=True)
-        np.multiply.at(out, tuple(where), leading_updates(updates, idx.shape, x.dtype))
+        np.multiply.at(out, where, leading_updates(updates, where[0].shape, x.dtype))
         return out
 
     return plan
+
+
+def scatter_destinations(x_shape: tuple[int, ...], indices, axis) -> tuple[np.ndarray, ...]:
+    """Where each index of a scatter along *axis* writes: one index array of
+    ``indices``' shape per axis of ``x``, after every check of ``scatter`` (run on
+    bytes, so the errors are the real path's)."""
+    scatter(np.zeros(x_shape, np.int8), indices, np.zeros((), np.int8), axis, reduce="add")
+    idx = np.asarray(indices)
+    a = normalize_axis(axis, len(x_shape), "scatter")
+    where = [np.broadcast_to(np.arange(s).reshape([-1 if d == k else 1 for d in range(idx.ndim)]),
+                             idx.shape) for k, s in enumerate(idx.shape)]
+    where[a] = idx % x_shape[a] if x_shape[a] else idx
+    return tuple(where)
 
 
 def leading_updates(updates, shape: tuple[int, ...], dtype) -> np.ndarray:

@@ -1544,15 +1544,10 @@ def _complex_scatter_grad(g, x, indices, updates, axis, reduce):
     if g.shape != x.shape:
         raise ValueError(f"{op}: g has shape {g.shape}, expected the forward's output shape "
                          f"{x.shape}")
-    _gather.scatter(np.zeros(x.shape, np.int8), indices, np.zeros((), np.int8), axis,
-                    reduce="add")  # every check of the forward, on bytes
-    idx = np.asarray(indices)
-    a = normalize_axis(axis, x.ndim, op)
-    where = [np.broadcast_to(np.arange(s).reshape([-1 if d == k else 1 for d in range(idx.ndim)]),
-                             idx.shape) for k, s in enumerate(idx.shape)]
-    where[a] = idx % x.shape[a]
-    dest = np.ravel_multi_index(tuple(where), x.shape).reshape(-1)
-    u = _gather.leading_updates(updates, idx.shape, res).reshape(-1)
+    where = _gather.scatter_destinations(x.shape, indices, axis)
+    idx_shape = where[0].shape
+    dest = np.ravel_multi_index(where, x.shape).reshape(-1)
+    u = _gather.leading_updates(updates, idx_shape, res).reshape(-1)
     order = np.argsort(dest, kind="stable")  # per destination, C order of the indices
     d_sorted, u_sorted = dest[order], u[order]
     starts = np.flatnonzero(np.r_[True, d_sorted[1:] != d_sorted[:-1]])
@@ -1581,4 +1576,4 @@ def _complex_scatter_grad(g, x, indices, updates, axis, reduce):
     all_updates = np.ones(x.size, res)
     all_updates[d_sorted[starts]] = total
     gx = (flat_g * np.conj(all_updates)).reshape(x.shape)
-    return gx, _to_shape(gu.reshape(idx.shape), np.shape(updates))
+    return gx, _to_shape(gu.reshape(idx_shape), np.shape(updates))

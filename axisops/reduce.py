@@ -600,13 +600,7 @@ def _complex_value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     """sum/mean of complex numbers: the real kernels on the two parts; prod: NumPy's
     own complex product (not componentwise), in NumPy's order and bits."""
     axes = normalize_axes(axis, x.ndim, op)
-    probe = np.zeros(1, x.dtype)
-    with warnings.catch_warnings():  # NumPy's ComplexWarning for a real dtype= (refused below)
-        warnings.simplefilter("ignore")
-        res = (np.prod(probe, dtype=dtype) if op == "prod" else np.mean(probe, dtype=dtype)
-               if op == "mean" else np.sum(probe, dtype=dtype)).dtype
-    _complex.check_part_dtype(res, op)
-    _complex.check(res, op)
+    res = _complex.result_dtype(op, x.dtype, dtype)
     if op == "prod":
         return lambda x: _scalar_or_array(np.prod(x, axis=axes, dtype=res, keepdims=keepdims))
 

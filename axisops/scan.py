@@ -496,9 +496,7 @@ def _complex_scan_plan(op, x, axis, dtype, exclusive, reverse):
     NumPy's own complex product in index order (not componentwise)."""
     if axis is not None:
         axis = normalize_axis(axis, x.ndim, op)
-    res = (np.cumprod if op == "cumprod" else np.cumsum)(np.zeros(1, x.dtype), dtype=dtype).dtype
-    _complex.check_part_dtype(res, op)
-    _complex.check(res, op)
+    res = _complex.result_dtype(op, x.dtype, dtype)
     if op == "cumsum":
         return lambda x: _complex.componentwise(
             lambda part: cumsum(part, axis, exclusive=exclusive, reverse=reverse),

@@ -94,13 +94,7 @@ def _result_dtypes(op: str, x_dtype, dtype) -> tuple[np.dtype, np.dtype]:
     """(result, accumulator) dtypes with the NumPy path's rules and errors, from
     NumPy's dtype rules alone (building a graph runs no kernel)."""
     if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            zeros = np.zeros(1, x_dtype)
-            res = (np.prod(zeros, dtype=dtype) if op == "prod" else np.mean(zeros, dtype=dtype)
-                   if op == "mean" else np.sum(zeros, dtype=dtype)).dtype
-        _complex.check_part_dtype(res, op)
-        _complex.check(res, op)
+        res = _complex.result_dtype(op, x_dtype, dtype)
         return res, res
     _dtypes.check_dtype(x_dtype, op)
     if op == "mean":

@@ -139,10 +139,7 @@ def _with_carry(block: np.ndarray, carry: np.ndarray, combine) -> np.ndarray:
 def _result_dtype(op: str, x_dtype, dtype) -> np.dtype:
     """The NumPy path's result dtype and errors, from NumPy's rules alone."""
     if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
-        res = (np.cumprod if op == "cumprod" else np.cumsum)(np.zeros(1, x_dtype), dtype=dtype).dtype
-        _complex.check_part_dtype(res, op)
-        _complex.check(res, op)
-        return res
+        return _complex.result_dtype(op, x_dtype, dtype)
     _dtypes.check_dtype(x_dtype, op)
     return _dtypes.sum_dtypes(x_dtype, dtype, op)[0]
 
