@@ -32,10 +32,20 @@ from . import grad as _grad
 from . import reduce as _reduce
 from . import scan as _scan
 
+#: The modules of lazy operators. Each names the public module whose functions it
+#: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
+#: ``__all__``.
+MODULES = (_reduce, _scan, _gather, _grad)
+
+
+def _serves(module) -> str:
+    return getattr(module, "SERVES", f"axisops.{module.__name__.rsplit('.', 1)[1]}")
+
+
 #: The dask implementation of each NumPy-path function, by (module, name).
 OPERATORS: dict[tuple[str, str], Callable[..., Any]] = {
-    (f"axisops.{module.__name__.rsplit('.', 1)[1]}", name): getattr(module, name)
-    for module in (_reduce, _scan, _gather, _grad) for name in module.__all__
+    (_serves(module), name): getattr(module, name)
+    for module in MODULES for name in module.__all__
 }
 
 
