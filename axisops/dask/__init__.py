@@ -17,6 +17,11 @@ arrays; their chunks follow the input's where the shape allows.
 * Gathers (:mod:`axisops.dask.gather`): ``take`` and ``take_along_axis`` with
   chunked (or NumPy) indices, one chunk of ``x`` and one of the indices per task.
 * Gradients (:mod:`axisops.dask.grad`): ``grad.sum``, ``grad.mean``, ``grad.cumsum``.
+* Sliding windows (:mod:`axisops.dask.window`, gradients in
+  :mod:`axisops.dask.window_grad`): ``unfold``, ``fold``, ``grad.unfold``,
+  ``grad.fold`` across chunk borders, each task one block of the result from the
+  chunks its windows read (a halo of the next ones); ``fold`` is the NumPy path's
+  bits.
 
 Operators not listed in :data:`OPERATORS` still take the NumPy path, which
 computes the dask array first.
@@ -31,11 +36,13 @@ from . import gather as _gather
 from . import grad as _grad
 from . import reduce as _reduce
 from . import scan as _scan
+from . import window as _window
+from . import window_grad as _window_grad
 
 #: The modules of lazy operators. Each names the public module whose functions it
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
-MODULES = (_reduce, _scan, _gather, _grad)
+MODULES = (_reduce, _scan, _gather, _grad, _window, _window_grad)
 
 
 def _serves(module) -> str:
