@@ -1,15 +1,27 @@
-"""Gathers of dask arrays along an axis with chunked indices (see :mod:`axisops.dask`).
+"""Gathers and scatter of dask arrays with chunked indices (see :mod:`axisops.dask`).
 
-``take_along_axis(x, indices, axis)`` never gathers the axis into one task. The
-result is chunked as ``indices`` (rechunked to ``x``'s chunks on the other axes).
-For every chunk of ``x`` along the axis, one task per index chunk gathers, with
-axisops' kernel, the indices that fall into that chunk (the others read position
-0 and are marked as misses); the per-chunk results are merged in a chain, each
-index taking the value of the chunk it falls in. A task so holds one chunk of
-``x`` and one of ``indices``. Indices are resolved with the mode on the whole
-axis first (``"wrap"``, ``"clip"``, negative indices, ``"fill"`` for misses), so
-the values are the NumPy path's, bit for bit. ``take`` is ``take_along_axis`` with
-the indices laid along the axis.
+No operator here gathers an axis into one task. Each chunk of indices is routed
+once (resolved on the whole axis with the mode, then split by the chunk of ``x``
+each index falls in; see :mod:`axisops.dask._pointers`), and then
+
+* ``take_along_axis``: per chunk of ``x`` along the axis, a task picks that
+  chunk's hits with axisops' kernel; one task places the picked values into the
+  result chunk, which is chunked as ``indices`` (on the other axes as ``x``).
+  A task so holds one chunk of ``x``, or one chunk of indices and its values.
+* ``take``: the same with slices; NumPy indices are routed while the graph is
+  built, so only the chunks of ``x`` that are hit get a task.
+* ``gather_nd``: tuples are routed by the chunk of the indexed dimensions they
+  fall in; rows of the remaining dimensions are picked per chunk of those.
+* ``scatter``: the result is chunked as ``x``. Every chunk of ``x`` steps through
+  the routed updates that write into it in C order of the indices, scattering
+  them with axisops' kernel about a chunk's worth at a time, so values equal the
+  NumPy path's, bit for bit, for every ``reduce`` (float16 accumulates in
+  float32 and is rounded once).
+
+Values are the NumPy path's, bit for bit. Indices are checked when the chunk is
+computed: ``mode="raise"`` raises the NumPy path's ``IndexError`` with the
+index's position in the whole index array (the first out of range in its chunk;
+NumPy indices are checked while the graph is built).
 
 >>> import dask.array as da, numpy as np, axisops
 >>> x = da.from_array(np.arange(12).reshape(3, 4), chunks=2)
@@ -22,22 +34,31 @@ array([[ 3,  0],
 array([[ 1,  3],
        [ 5,  7],
        [ 9, 11]])
+>>> axisops.scatter(x, da.from_array(np.array([[0, 0, 3]]), chunks=2), 100, 1,
+...                 reduce="add").compute()
+array([[200,   1,   2, 103],
+       [  4,   5,   6,   7],
+       [  8,   9,  10,  11]])
+>>> axisops.gather_nd(x, np.array([[2, 3], [0, 1]])).compute()
+array([11,  1])
 """
 from __future__ import annotations
 
-import string
+import math
+from functools import partial
 
 import numpy as np
 
 from .. import _complex, _dtypes
 from .. import gather as _np_gather
 from .._axes import normalize_axis
-from .._dispatch import numpy_function
+from ..kernels import gather as _kernels
+from . import _pointers as P
 
-__all__ = ["take", "take_along_axis"]
+__all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
 
-_TAKE_ALONG = numpy_function(_np_gather.take_along_axis)
 _MODES = ("raise", "wrap", "clip", "fill")
+_REDUCES = (None, "add", "mul", "max", "min")
 
 
 def _da():
@@ -49,31 +70,95 @@ def _da():
 def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     """Lazy :func:`axisops.take` of a dask array (NumPy or dask indices)."""
     da = _da()
+    op = "take"
+    _check_data(x.dtype, op)
+    _check_mode(mode, op)
+    if not isinstance(indices, da.Array):
+        indices = np.asarray(indices)
+    _check_indices(indices, op)
     if axis is None:
         x, axis = x.reshape(-1), 0
-    axis = normalize_axis(axis, x.ndim, "take")
-    if not isinstance(indices, da.Array):  # one small chunk; broadcast lazily below
-        indices = np.asarray(indices)
-        _check_indices(indices, "take")
-        indices = da.from_array(indices, chunks=-1)
-    _check_indices(indices, "take")
-    shape = tuple(indices.shape)
+    axis = normalize_axis(axis, x.ndim, op)
+    n = x.shape[axis]
+    fill = _fill(fill_value, x.dtype, op) if mode == "fill" else None
+    if n == 0 and mode != "fill" and indices.size:
+        raise IndexError(f"{op}: cannot take from an empty axis {axis}")
+    shape = x.shape[:axis] + tuple(indices.shape) + x.shape[axis + 1:]
+    if isinstance(indices, da.Array):
+        out = _take_chunked(x, indices, axis, mode, fill, op)
+    else:  # routed now: only the chunks of x that are hit get a task
+        where = P.resolved(indices, n, mode, op).reshape(-1)
+        out = _take_known(x, where, axis, fill, op)
+    return out if out.shape == shape else out.reshape(shape)
+
+
+def _take_known(x, where: np.ndarray, axis: int, fill, op: str):
+    from dask.base import tokenize
+
+    piece = max(1, *x.chunks[axis]) if x.chunks[axis] else 1
+    sizes = [min(piece, where.size - s) for s in range(0, where.size, piece)] or [0]
+    chunks = (*x.chunks[:axis], tuple(sizes), *x.chunks[axis + 1:])
+    bounds = _offsets(x.chunks[axis])
+    name = f"{op}-{tokenize(x, where, axis, fill)}"
+    others = _other_blocks(x, axis)
+    dsk: dict = {}
+    start = 0
+    for p, size in enumerate(sizes):
+        parts = P.split(where[start:start + size], bounds) if size else []
+        start += size
+        hit = [(k, part) for k, part in enumerate(parts) if part[0].size]
+        for b in others:
+            picks = []
+            for k, part in hit:
+                key = (f"pick-{name}", p, *b, k)
+                dsk[key] = (partial(P.pick_slices, part=part, axis=axis), (x.name, *_at(b, axis, k)))
+                picks.append(key)
+            shape = _block_shape(chunks, _at(b, axis, p))
+            dsk[_key(name, *_at(b, axis, p))] = (
+                partial(P.place_slices, [part for _, part in hit], shape=shape, dtype=x.dtype,
+                        fill=fill, axis=axis), picks)
+    return _array(name, dsk, [x], chunks, x.dtype)
+
+
+def _take_chunked(x, indices, axis: int, mode: str, fill, op: str):
+    from dask.base import tokenize
+
     flat = indices.reshape(-1)
-    laid = flat.reshape((1,) * axis + (flat.shape[0],) + (1,) * (x.ndim - axis - 1))
-    out = take_along_axis(x, laid, axis, mode=mode, fill_value=fill_value, op="take")
-    return out.reshape(x.shape[:axis] + shape + x.shape[axis + 1:])
+    bounds = _offsets(x.chunks[axis])
+    chunks = (*x.chunks[:axis], flat.chunks[0], *x.chunks[axis + 1:])
+    name = f"{op}-{tokenize(x, flat, axis, mode, fill)}"
+    route, part = f"route-{name}", f"part-{name}"
+    dsk: dict = {}
+    offsets = _offsets(flat.chunks[0])
+    for j in range(flat.numblocks[0]):
+        dsk[_key(route, j)] = (partial(P.route_along, bounds=bounds, mode=mode, op=op,
+                                   origin=(int(offsets[j]),), unravel=tuple(indices.shape)),
+                           (flat.name, j))
+        for k in range(len(bounds) - 1):
+            dsk[_key(part, j, k)] = (P.part_of, (route, j), k)
+    for b in _other_blocks(x, axis):
+        for j in range(flat.numblocks[0]):
+            parts, picks = [], []
+            for k in range(len(bounds) - 1):
+                key = (f"pick-{name}", j, *b, k)
+                dsk[key] = (partial(P.pick_slices, axis=axis), (x.name, *_at(b, axis, k)),
+                            (part, j, k))
+                parts.append((part, j, k))
+                picks.append(key)
+            where = _at(b, axis, j)
+            dsk[_key(name, *where)] = (partial(P.place_slices, shape=_block_shape(chunks, where),
+                                           dtype=x.dtype, fill=fill, axis=axis), parts, picks)
+    return _array(name, dsk, [x, flat], chunks, x.dtype)
 
 
-def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0, op="take_along_axis"):
+def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     """Lazy :func:`axisops.take_along_axis` of a dask array with chunked indices."""
+    from dask.base import tokenize
+
     da = _da()
-    if x.dtype.kind == "c":
-        _complex.check(x.dtype, op)
-    else:
-        _dtypes.check_dtype(x.dtype, op)
-    if mode not in _MODES:
-        raise ValueError(f"{op}: mode must be one of {', '.join(map(repr, _MODES))}, "
-                         f"got {mode!r}")
+    op = "take_along_axis"
+    _check_data(x.dtype, op)
+    _check_mode(mode, op)
     indices = indices if isinstance(indices, da.Array) else np.asarray(indices)
     _check_indices(indices, op)
     if axis is None:
@@ -85,37 +170,202 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0, op="take_al
     if indices.ndim != x.ndim:
         raise ValueError(f"{op}: indices must have x's number of dimensions ({x.ndim}), got "
                          f"{indices.ndim}")
-    if not isinstance(indices, da.Array):  # broadcast lazily, per task, not into the graph
-        indices = da.from_array(indices, chunks=-1)
     x, indices = _aligned(x, indices, axis, op)
     n = x.shape[axis]
-    fill = np.asarray(fill_value).astype(x.dtype) if mode == "fill" else None
+    fill = _fill(fill_value, x.dtype, op) if mode == "fill" else None
     if n == 0 and mode != "fill" and indices.size:
         raise IndexError(f"{op}: cannot take from an empty axis {axis}")
+    along = max(1, *x.chunks[axis])
+    if not isinstance(indices, da.Array):
+        indices = da.from_array(indices, chunks=tuple(
+            c if d != axis else along for d, c in enumerate(x.chunks)))
     indices = indices.rechunk(tuple(c if d != axis else indices.chunks[d]
                                     for d, c in enumerate(x.chunks)))
-    letters = string.ascii_lowercase[:x.ndim]
-    x_ind = letters[:axis] + "z" + letters[axis + 1:]
-    record = np.dtype([("v", x.dtype), ("hit", bool)])
-    merged = None
-    offset = 0
-    for k, size in enumerate(x.chunks[axis]):
-        x_k = x.blocks[(slice(None),) * axis + (k,)]
-        part = da.blockwise(_gather_part, letters, x_k, x_ind, indices, letters,
-                            axis=axis, offset=offset, size=size, n=n, mode=mode, op=op,
-                            record=record, dtype=record, concatenate=True,
-                            meta=np.empty((0,) * x.ndim, record))
-        merged = part if merged is None else da.map_blocks(_merge, merged, part, dtype=record)
-        offset += size
-    if merged is None:  # an empty axis with mode="fill": every index misses
+    if n == 0:  # mode="fill": every index misses
         return da.full(indices.shape, fill, dtype=x.dtype, chunks=indices.chunks)
-    return merged.map_blocks(_values, fill=fill, dtype=x.dtype,
-                             meta=np.empty((0,) * x.ndim, x.dtype))
+    bounds = _offsets(x.chunks[axis])
+    name = f"{op}-{tokenize(x, indices, axis, mode, fill)}"
+    route, part, pick = f"route-{name}", f"part-{name}", f"pick-{name}"
+    offsets = [_offsets(c) for c in indices.chunks]
+    dsk: dict = {}
+    for j in np.ndindex(*indices.numblocks):
+        origin = tuple(int(offsets[d][i]) for d, i in enumerate(j))
+        shape = _block_shape(indices.chunks, j)
+        dsk[_key(route, *j)] = (partial(P.route_along, bounds=bounds, mode=mode, op=op, origin=origin),
+                            (indices.name, *j))
+        parts, picks = [], []
+        for k in range(len(bounds) - 1):
+            dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
+            dsk[_key(pick, *j, k)] = (partial(P.pick_along, axis=axis, index_shape=shape),
+                                  (x.name, *_at(_drop(j, axis), axis, k)), (part, *j, k))
+            parts.append((part, *j, k))
+            picks.append((pick, *j, k))
+        dsk[_key(name, *j)] = (partial(P.place_flat, shape=shape, dtype=x.dtype, fill=fill),
+                           parts, picks)
+    return _array(name, dsk, [x, indices], indices.chunks, x.dtype)
+
+
+def gather_nd(x, indices, *, batch_dims=0):
+    """Lazy :func:`axisops.gather_nd` of a dask array (NumPy or dask indices)."""
+    from dask.base import tokenize
+
+    da = _da()
+    op = "gather_nd"
+    _check_data(x.dtype, op)
+    if not isinstance(indices, da.Array):
+        indices = np.asarray(indices)
+    _check_indices(indices, op)
+    b, dims, _ = _np_gather._nd_shapes(x.shape, _stand_in(indices), batch_dims, op)
+    q = len(dims)
+    if not isinstance(indices, da.Array):
+        indices = da.from_array(indices, chunks=(*x.chunks[:b], *(-1,) * (indices.ndim - b)))
+    indices = indices.rechunk((*x.chunks[:b], *indices.chunks[b:-1], -1))
+    grid = x.numblocks[b:b + q]
+    rest = x.numblocks[b + q:]
+    dim_bounds = tuple(_offsets(x.chunks[b + t]) for t in range(q))
+    chunks = (*indices.chunks[:-1], *x.chunks[b + q:])
+    name = f"{op}-{tokenize(x, indices, b)}"
+    route, part, pick = f"route-{name}", f"part-{name}", f"pick-{name}"
+    offsets = [_offsets(c) for c in indices.chunks]
+    dsk: dict = {}
+    for j in np.ndindex(*indices.numblocks[:-1]):
+        origin = tuple(int(offsets[d][i]) for d, i in enumerate(j))
+        batch = _block_shape(indices.chunks[:b], j[:b])
+        dsk[_key(route, *j)] = (partial(P.route_nd, dim_bounds=dim_bounds, batch_shape=batch, op=op,
+                                    origin=origin), (indices.name, *j, 0))
+        out_rows = math.prod(_block_shape(indices.chunks[:-1], j))
+        for k in range(math.prod(grid)):
+            dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
+        for r in np.ndindex(*rest):
+            columns = math.prod(_block_shape(x.chunks[b + q:], r))
+            picks, parts = [], []
+            for k, at in enumerate(np.ndindex(*grid)):
+                x_rows = math.prod(batch) * math.prod(_block_shape(x.chunks[b:b + q], at))
+                dsk[_key(pick, *j, *r, k)] = (partial(P.pick_rows, rows=x_rows, columns=columns),
+                                          (x.name, *j[:b], *at, *r), (part, *j, k))
+                picks.append((pick, *j, *r, k))
+                parts.append((part, *j, k))
+            dsk[_key(name, *j, *r)] = (partial(P.place_rows, shape=_block_shape(chunks, (*j, *r)),
+                                           rows=out_rows, columns=columns, dtype=x.dtype),
+                                   parts, picks)
+    return _array(name, dsk, [x, indices], chunks, x.dtype)
+
+
+def scatter(x, indices, updates, axis, *, reduce=None):
+    """Lazy :func:`axisops.scatter` of a dask array (NumPy or dask indices and updates)."""
+    from dask.base import tokenize
+
+    op = "scatter"
+    indices, updates, axis = _scatter_args(x, indices, updates, axis, reduce, op)
+    bounds = _offsets(x.chunks[axis])
+    work = np.dtype(np.float32) if x.dtype == np.float16 and reduce in ("add", "mul") else x.dtype
+    name = f"{op}-{tokenize(x, indices, updates, axis, reduce)}"
+    route, part, state = f"route-{name}", f"part-{name}", f"state-{name}"
+    offsets = [_offsets(c) for c in indices.chunks]
+    dsk: dict = {}
+    for j in np.ndindex(*indices.numblocks):
+        origin = tuple(int(offsets[d][i]) for d, i in enumerate(j))
+        x_shapes = [_block_shape(x.chunks, _at(_drop(j, axis), axis, k))
+                    for k in range(len(bounds) - 1)]
+        dsk[_key(route, *j)] = (partial(P.route_scatter, bounds=bounds, op=op, origin=origin,
+                                    axis=axis, x_shapes=x_shapes, dtype=x.dtype),
+                            (indices.name, *j), (updates.name, *j))
+        for k in range(len(bounds) - 1):
+            dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
+    for xb in np.ndindex(*x.numblocks):
+        k = xb[axis]
+        if any(xb[d] >= indices.numblocks[d] for d in range(x.ndim) if d != axis):
+            dsk[_key(name, *xb)] = (P.identity, (x.name, *xb))  # no index writes here
+            continue
+        previous = (state, *xb, -1)
+        dsk[previous] = (partial(P.scatter_start, work=work), (x.name, *xb))
+        for i in range(indices.numblocks[axis]):
+            key = (state, *xb, i)
+            dsk[key] = (partial(P.scatter_step, reduce=reduce), previous,
+                        (part, *_at(_drop(xb, axis), axis, i), k))
+            previous = key
+        dsk[_key(name, *xb)] = (partial(P.scatter_finish, reduce=reduce, dtype=x.dtype), previous)
+    return _array(name, dsk, [x, indices, updates], x.chunks, x.dtype)
+
+
+def _scatter_args(x, indices, updates, axis, reduce, op):
+    """(indices, updates, axis): checked as the NumPy path checks them, as dask
+    arrays chunked alike (as ``x`` outside ``axis``, within indices' extent)."""
+    da = _da()
+    if not isinstance(indices, da.Array):
+        indices = np.asarray(indices)
+    if reduce not in _REDUCES:  # before the dtype checks, as the NumPy path
+        raise ValueError(f"{op}: reduce must be None, 'add', 'mul', 'max' or 'min', got {reduce!r}")
+    is_array = isinstance(updates, (da.Array, np.ndarray))
+    check = _stand_in(updates) if is_array else updates
+    x_dtype = x.dtype
+    if x_dtype.kind == "c":  # the NumPy path checks each part as a real scatter
+        _complex.check(x_dtype, op)
+        if reduce in ("max", "min"):
+            _dtypes.check_dtype(x_dtype, op)
+        x_dtype = _complex.part_dtype(x_dtype)
+        if np.iscomplexobj(check):
+            if not np.can_cast(_dtype_of(check), x.dtype, "same_kind"):
+                raise TypeError(f"{op}: cannot cast updates from {_dtype_of(check)} to {x.dtype}")
+            check = np.real(check)
+    stand = np.broadcast_to(np.zeros((), x_dtype), x.shape)
+    axis = _np_gather._scatter_args(stand, _stand_in(indices), check, axis, reduce, op)[3]
+    chunks = tuple(indices.chunks[d] if isinstance(indices, da.Array) and d == axis else
+                   max(1, *x.chunks[d]) if d == axis else
+                   _truncated(x.chunks[d], indices.shape[d]) for d in range(x.ndim))
+    if not isinstance(indices, da.Array):
+        if x.shape[axis] == 0 and indices.size:
+            P.resolved(indices, 0, "raise", op)
+        indices = da.from_array(indices, chunks=chunks)
+    shape = tuple(indices.shape)
+    if not isinstance(updates, da.Array):
+        updates = np.asarray(updates)
+        if updates.ndim == 0:
+            updates = da.full(shape, updates, dtype=updates.dtype, chunks=chunks)
+        else:
+            updates = da.from_array(updates)
+    if updates.shape != shape:
+        if updates.ndim == len(shape) and all(u >= s for u, s in zip(updates.shape, shape)):
+            updates = updates[tuple(slice(0, s) for s in shape)]
+        else:
+            updates = da.broadcast_to(updates, shape)
+    return indices.rechunk(chunks), updates.rechunk(chunks), axis
+
+
+def _dtype_of(a) -> np.dtype:
+    return a.dtype if hasattr(a, "dtype") else np.asarray(a).dtype
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _check_data(dtype: np.dtype, op: str) -> None:
+    if dtype.kind == "c":
+        _complex.check(dtype, op)
+    else:
+        _dtypes.check_dtype(dtype, op)
+
+
+def _check_mode(mode, op: str) -> None:
+    if mode not in _MODES:
+        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
 
 
 def _check_indices(indices, op: str) -> None:
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{op}: indices must be of an integer dtype, got {indices.dtype}")
+
+
+def _fill(fill_value, dtype: np.dtype, op: str) -> np.ndarray:
+    """fill_value as a 0-d array of *dtype*, checked as the NumPy path checks it."""
+    if dtype.kind == "c":
+        return np.asarray(fill_value).astype(dtype)
+    return _np_gather._fill(fill_value, dtype, _kernels.MODE_FILL, op)
+
+
+def _stand_in(a) -> np.ndarray:
+    """A zero-stride NumPy array of *a*'s shape and dtype, for the NumPy path's checks."""
+    return np.broadcast_to(np.zeros((), a.dtype), tuple(a.shape))
 
 
 def _aligned(x, indices, axis: int, op: str):
@@ -148,40 +398,49 @@ def _aligned(x, indices, axis: int, op: str):
     return x, indices
 
 
-def _resolved(indices: np.ndarray, n: int, mode: str, op: str) -> np.ndarray:
-    """Indices as positions in ``[0, n)`` (-1 for a miss with ``"fill"``)."""
-    i = indices.astype(np.int64) if indices.dtype != np.uint64 else indices
-    if mode == "wrap":
-        return (i % n).astype(np.int64) if n else np.zeros(i.shape, np.int64)
-    if mode == "clip":
-        return np.clip(i, 0, max(n - 1, 0)).astype(np.int64)
-    inside = (i >= -n) & (i < n) if indices.dtype != np.uint64 else i < n
-    if mode == "raise" and not inside.all():
-        bad = indices[~inside].flat[0]
-        raise IndexError(f"{op}: index {bad} is out of range [-{n}, {n})")
-    i = i.astype(np.int64)
-    return np.where(inside, np.where(i < 0, i + n, i), -1)
+def _offsets(chunks) -> np.ndarray:
+    """Where each chunk starts, and the total last."""
+    return np.concatenate(([0], np.cumsum(chunks, dtype=np.int64))).astype(np.int64)
 
 
-def _gather_part(x_block, index_block, axis, offset, size, n, mode, op, record):
-    """The indices that fall into this chunk of x, gathered by axisops; misses marked."""
-    where = _resolved(index_block, n, mode, op)
-    hit = (where >= offset) & (where < offset + size)
-    local = np.where(hit, where - offset, 0)
-    out = np.empty(index_block.shape, record)
-    out["hit"] = hit
-    if x_block.shape[axis]:
-        out["v"] = _TAKE_ALONG(x_block, local, axis)
-    else:
-        out["v"] = 0
-    return out
+def _truncated(chunks: tuple[int, ...], extent: int) -> tuple[int, ...]:
+    """*chunks* cut to their first *extent* elements."""
+    out = []
+    for c in chunks:
+        if extent <= 0:
+            break
+        out.append(min(c, extent))
+        extent -= c
+    return tuple(out) or (0,)
 
 
-def _merge(merged: np.ndarray, part: np.ndarray) -> np.ndarray:
-    return np.where(part["hit"], part, merged)
+def _block_shape(chunks, where) -> tuple[int, ...]:
+    return tuple(int(c[i]) for c, i in zip(chunks, where, strict=True))
 
 
-def _values(records: np.ndarray, fill) -> np.ndarray:
-    if fill is None:
-        return records["v"]
-    return np.where(records["hit"], records["v"], fill)
+def _other_blocks(x, axis: int):
+    """The block indices of x on every axis but *axis*."""
+    return list(np.ndindex(*_drop(x.numblocks, axis)))
+
+
+def _drop(where, axis: int) -> tuple:
+    return tuple(where[:axis]) + tuple(where[axis + 1:])
+
+
+def _at(where, axis: int, k: int) -> tuple:
+    """*where* (without *axis*) with *k* put at *axis*."""
+    return (*where[:axis], k, *where[axis:])
+
+
+def _key(*parts) -> tuple:
+    """A task's key (a function, so the star needs no newer Python's subscript syntax)."""
+    return parts
+
+
+def _array(name: str, dsk: dict, dependencies, chunks, dtype):
+    import dask.array as da
+    from dask.highlevelgraph import HighLevelGraph
+
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=dependencies)
+    return da.Array(graph, name, chunks=chunks, dtype=dtype,
+                    meta=np.empty((0,) * len(chunks), dtype))

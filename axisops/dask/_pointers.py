@@ -1,0 +1,269 @@
+"""The tasks of pointer gathers and scatters on dask arrays (see :mod:`axisops.dask.gather`).
+
+A gather or scatter along an axis reads, for each chunk of indices, from (or
+writes to) any chunk of ``x`` along that axis. Each chunk of indices is *routed*
+once: its indices are resolved on the whole axis and split by the chunk of ``x``
+they fall into, as ``(pos, local)`` pairs per chunk (``pos`` the flat position in
+the index chunk, ``local`` the index within ``x``'s chunk), in C order. Then
+
+* a gather *picks* each part from its chunk of ``x`` (axisops' kernel, only the
+  hits) and *places* the picked values of all parts into the result chunk;
+* a scatter *steps* through the parts that write into a chunk of ``x``, in C order
+  of the indices, keeping pending updates until they are about a chunk's worth
+  and then scattering them with axisops' kernel, so a task holds a chunk of ``x``
+  and at most about one chunk of updates whatever the indices are.
+
+Every function here runs inside a task; they are module-level so worker
+processes can unpickle them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import gather as _np_gather
+from .._dispatch import numpy_function
+
+_TAKE = numpy_function(_np_gather.take)
+_SCATTER = numpy_function(_np_gather.scatter)
+
+
+# ------------------------------------------------------------------ resolving
+
+
+def resolved(indices: np.ndarray, n: int, mode: str, op: str,
+             origin: tuple[int, ...] = (), unravel=None) -> np.ndarray:
+    """Indices as int64 positions in ``[0, n)``, -1 for a miss with ``"fill"``.
+
+    With ``"raise"`` an index outside ``[-n, n)`` raises the NumPy path's
+    ``IndexError``; its position is in the whole index array (this chunk's
+    *origin* added).
+    """
+    unsigned = indices.dtype.kind == "u"
+    if mode == "wrap":
+        if not n:
+            return np.zeros(indices.shape, np.int64)
+        return (indices % n).astype(np.int64)
+    if mode == "clip":
+        if unsigned:
+            return np.minimum(indices, max(n - 1, 0)).astype(np.int64)
+        return np.clip(indices.astype(np.int64), 0, max(n - 1, 0))
+    inside = indices < n if unsigned else (indices >= -n) & (indices < n)
+    if mode == "raise" and not inside.all():
+        raise_out_of_range(indices, ~inside, -n, n, op, origin, unravel=unravel)
+    i = indices.astype(np.int64)
+    if unsigned:
+        return np.where(inside, i, -1)
+    return np.where(inside, np.where(i < 0, i + n, i), -1)
+
+
+def raise_out_of_range(indices, bad, low: int, n: int, op: str, origin: tuple[int, ...] = (),
+                       value=None, unravel=None):
+    """The NumPy path's ``IndexError`` for the first *bad* index of this chunk, at
+    its position in the whole index array (the chunk's *origin* added; a flat
+    position unravelled in the shape *unravel*, when given)."""
+    first = int(np.argmax(bad.reshape(-1)))
+    where = np.unravel_index(first, bad.shape)
+    where = tuple(int(w) + (origin[d] if d < len(origin) else 0) for d, w in enumerate(where))
+    if unravel is not None:
+        where = tuple(int(w) for w in np.unravel_index(where[0], unravel))
+    if value is None:
+        value = indices.reshape(-1)[first]
+    raise IndexError(f"{op}: index {value} at position {where} of indices is out of range "
+                     f"[{low}, {n})")
+
+
+def split(where: np.ndarray, bounds: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``(pos, local)`` per chunk of *bounds* (offsets, ``n`` last) for resolved
+    positions *where* (flattened; -1 are dropped), each in C order."""
+    where = where.reshape(-1)
+    chunks = len(bounds) - 1
+    if chunks == 1:
+        pos = np.flatnonzero(where >= 0) if where.size and where.min() < 0 else None
+        if pos is None:
+            return [(np.arange(where.size, dtype=np.int64), where)]
+        return [(pos, where[pos])]
+    kept = where >= 0
+    pos = None if kept.all() else np.flatnonzero(kept)
+    hits = where if pos is None else where[pos]
+    chunk = np.searchsorted(bounds, hits, side="right") - 1
+    key = chunk.astype(np.min_scalar_type(chunks))  # a small key: radix sort
+    order = np.argsort(key, kind="stable")
+    cuts = np.cumsum(np.bincount(key, minlength=chunks))[:-1]
+    sorted_pos = order if pos is None else pos[order]
+    local = hits[order] - bounds[chunk[order]]
+    return list(zip(np.split(sorted_pos, cuts), np.split(local, cuts), strict=True))
+
+
+# --------------------------------------------------------- along an axis
+
+
+def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unravel=None):
+    """A chunk of indices split by the chunk of ``x`` along the axis its indices
+    fall in."""
+    return split(resolved(indices, int(bounds[-1]), mode, op, origin, unravel), bounds)
+
+
+def route_scatter(indices: np.ndarray, updates: np.ndarray, *, bounds, op, origin, axis,
+                  x_shapes, dtype, mode="raise"):
+    """A chunk of indices and its updates split by the chunk of ``x`` they write to,
+    as (flat destination in that chunk, update in *dtype*) pairs in C order.
+    *x_shapes* are the shapes of those chunks of ``x``; the index chunk is their
+    leading part (outside the axis)."""
+    parts = []
+    flat_updates = updates.reshape(-1)
+    for (pos, local), x_shape in zip(route_along(indices, bounds=bounds, mode=mode, op=op,
+                                                 origin=origin), x_shapes, strict=True):
+        coords = list(np.unravel_index(pos, indices.shape))
+        coords[axis] = local
+        dest = np.ravel_multi_index(coords, x_shape) if pos.size else pos
+        with np.errstate(over="ignore", invalid="ignore"):  # as the NumPy path casts
+            parts.append((dest, flat_updates[pos].astype(dtype, copy=False)))
+    return parts
+
+
+def pick_along(x: np.ndarray, part, *, axis: int, index_shape) -> np.ndarray:
+    """The hits of one index chunk in one chunk of ``x`` (take_along_axis)."""
+    pos, local = part
+    post = int(np.prod(index_shape[axis + 1:], dtype=np.int64))
+    outer, inner = np.divmod(pos, index_shape[axis] * post)
+    src = (outer * x.shape[axis] + local) * post + inner % post
+    return _TAKE(x, src)
+
+
+def pick_slices(x: np.ndarray, part, *, axis: int) -> np.ndarray:
+    """The slices of one chunk of ``x`` at an index chunk's hits (take)."""
+    return _TAKE(x, part[1], axis)
+
+
+def place_flat(parts, picked, *, shape, dtype, fill) -> np.ndarray:
+    """A result chunk of *shape* from each part's picked values, at their positions."""
+    out = np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
+    flat = out.reshape(-1)
+    for (pos, _), values in zip(parts, picked, strict=True):
+        flat[pos] = values
+    return out
+
+
+def place_slices(parts, picked, *, shape, dtype, fill, axis: int) -> np.ndarray:
+    """A result chunk of *shape* from picked slices placed along *axis*."""
+    out = np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
+    lead = (slice(None),) * axis
+    for (pos, _), values in zip(parts, picked, strict=True):
+        out[lead + (pos,)] = values
+    return out
+
+
+def part_of(parts, k: int):
+    return parts[k]
+
+
+def identity(a):
+    return a
+
+
+# ---------------------------------------------------------------- scatter
+
+
+def scatter_start(x: np.ndarray, *, work) -> tuple:
+    """The state of a chunk's scatter: (accumulator in *work*, pending parts, count)."""
+    return (np.asarray(x, dtype=work), (), 0)
+
+
+def scatter_step(state: tuple, part, *, reduce) -> tuple:
+    """*state* with one more part of updates; pending updates are scattered once they
+    number about the chunk's size (a new accumulator; nothing is changed in place)."""
+    acc, pending, count = state
+    dest = part[0]
+    if not dest.size:
+        return state
+    pending, count = (*pending, part), count + dest.size
+    if count < acc.size:
+        return acc, pending, count
+    return _flushed(acc, pending, reduce), (), 0
+
+
+def scatter_finish(state: tuple, *, reduce, dtype) -> np.ndarray:
+    """The chunk of the scatter's result, in *dtype*."""
+    acc, pending, _ = state
+    acc = _flushed(acc, pending, reduce) if pending else acc
+    if acc.dtype == dtype:
+        return acc
+    with np.errstate(over="ignore"):
+        return acc.astype(dtype)
+
+
+def _flushed(acc: np.ndarray, pending, reduce) -> np.ndarray:
+    dest = np.concatenate([d for d, _ in pending])
+    values = np.concatenate([v for _, v in pending]).astype(acc.dtype, copy=False)
+    return _SCATTER(acc.reshape(-1), dest, values, 0, reduce=reduce).reshape(acc.shape)
+
+
+# ---------------------------------------------------------------- gather_nd
+
+
+def route_nd(indices: np.ndarray, *, dim_bounds, batch_shape, op: str, origin):
+    """A chunk of gather_nd's index tuples split by the chunk of ``x``'s indexed
+    dimensions they fall in (numbered in C order over the grid of those chunks),
+    as (row in the result chunk, row in the ``x`` chunk) pairs in C order.
+
+    Rows number the result chunk's (batch, tuple) positions and the ``x`` chunk's
+    (batch, indexed) positions, each with the remaining dimensions as columns.
+    """
+    q = indices.shape[-1]
+    tuples = indices.reshape(-1, q)
+    chunk = np.zeros(tuples.shape[0], np.int64)
+    local = []
+    sizes = []
+    for t, bounds in enumerate(dim_bounds):
+        d = int(bounds[-1])
+        column = tuples[:, t]
+        bad = column >= d if column.dtype.kind == "u" else (column < -d) | (column >= d)
+        if bad.any():
+            first = int(np.argmax(bad))
+            full = np.zeros(tuples.shape, bool)
+            full[first, t] = True
+            raise_out_of_range(indices, full.reshape(indices.shape), -d, d, op, origin,
+                               value=column[first])
+        where = column.astype(np.int64)
+        where = np.where(where < 0, where + d, where)
+        c = np.searchsorted(bounds, where, side="right") - 1
+        chunk = chunk * (len(bounds) - 1) + c
+        local.append(where - bounds[c])
+        sizes.append(np.diff(bounds))
+    batch = int(np.prod(batch_shape, dtype=np.int64))
+    per_batch = tuples.shape[0] // batch if batch else 0
+    grid = int(np.prod([len(b) - 1 for b in dim_bounds], dtype=np.int64))
+    key = chunk.astype(np.min_scalar_type(max(grid - 1, 0)))
+    order = np.argsort(key, kind="stable")
+    cuts = np.cumsum(np.bincount(key, minlength=grid))[:-1]
+    parts = []
+    for k, rows in enumerate(np.split(order, cuts)):
+        coords = np.unravel_index(k, [len(b) - 1 for b in dim_bounds])
+        shape = [int(s[c]) for s, c in zip(sizes, coords, strict=True)]
+        src = rows // per_batch if per_batch else rows  # the batch position
+        for t in range(q):
+            src = src * shape[t] + local[t][rows]
+        parts.append((rows, src))
+    return parts
+
+
+def pick_rows(x: np.ndarray, part, *, rows: int, columns: int) -> np.ndarray:
+    """The rows of one chunk of ``x`` (seen as a table) at a part's hits."""
+    return _TAKE(x.reshape(rows, columns), part[1], 0)
+
+
+def place_rows(parts, picked, *, shape, rows: int, columns: int, dtype) -> np.ndarray:
+    """A gather_nd result chunk of *shape* (seen as a table) from picked rows."""
+    out = np.empty(shape, dtype)
+    table = out.reshape(rows, columns)
+    for (pos, _), values in zip(parts, picked, strict=True):
+        table[pos] = values
+    return out
+
+
+def rows_as_elements(part, *, columns: int):
+    """A gather_nd part as element-wise scatter destinations of a chunk seen as
+    rows of *columns*: (flat destination, flat source) for every column."""
+    pos, src = part
+    span = np.arange(columns, dtype=np.int64)
+    return ((src[:, None] * columns + span).reshape(-1), (pos[:, None] * columns + span).reshape(-1))
