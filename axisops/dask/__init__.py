@@ -16,7 +16,11 @@ arrays; their chunks follow the input's where the shape allows.
   carry (value, global index) with PyTorch's rule.
 * Gathers (:mod:`axisops.dask.gather`): ``take`` and ``take_along_axis`` with
   chunked (or NumPy) indices, one chunk of ``x`` and one of the indices per task.
-* Gradients (:mod:`axisops.dask.grad`): ``grad.sum``, ``grad.mean``, ``grad.cumsum``.
+* Gradients (:mod:`axisops.dask.grad`) of the reductions and scans: ``sum``,
+  ``mean``, ``max``, ``min`` (the NumPy path's bits), ``prod``, ``cumprod`` (chains
+  of per-chunk products, no division, exponents carried apart), ``cumsum``,
+  ``logcumsumexp`` (lazy scans and carries; to rounding), ``cummax``, ``cummin``
+  (``g`` added per run of the forward's indices, in the NumPy path's order).
 * Sliding windows (:mod:`axisops.dask.window`, gradients in
   :mod:`axisops.dask.window_grad`): ``unfold``, ``fold``, ``grad.unfold``,
   ``grad.fold`` across chunk borders, each task one block of the result from the
