@@ -22,6 +22,8 @@ import numpy as np
 
 from .. import gather as _np_gather
 from .._dispatch import numpy_function
+from ..kernels import gather as _kernels
+from ..kernels import route as _route
 
 _TAKE = numpy_function(_np_gather.take)
 _SCATTER = numpy_function(_np_gather.scatter)
@@ -96,11 +98,62 @@ def split(where: np.ndarray, bounds: np.ndarray) -> list[tuple[np.ndarray, np.nd
 
 # --------------------------------------------------------- along an axis
 
+_MODE_CODES = {"raise": _kernels.MODE_RAISE, "wrap": _kernels.MODE_WRAP,
+               "clip": _kernels.MODE_CLIP, "fill": _kernels.MODE_FILL}
 
-def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unravel=None):
+
+def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unravel=None,
+                flat=False, x_rows=None):
     """A chunk of indices split by the chunk of ``x`` along the axis its indices
-    fall in."""
-    return split(resolved(indices, int(bounds[-1]), mode, op, origin, unravel), bounds)
+    fall in: ``(pos, src)`` per chunk, ``src`` the index within the chunk, or with
+    *flat* the flat position in the chunk of ``x`` whose other dimensions are the
+    index chunk's (``indices`` of ``x.ndim`` dimensions, the axis *flat* - 1)."""
+    n = int(bounds[-1])
+    if n == 0:  # nothing to hit: every index misses (or raises)
+        resolved(indices, n, mode, op, origin, unravel)
+        empty = np.zeros(0, np.int64)
+        return [(empty, empty)] * (len(bounds) - 1)
+    work = _int64_indices(indices, n, mode)
+    if flat:
+        axis = flat - 1
+        rows = int(np.prod(indices.shape[:axis], dtype=np.int64))
+        length = indices.shape[axis]
+        post = int(np.prod(indices.shape[axis + 1:], dtype=np.int64))
+        largest = rows * int(np.diff(bounds).max()) * post
+    else:
+        rows = length = post = 1
+        largest = int(np.diff(bounds).max())
+    small = max(largest, indices.size) < 2**31
+    counts = np.empty(len(bounds) - 1, np.int64)
+    pos = np.empty(indices.size, np.int32 if small else np.int64)
+    src = np.empty(indices.size, pos.dtype)
+    scratch = np.empty(indices.size, np.int32)
+    if not flat:
+        length = indices.size
+    chunks = len(bounds) - 1
+    scale = (chunks - 1) / bounds[-2] if chunks > 1 and bounds[-2] > 0 else 0.0
+    bad = _route.route_along(work.reshape(-1), n, _MODE_CODES[mode], bounds, scale, rows, length,
+                             post, bool(flat), counts, scratch, pos, src)
+    if bad >= 0:
+        mask = np.zeros(indices.size, bool)
+        mask[bad] = True
+        raise_out_of_range(indices, mask.reshape(indices.shape), -n, n, op, origin,
+                           unravel=unravel)
+    hits = int(counts.sum())
+    cuts = np.cumsum(counts)[:-1]
+    return list(zip(np.split(pos[:hits], cuts), np.split(src[:hits], cuts), strict=True))
+
+
+def _int64_indices(indices: np.ndarray, n: int, mode: str) -> np.ndarray:
+    """*indices* as int64 for the routing kernel, resolving the same: uint64 beyond
+    int64 is out of range (n stands for it) but wraps by its own value."""
+    if indices.dtype == np.int64:
+        return indices
+    if indices.dtype == np.uint64:
+        if mode == "wrap":
+            return (indices % np.uint64(n)).astype(np.int64)
+        return np.minimum(indices, np.uint64(n)).astype(np.int64)
+    return indices.astype(np.int64)
 
 
 def route_scatter(indices: np.ndarray, updates: np.ndarray, *, bounds, op, origin, axis,
@@ -109,25 +162,26 @@ def route_scatter(indices: np.ndarray, updates: np.ndarray, *, bounds, op, origi
     as (flat destination in that chunk, update in *dtype*) pairs in C order.
     *x_shapes* are the shapes of those chunks of ``x``; the index chunk is their
     leading part (outside the axis)."""
-    parts = []
+    same = all(s == t for d, (s, t) in enumerate(zip(x_shapes[0], indices.shape)) if d != axis)
+    routed = route_along(indices, bounds=bounds, mode=mode, op=op, origin=origin,
+                         flat=axis + 1 if same else False)
     flat_updates = updates.reshape(-1)
-    for (pos, local), x_shape in zip(route_along(indices, bounds=bounds, mode=mode, op=op,
-                                                 origin=origin), x_shapes, strict=True):
-        coords = list(np.unravel_index(pos, indices.shape))
-        coords[axis] = local
-        dest = np.ravel_multi_index(coords, x_shape) if pos.size else pos
+    parts = []
+    for (pos, src), x_shape in zip(routed, x_shapes, strict=True):
+        if same or not pos.size:
+            dest = src
+        else:
+            coords = list(np.unravel_index(pos, indices.shape))
+            coords[axis] = src
+            dest = np.ravel_multi_index(coords, x_shape)
         with np.errstate(over="ignore", invalid="ignore"):  # as the NumPy path casts
             parts.append((dest, flat_updates[pos].astype(dtype, copy=False)))
     return parts
 
 
-def pick_along(x: np.ndarray, part, *, axis: int, index_shape) -> np.ndarray:
+def pick_along(x: np.ndarray, part) -> np.ndarray:
     """The hits of one index chunk in one chunk of ``x`` (take_along_axis)."""
-    pos, local = part
-    post = int(np.prod(index_shape[axis + 1:], dtype=np.int64))
-    outer, inner = np.divmod(pos, index_shape[axis] * post)
-    src = (outer * x.shape[axis] + local) * post + inner % post
-    return _TAKE(x, src)
+    return _TAKE(x, part[1])
 
 
 def pick_slices(x: np.ndarray, part, *, axis: int) -> np.ndarray:

@@ -191,13 +191,13 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     for j in np.ndindex(*indices.numblocks):
         origin = tuple(int(offsets[d][i]) for d, i in enumerate(j))
         shape = _block_shape(indices.chunks, j)
-        dsk[_key(route, *j)] = (partial(P.route_along, bounds=bounds, mode=mode, op=op, origin=origin),
-                            (indices.name, *j))
+        dsk[_key(route, *j)] = (partial(P.route_along, bounds=bounds, mode=mode, op=op,
+                                        origin=origin, flat=axis + 1), (indices.name, *j))
         parts, picks = [], []
         for k in range(len(bounds) - 1):
             dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
-            dsk[_key(pick, *j, k)] = (partial(P.pick_along, axis=axis, index_shape=shape),
-                                  (x.name, *_at(_drop(j, axis), axis, k)), (part, *j, k))
+            dsk[_key(pick, *j, k)] = (P.pick_along, (x.name, *_at(_drop(j, axis), axis, k)),
+                                      (part, *j, k))
             parts.append((part, *j, k))
             picks.append((pick, *j, k))
         dsk[_key(name, *j)] = (partial(P.place_flat, shape=shape, dtype=x.dtype, fill=fill),
