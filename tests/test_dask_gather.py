@@ -240,3 +240,117 @@ def test_on_a_distributed_cluster_of_worker_processes():
     _same(results[1], axisops.scatter(a, idx, 1.0, 1, reduce="add"))
     _same(results[2], axisops.take(a, idx[0, :, 0], axis=1))
     _same(results[3], axisops.gather_nd(a, nd))
+
+
+def _close(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
+def test_gradients_of_take_are_scatter_adds_bit_for_bit(axis, mode):
+    rng = np.random.default_rng(6)
+    n = 315 if axis is None else SHAPE[axis]
+    low, high = (-n, n) if mode == "raise" else (-2 * n, 2 * n)
+    for idx in (rng.integers(low, high, 17), rng.integers(low, high, (3, 4))):
+        for dtype in (np.float64, np.float16, np.int32):
+            g_np = axisops.take(rng.standard_normal(SHAPE) * 100, idx, axis,
+                                mode="wrap").astype(dtype)
+            g = da.from_array(g_np, chunks=3)
+            want = axisops.grad.take(g_np, idx, SHAPE, axis, mode)
+            for i in (idx, da.from_array(idx, chunks=2)):
+                got = axisops.grad.take(g, i, SHAPE, axis, mode)
+                assert isinstance(got, da.Array)
+                _same(got.compute(), want)
+
+
+@pytest.mark.parametrize("chunks", [3, (4, 2, 5), -1])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_gradient_of_take_along_axis(chunks, axis):
+    rng = np.random.default_rng(7)
+    n = SHAPE[axis]
+    shape = list(SHAPE)
+    shape[axis] = 11
+    idx = rng.integers(-n, n, shape)
+    g_np = rng.standard_normal(shape)
+    for mode in ("raise", "fill"):
+        want = axisops.grad.take_along_axis(g_np, idx, SHAPE, axis, mode)
+        got = axisops.grad.take_along_axis(da.from_array(g_np, chunks=chunks),
+                                           da.from_array(idx, chunks=4), SHAPE, axis, mode)
+        _same(got.compute(), want)
+    # x broadcast (a 1 in x's shape: summed) and x's leading part (the rest gets 0)
+    other = (axis + 1) % 3
+    x_shape = list(SHAPE)
+    x_shape[other] = 1
+    small = idx.take(range(4), axis=(axis + 2) % 3)
+    g_b = rng.standard_normal(small.shape)
+    want = axisops.grad.take_along_axis(g_b, small, tuple(x_shape), axis)
+    got = axisops.grad.take_along_axis(da.from_array(g_b, chunks=3), small, tuple(x_shape), axis)
+    _close(got.compute(), want)
+
+
+@pytest.mark.parametrize("batch_dims,q", [(0, 1), (0, 2), (1, 1), (1, 2)])
+def test_gradient_of_gather_nd(batch_dims, q):
+    rng = np.random.default_rng(q)
+    dims = SHAPE[batch_dims:batch_dims + q]
+    idx = np.stack([rng.integers(-d, d, SHAPE[:batch_dims] + (6,)) for d in dims], -1)
+    g_np = axisops.gather_nd(_data(), idx, batch_dims=batch_dims)
+    for dtype in (np.float64, np.float32, np.complex128):
+        g_t = g_np.astype(dtype) if dtype != np.complex128 else g_np + 2j * g_np
+        want = axisops.grad.gather_nd(g_t, idx, SHAPE, batch_dims)
+        got = axisops.grad.gather_nd(da.from_array(g_t, chunks=2), da.from_array(idx, chunks=2),
+                                     SHAPE, batch_dims)
+        _same(got.compute(), want)
+    bad = idx.copy()
+    bad[..., 1, 0] = 99
+    with pytest.raises(IndexError, match=r"grad\.gather_nd: index 99 at position"):
+        axisops.grad.gather_nd(da.from_array(g_np, chunks=2), da.from_array(bad, chunks=2),
+                               SHAPE, batch_dims).compute()
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
+@pytest.mark.parametrize("axis", [0, 2])
+def test_gradient_of_scatter(reduce, axis):
+    rng = np.random.default_rng(8)
+    n = SHAPE[axis]
+    shape = list(SHAPE)
+    shape[axis] = 10
+    shape[1] = 6  # indices smaller than x outside the axis
+    idx = rng.integers(-n, n, shape)
+    a = rng.integers(-3, 4, SHAPE).astype(np.float64)  # ties for max and min
+    upd = rng.integers(-3, 4, shape).astype(np.float64)
+    upd[0, 0, 0] = 0.0  # a zero factor for mul
+    g_np = rng.standard_normal(SHAPE)
+    want = axisops.grad.scatter(g_np, a, idx, upd, axis, reduce)
+    x = da.from_array(a, chunks=(3, 4, 2))
+    got = axisops.grad.scatter(da.from_array(g_np, chunks=(3, 4, 2)), x,
+                               da.from_array(idx, chunks=(4, 3, 4)),
+                               da.from_array(upd, chunks=3), axis, reduce)
+    assert len(got) == 2 and all(isinstance(p, da.Array) for p in got)
+    for part, w in zip(dask.compute(*got), want):
+        _same(part, w) if reduce in (None, "add", "mul") else _close(part, w)
+    # updates broadcast from a smaller shape: their gradient is summed back
+    want = axisops.grad.scatter(g_np, a, idx, upd[:1], axis, reduce)
+    got = axisops.grad.scatter(da.from_array(g_np, chunks=3), x, idx, upd[:1], axis, reduce)
+    for part, w in zip(dask.compute(*got), want):
+        _close(part, w)
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "mul"])
+def test_gradient_of_complex_scatter(reduce):
+    rng = np.random.default_rng(9)
+    idx = rng.integers(0, 9, (7, 12, 5))
+    z = _data(np.complex128)
+    upd = rng.standard_normal((7, 12, 5)) + 1j * rng.standard_normal((7, 12, 5))
+    g = rng.standard_normal(SHAPE) - 1j * rng.standard_normal(SHAPE)
+    want = axisops.grad.scatter(g, z, idx, upd, 1, reduce)
+    got = axisops.grad.scatter(da.from_array(g, chunks=3), da.from_array(z, chunks=3),
+                               da.from_array(idx, chunks=4), da.from_array(upd, chunks=4), 1,
+                               reduce)
+    for part, w in zip(dask.compute(*got), want):
+        _close(part, w)
+    with pytest.raises(TypeError):
+        axisops.grad.scatter(da.from_array(g, chunks=3), da.from_array(z, chunks=3), idx, upd, 1,
+                             "max")

@@ -14,8 +14,12 @@ arrays; their chunks follow the input's where the shape allows.
 * Scans (:mod:`axisops.dask.scan`): each chunk is scanned by axisops, and a chain
   of small per-chunk summaries gives each chunk its carry; ``cummax``/``cummin``
   carry (value, global index) with PyTorch's rule.
-* Gathers (:mod:`axisops.dask.gather`): ``take`` and ``take_along_axis`` with
-  chunked (or NumPy) indices, one chunk of ``x`` and one of the indices per task.
+* Gathers and scatter (:mod:`axisops.dask.gather`, gradients in
+  :mod:`axisops.dask.gather_grad`): ``take``, ``take_along_axis``, ``gather_nd``
+  with chunked (or NumPy) indices, ``scatter`` with every ``reduce``: each chunk
+  of indices is routed once to the chunks of ``x`` it hits, and a task holds a
+  chunk of ``x`` or of indices; the NumPy path's bits. Their gradients are lazy
+  scatter-adds (``grad.scatter`` is composed as on NumPy).
 * Gradients (:mod:`axisops.dask.grad`) of the reductions and scans: ``sum``,
   ``mean``, ``max``, ``min`` (the NumPy path's bits), ``prod``, ``cumprod`` (chains
   of per-chunk products, no division, exponents carried apart), ``cumsum``,
@@ -27,8 +31,7 @@ arrays; their chunks follow the input's where the shape allows.
   chunks its windows read (a halo of the next ones); ``fold`` is the NumPy path's
   bits.
 
-Operators not listed in :data:`OPERATORS` still take the NumPy path, which
-computes the dask array first.
+Every public function and gradient has a lazy version here.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from typing import Any
 
 from .. import _dispatch
 from . import gather as _gather
+from . import gather_grad as _gather_grad
 from . import grad as _grad
 from . import reduce as _reduce
 from . import scan as _scan
@@ -46,7 +50,7 @@ from . import window_grad as _window_grad
 #: The modules of lazy operators. Each names the public module whose functions it
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
-MODULES = (_reduce, _scan, _gather, _grad, _window, _window_grad)
+MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad)
 
 
 def _serves(module) -> str:

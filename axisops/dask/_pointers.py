@@ -157,11 +157,14 @@ def _int64_indices(indices: np.ndarray, n: int, mode: str) -> np.ndarray:
 
 
 def route_scatter(indices: np.ndarray, updates: np.ndarray, *, bounds, op, origin, axis,
-                  x_shapes, dtype, mode="raise"):
+                  x_shapes, dtype, mode="raise", positions=False):
     """A chunk of indices and its updates split by the chunk of ``x`` they write to,
     as (flat destination in that chunk, update in *dtype*) pairs in C order.
     *x_shapes* are the shapes of those chunks of ``x``; the index chunk is their
-    leading part (outside the axis)."""
+    leading part (outside the axis); the indices broadcast to the updates. With
+    *positions*, each part also has the updates' flat positions in their chunk."""
+    if indices.shape != updates.shape:
+        indices = np.broadcast_to(indices, updates.shape)
     same = all(s == t for d, (s, t) in enumerate(zip(x_shapes[0], indices.shape)) if d != axis)
     routed = route_along(indices, bounds=bounds, mode=mode, op=op, origin=origin,
                          flat=axis + 1 if same else False)
@@ -175,8 +178,27 @@ def route_scatter(indices: np.ndarray, updates: np.ndarray, *, bounds, op, origi
             coords[axis] = src
             dest = np.ravel_multi_index(coords, x_shape)
         with np.errstate(over="ignore", invalid="ignore"):  # as the NumPy path casts
-            parts.append((dest, flat_updates[pos].astype(dtype, copy=False)))
+            values = flat_updates[pos].astype(dtype, copy=False)
+        parts.append((dest, values, pos) if positions else (dest, values))
     return parts
+
+
+def exclusive_products(parts) -> list[np.ndarray]:
+    """For each update of *parts* (``(dest, values, pos)`` of the index chunks along
+    the axis, in order), the product of the other updates with its destination,
+    in C order without division (the gradient of scatter with ``"mul"``); one
+    array per part."""
+    dest = np.concatenate([p[0] for p in parts])
+    values = np.concatenate([p[1] for p in parts])
+    order = np.argsort(dest, kind="stable")  # per destination, C order of the indices
+    ordered = dest[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1], [True])))
+    others = np.empty(dest.size, values.dtype)
+    if dest.size:
+        _kernels.segment_exclusive_products(values[order], starts, values.dtype.type(1), others)
+    out = np.empty_like(others)
+    out[order] = others
+    return np.split(out, np.cumsum([p[0].size for p in parts])[:-1])
 
 
 def pick_along(x: np.ndarray, part) -> np.ndarray:
@@ -193,8 +215,8 @@ def place_flat(parts, picked, *, shape, dtype, fill) -> np.ndarray:
     """A result chunk of *shape* from each part's picked values, at their positions."""
     out = np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
     flat = out.reshape(-1)
-    for (pos, _), values in zip(parts, picked, strict=True):
-        flat[pos] = values
+    for part, values in zip(parts, picked, strict=True):
+        flat[part[-1] if len(part) == 3 else part[0]] = values
     return out
 
 

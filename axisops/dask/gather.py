@@ -253,33 +253,46 @@ def gather_nd(x, indices, *, batch_dims=0):
 
 def scatter(x, indices, updates, axis, *, reduce=None):
     """Lazy :func:`axisops.scatter` of a dask array (NumPy or dask indices and updates)."""
+    indices, updates, axis = _scatter_args(x, indices, updates, axis, reduce, "scatter")
+    return scatter_graph(x, indices, updates, axis, reduce)
+
+
+def scatter_graph(x, indices, updates, axis: int, reduce, *, mode: str = "raise",
+                  op: str = "scatter", work=None):
+    """The scatter of checked arguments: ``updates`` chunked as ``x`` outside
+    *axis* (within its extent), ``indices`` chunked as ``updates`` or of size 1
+    (one chunk) where it broadcasts to them. *work* is the dtype the chunks of
+    ``x`` combine in (float32 for float16 add and mul by default); indices are
+    resolved with *mode* (a miss under ``"fill"`` writes nothing)."""
     from dask.base import tokenize
 
-    op = "scatter"
-    indices, updates, axis = _scatter_args(x, indices, updates, axis, reduce, op)
+    if work is None:
+        work = np.dtype(np.float32) if x.dtype == np.float16 and reduce in ("add", "mul") \
+            else x.dtype
     bounds = _offsets(x.chunks[axis])
-    work = np.dtype(np.float32) if x.dtype == np.float16 and reduce in ("add", "mul") else x.dtype
-    name = f"{op}-{tokenize(x, indices, updates, axis, reduce)}"
+    name = f"{op}-{tokenize(x, indices, updates, axis, reduce, mode, work)}"
     route, part, state = f"route-{name}", f"part-{name}", f"state-{name}"
-    offsets = [_offsets(c) for c in indices.chunks]
+    offsets = [_offsets(c) for c in updates.chunks]
+    spread = [indices.shape[d] == 1 and updates.shape[d] != 1 for d in range(x.ndim)]
     dsk: dict = {}
-    for j in np.ndindex(*indices.numblocks):
+    for j in np.ndindex(*updates.numblocks):
         origin = tuple(int(offsets[d][i]) for d, i in enumerate(j))
         x_shapes = [_block_shape(x.chunks, _at(_drop(j, axis), axis, k))
                     for k in range(len(bounds) - 1)]
+        index_block = tuple(0 if spread[d] else i for d, i in enumerate(j))
         dsk[_key(route, *j)] = (partial(P.route_scatter, bounds=bounds, op=op, origin=origin,
-                                    axis=axis, x_shapes=x_shapes, dtype=x.dtype),
-                            (indices.name, *j), (updates.name, *j))
+                                        axis=axis, x_shapes=x_shapes, dtype=x.dtype, mode=mode),
+                                (indices.name, *index_block), (updates.name, *j))
         for k in range(len(bounds) - 1):
             dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
     for xb in np.ndindex(*x.numblocks):
         k = xb[axis]
-        if any(xb[d] >= indices.numblocks[d] for d in range(x.ndim) if d != axis):
+        if any(xb[d] >= updates.numblocks[d] for d in range(x.ndim) if d != axis):
             dsk[_key(name, *xb)] = (P.identity, (x.name, *xb))  # no index writes here
             continue
         previous = (state, *xb, -1)
         dsk[previous] = (partial(P.scatter_start, work=work), (x.name, *xb))
-        for i in range(indices.numblocks[axis]):
+        for i in range(updates.numblocks[axis]):
             key = (state, *xb, i)
             dsk[key] = (partial(P.scatter_step, reduce=reduce), previous,
                         (part, *_at(_drop(xb, axis), axis, i), k))

@@ -219,7 +219,8 @@ def _extreme_grad(g, x, axis, keepdims: bool, op: str):
         raise ValueError(f"{name}: the forward reduces an empty set, so there is no gradient")
     x, g = _reduction_operands(x, g, axes)
     if x.size == 0:
-        return da.zeros(x_shape, np.result_type(g.dtype, x.dtype, np.float16), chunks=x.chunks)
+        return da.zeros(x_shape, dtype=np.result_type(g.dtype, x.dtype, np.float16),
+                        chunks=x.chunks)
     dtype = np.result_type(g.dtype, x.dtype, np.float16) if g.dtype.kind != "f" else g.dtype
     extreme = (_reduce.max if op == "max" else _reduce.min)(x, axes, keepdims=True)
     count = da.sum(x == extreme, axis=axes, keepdims=True)  # int64, as np.add.reduce
@@ -404,7 +405,7 @@ def prod(g, x, axis=None, keepdims=False):
     dtype, arith = _arith(x.dtype, g.dtype, op)
     x, g = _reduction_operands(x, g, axes)
     if x.size == 0:
-        return da.zeros(x_shape, dtype, chunks=x.chunks)
+        return da.zeros(x_shape, dtype=dtype, chunks=x.chunks)
     for d in axes:
         x = _nonzero_chunks(x, d)
     name = _name("grad-prod", x, g, axes)
@@ -508,7 +509,7 @@ def cumprod(g, x, axis=None, exclusive=False, reverse=False):
     x_shape, axis, g = _scan_g(g, x.shape, axis, op)
     dtype, arith = _arith(x.dtype, g.dtype, op)
     if math.prod(x_shape) == 0:
-        return da.zeros(x_shape, dtype, chunks=g.chunks if axis is not None else "auto")
+        return da.zeros(x_shape, dtype=dtype, chunks=g.chunks if axis is not None else "auto")
     g, (x,), axis = _scan_operands(g, [x], axis)
     exclusive, reverse = bool(exclusive), bool(reverse)
     name = _name("grad-cumprod", x, g, axis, exclusive, reverse)
@@ -591,7 +592,7 @@ def logcumsumexp(g, x, axis=None):
     dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
     work = np.dtype(np.float32) if dtype == np.float16 else dtype
     if math.prod(x_shape) == 0:
-        return da.zeros(x_shape, dtype, chunks=g.chunks if axis is not None else "auto")
+        return da.zeros(x_shape, dtype=dtype, chunks=g.chunks if axis is not None else "auto")
     g, (x,), axis = _scan_operands(g, [x], axis)
     x = x.astype(work)
     g = g.astype(work)
@@ -680,7 +681,7 @@ def _extreme_scan_grad(g, indices, x_shape, axis, op: str):
     dtype = np.dtype(np.int64) if g.dtype == np.bool_ else g.dtype
     work = np.dtype(np.float32) if dtype == np.float16 else dtype
     if math.prod(x_shape) == 0:
-        return da.zeros(x_shape, dtype, chunks=g.chunks if axis is not None else "auto")
+        return da.zeros(x_shape, dtype=dtype, chunks=g.chunks if axis is not None else "auto")
     g, (idx,), axis = _scan_operands(g, [indices], axis)
     g = g.astype(work)
     name = _name(op.replace(".", "-"), g, idx, axis, n_total)
