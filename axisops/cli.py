@@ -201,6 +201,9 @@ def _bench(args, parser, argv) -> int:
 
         data = chunked.run(quick=args.quick, repeat=args.repeat, progress=sys.stderr)
         print(chunked.format_table(data), flush=True)
+        if args.markdown:
+            chunked.write_markdown(data, args.markdown, "axisops " + " ".join(argv))
+            print(f"wrote {args.markdown}")
         return 0
     if args.sweep:
         from axisops.bench import sweep

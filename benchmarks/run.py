@@ -8,6 +8,8 @@
     python benchmarks/run.py --sweep --quick  # a quick sweep (~1 min); prints only
     python benchmarks/run.py --torch          # axisops on PyTorch tensors against PyTorch:
                                               # rewrites benchmarks/torch.md
+    python benchmarks/run.py --dask           # axisops on dask arrays against dask, on a
+                                              # local cluster: rewrites benchmarks/dask.md
 
 This is `axisops bench --markdown BENCHMARKS.md` (or `axisops bench --sweep --markdown
 BENCHMARKS.md --plot benchmarks/sweep.png`) run from the repository root; the machinery
@@ -34,6 +36,7 @@ START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 BENCHMARKS = "BENCHMARKS.md"
 SWEEP_PLOT = os.path.join("benchmarks", "sweep.png")
 TORCH_REPORT = os.path.join("benchmarks", "torch.md")
+DASK_REPORT = os.path.join("benchmarks", "dask.md")
 
 
 def copy_table_to_readme(benchmarks: str = BENCHMARKS, readme: str = "README.md") -> None:
@@ -81,17 +84,19 @@ def run_sweep(args: list) -> int:
     return main(["bench", "--markdown", BENCHMARKS, "--plot", SWEEP_PLOT, *args])
 
 
-def run_torch(args: list) -> int:
-    """axisops on PyTorch tensors against PyTorch; a full run rewrites TORCH_REPORT."""
+def run_report(args: list, report: str) -> int:
+    """``axisops bench --torch`` or ``--dask``; a full run rewrites *report*."""
     partial = any(a == p or a.startswith(p + "=") for a in args for p in PARTIAL)
     if partial:
         return main(["bench", *args])
-    return main(["bench", "--markdown", TORCH_REPORT, *args])
+    return main(["bench", "--markdown", report, *args])
 
 
 if __name__ == "__main__":
     os.chdir(ROOT)
     argv = sys.argv[1:]
     if "--torch" in argv:
-        sys.exit(run_torch(argv))
+        sys.exit(run_report(argv, TORCH_REPORT))
+    if "--dask" in argv:
+        sys.exit(run_report(argv, DASK_REPORT))
     sys.exit(run_sweep(argv) if "--sweep" in argv else run_bench(argv))

@@ -235,15 +235,38 @@ def test_gradients_built_from_lazy_operators():
         axisops.grad.sum(g, (7, 9, 5), axis=0)
 
 
-def test_dask_bench_reports_every_workload(monkeypatch):
+def test_dask_bench_reports_every_workload(monkeypatch, tmp_path):
     pytest.importorskip("distributed")
     from axisops.bench import chunked
 
-    monkeypatch.setattr(chunked, "QUICK", {"shape": (64, 48), "chunks": (16, 24)})
+    monkeypatch.setattr(chunked, "QUICK", {"shape": (64, 48), "chunks": (16, 24),
+                                           "image": (2, 2, 8, 8), "image_chunks": (1, 2, 4, 8)})
     data = chunked.run(quick=True, repeat=1)
     names = [r["workload"] for r in data["rows"]]
     assert names[:4] == ["argmax axis=0", "sum axis=0", "max axis=0", "cumsum axis=0"]
-    assert names[-2:] == ["take 1000 axis=0", "take_along_axis axis=0"]
-    assert all(r["axisops_s"] > 0 and r["axisops_tasks_per_chunk"] > 0 for r in data["rows"])
+    assert names[8:] == ["take 1000 axis=0", "take_along_axis axis=0", "scatter add axis=0",
+                         "cummax axis=0", "argmax axis=(0, 1)", "unfold 3x3 (rows chunked)"]
+    assert all(r["axisops_s"] > 0 and r["axisops_tasks_per_chunk"] > 0 and r["bytes"] > 0
+               for r in data["rows"])
     assert data["meta"]["chunk_count"] == 8 and data["meta"]["per_task_ms"] > 0
     assert "| take_along_axis axis=0 |" in chunked.format_table(data)
+    report = tmp_path / "dask.md"
+    chunked.write_markdown(data, str(report), "axisops bench --dask")
+    text = report.read_text()
+    assert text.startswith("# axisops on dask arrays") and "| unfold 3x3 (rows chunked) |" in text
+
+
+def test_dask_bench_workarounds_compute_what_axisops_computes():
+    from axisops.bench import chunked
+
+    rng = np.random.default_rng(0)
+    x = da.from_array(rng.standard_normal((32, 24)).astype(np.float32), chunks=(8, 12))
+    along = da.from_array(rng.integers(0, 32, (32, 24)), chunks=(8, 12))
+    image = da.from_array(rng.standard_normal((2, 2, 8, 8)).astype(np.float32),
+                          chunks=(1, 2, 4, 8))
+    for name, w in chunked.workloads(x, along, image, np.arange(5)).items():
+        ours, theirs = dask.compute(w.ours(), w.peer())
+        if name.startswith(("argmax", "max", "take", "cummax", "unfold")):
+            assert np.array_equal(ours, theirs), name
+        else:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-4, err_msg=name)

@@ -7,15 +7,19 @@ warm-up call (which also loads the kernels in the workers). Workloads, on a
 float32 array chunked along both axes:
 
 * ``argmax``, ``sum``, ``max``, ``cumsum`` along the chunked axis 0 and along
-  axis 1 — against ``dask.array``'s own;
-* ``take`` of 1000 NumPy indices along axis 0 — against ``dask.array.take``;
-* ``take_along_axis`` along axis 0 with chunked indices — dask has none, so against
-  the usual workaround: rechunk the axis into one chunk and map NumPy's
-  ``take_along_axis`` over the blocks.
+  axis 1, and ``take`` of 1000 NumPy indices along axis 0 — against
+  ``dask.array``'s own;
+* what dask lacks, against the usual workaround (rechunk the axis into one chunk
+  and map NumPy over the blocks): ``take_along_axis`` and ``scatter`` add along
+  axis 0 with chunked indices, ``cummax`` along axis 0 (NumPy's
+  ``maximum.accumulate``: values only), ``argmax`` over both axes (the array
+  reshaped to 1-D for dask's ``argmax``), and ``unfold`` of an image batch chunked
+  along its rows (3x3 windows; the workaround rechunks the rows and maps
+  axisops' NumPy path).
 
-For every workload the report gives the tasks in the graph per input chunk (its
-size), and the per-task overhead of the cluster is measured on a graph of tiny
-tasks.
+For every workload the report gives GB/s (the input bytes read once, indices
+included, over the time), the tasks in the graph per input chunk, and the
+cluster's per-task overhead measured on a graph of tiny tasks.
 """
 from __future__ import annotations
 
@@ -23,14 +27,25 @@ import functools
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from datetime import datetime, timezone
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .systems import core_count
+from .systems import core_count, machine_info, versions
 
-FULL = {"shape": (8192, 8192), "chunks": (1024, 2048)}  # 256 MiB, 32 chunks
-QUICK = {"shape": (2048, 2048), "chunks": (512, 1024)}
+FULL = {"shape": (8192, 8192), "chunks": (1024, 2048), "image": (16, 16, 256, 256),
+        "image_chunks": (4, 16, 64, 256)}  # 256 MiB in 32 chunks; 64 MiB in 16 chunks
+QUICK = {"shape": (2048, 2048), "chunks": (512, 1024), "image": (4, 4, 64, 64),
+         "image_chunks": (2, 4, 16, 64)}
+
+
+class Workload(NamedTuple):
+    ours: Callable[[], Any]
+    peer: Callable[[], Any]
+    peer_name: str
+    nbytes: int
+    chunks: int  # the input chunks the task counts are per
 
 
 def _median_compute(graphs: dict[str, Any], client, repeat: int) -> dict[str, float]:
@@ -49,12 +64,71 @@ def _tasks(graph) -> int:
     return len(graph.__dask_graph__())
 
 
-def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[str, Any]:
+def _scatter_add_block(x: np.ndarray, i: np.ndarray, u: np.ndarray) -> np.ndarray:
+    out = x.copy()
+    np.add.at(out, (i, np.arange(x.shape[1])[None, :]), u)
+    return out
+
+
+def _unfold_block(x: np.ndarray) -> np.ndarray:
+    import axisops
+    from axisops._dispatch import numpy_function
+
+    return numpy_function(axisops.unfold)(x, 3, padding=1)
+
+
+def workloads(x, along, image, idx_np) -> dict[str, Workload]:
+    """Every workload of the bench on the persisted inputs."""
+    import dask.array as da
+
+    import axisops
+
+    n_chunks, i_chunks = x.npartitions, image.npartitions
+    out: dict[str, Workload] = {}
+    for axis in (0, 1):
+        for op in ("argmax", "sum", "max", "cumsum"):
+            out[f"{op} axis={axis}"] = Workload(
+                functools.partial(getattr(axisops, op), x, axis=axis),
+                functools.partial(getattr(da, op), x, axis=axis), "dask", x.nbytes, n_chunks)
+    out["take 1000 axis=0"] = Workload(lambda: axisops.take(x, idx_np, axis=0),
+                                       lambda: da.take(x, idx_np, axis=0), "dask",
+                                       x.nbytes, n_chunks)
+
+    def whole(a):
+        return a.rechunk({0: -1})
+
+    out["take_along_axis axis=0"] = Workload(
+        lambda: axisops.take_along_axis(x, along, 0),
+        lambda: da.map_blocks(lambda a, i: np.take_along_axis(a, i, 0), whole(x), whole(along),
+                              dtype=x.dtype),
+        "rechunk workaround", x.nbytes + along.nbytes, n_chunks)
+    out["scatter add axis=0"] = Workload(
+        lambda: axisops.scatter(x, along, x, 0, reduce="add"),
+        lambda: da.map_blocks(_scatter_add_block, whole(x), whole(along), whole(x),
+                              dtype=x.dtype),
+        "rechunk workaround", 2 * x.nbytes + along.nbytes, n_chunks)
+    out["cummax axis=0"] = Workload(
+        lambda: axisops.cummax(x, axis=0).values,
+        lambda: da.map_blocks(np.maximum.accumulate, whole(x), axis=0, dtype=x.dtype),
+        "rechunk workaround", x.nbytes, n_chunks)
+    out["argmax axis=(0, 1)"] = Workload(lambda: axisops.argmax(x, axis=(0, 1)),
+                                         lambda: da.argmax(x.reshape(-1)),
+                                         "dask on a reshape", x.nbytes, n_chunks)
+    rows = image.ndim - 2
+    out["unfold 3x3 (rows chunked)"] = Workload(
+        lambda: axisops.unfold(image, 3, padding=1),
+        lambda: da.map_blocks(_unfold_block, image.rechunk({rows: -1}), dtype=image.dtype,
+                              chunks=(image.chunks[0], (image.shape[1] * 9,),
+                                      (image.shape[2] * image.shape[3],)), drop_axis=3),
+        "rechunk workaround", image.nbytes, i_chunks)
+    return out
+
+
+def run(quick: bool = False, repeat: int | None = None, progress=None,
+        only: tuple[str, ...] | None = None) -> dict[str, Any]:
     """Every workload's medians, task counts, and the cluster's per-task overhead."""
     import dask.array as da
     from dask.distributed import Client, LocalCluster
-
-    import axisops
 
     sizes = QUICK if quick else FULL
     repeat = repeat or (3 if quick else 5)
@@ -62,55 +136,73 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
     rows = []
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
-        x = da.random.default_rng(0).standard_normal(sizes["shape"], chunks=sizes["chunks"],
-                                                    dtype=np.float32).persist()
-        n = x.shape[0]
-        idx_np = np.random.default_rng(1).integers(0, n, 1000)
-        along = da.random.default_rng(2).integers(0, n, x.shape, chunks=sizes["chunks"]).persist()
-        chunk_count = x.npartitions
-
-        def rechunk_workaround():
-            whole = x.rechunk({0: -1})
-            return da.map_blocks(lambda a, i: np.take_along_axis(a, i, 0), whole,
-                                 along.rechunk({0: -1}), dtype=x.dtype)
-
-        workloads: dict[str, tuple[Callable[[], Any], Callable[[], Any], str]] = {}
-        for axis in (0, 1):
-            for op in ("argmax", "sum", "max", "cumsum"):
-                workloads[f"{op} axis={axis}"] = (
-                    functools.partial(getattr(axisops, op), x, axis=axis),
-                    functools.partial(getattr(da, op), x, axis=axis), "dask")
-        workloads["take 1000 axis=0"] = (lambda: axisops.take(x, idx_np, axis=0),
-                                         lambda: da.take(x, idx_np, axis=0), "dask")
-        workloads["take_along_axis axis=0"] = (
-            lambda: axisops.take_along_axis(x, along, 0), rechunk_workaround, "rechunk workaround")
-        for name, (ours, theirs, peer) in workloads.items():
-            g_ours, g_theirs = ours(), theirs()
+        rng = da.random.default_rng(0)
+        x = rng.standard_normal(sizes["shape"], chunks=sizes["chunks"], dtype=np.float32)
+        along = da.random.default_rng(2).integers(0, x.shape[0], x.shape, chunks=sizes["chunks"])
+        image = da.random.default_rng(3).standard_normal(
+            sizes["image"], chunks=sizes["image_chunks"], dtype=np.float32)
+        x, along, image = client.persist([x, along, image])
+        idx_np = np.random.default_rng(1).integers(0, x.shape[0], 1000)
+        for name, w in workloads(x, along, image, idx_np).items():
+            if only and name not in only:
+                continue
+            g_ours, g_theirs = w.ours(), w.peer()
             medians = _median_compute({"axisops": g_ours, "peer": g_theirs}, client, repeat)
-            rows.append({"workload": name, "peer": peer, "axisops_s": medians["axisops"],
+            rows.append({"workload": name, "peer": w.peer_name, "axisops_s": medians["axisops"],
                          "peer_s": medians["peer"], "ratio": medians["axisops"] / medians["peer"],
-                         "axisops_tasks_per_chunk": _tasks(g_ours) / chunk_count,
-                         "peer_tasks_per_chunk": _tasks(g_theirs) / chunk_count})
+                         "bytes": w.nbytes,
+                         "axisops_tasks_per_chunk": _tasks(g_ours) / w.chunks,
+                         "peer_tasks_per_chunk": _tasks(g_theirs) / w.chunks})
             if progress:
                 r = rows[-1]
-                print(f"{name:<24} axisops {r['axisops_s'] * 1e3:8.1f} ms  {peer} "
+                print(f"{name:<28} axisops {r['axisops_s'] * 1e3:8.1f} ms  {w.peer_name} "
                       f"{r['peer_s'] * 1e3:8.1f} ms", file=progress, flush=True)
         tiny = da.ones(2000, chunks=1).sum()
         per_task = _median_compute({"tiny": tiny}, client, repeat)["tiny"] / _tasks(tiny)
-    return {"meta": {"shape": sizes["shape"], "chunks": sizes["chunks"], "workers": workers,
-                     "chunk_count": chunk_count, "per_task_ms": per_task * 1e3},
+    return {"meta": {"shape": sizes["shape"], "chunks": sizes["chunks"], "image": sizes["image"],
+                     "image_chunks": sizes["image_chunks"], "workers": workers,
+                     "chunk_count": int(np.prod([-(-s // c) for s, c in
+                                                 zip(sizes["shape"], sizes["chunks"])])),
+                     "per_task_ms": per_task * 1e3, "repeat": repeat,
+                     "machine": machine_info(), "versions": versions(),
+                     "date": datetime.now(timezone.utc).isoformat(timespec="seconds")},
             "rows": rows}
 
 
 def format_table(data: dict[str, Any]) -> str:
     meta = data["meta"]
     lines = [f"float32 {meta['shape']} in chunks of {meta['chunks']} ({meta['chunk_count']} "
-             f"chunks), LocalCluster: {meta['workers']} worker processes x 1 thread; "
-             f"per-task overhead {meta['per_task_ms']:.2f} ms", "",
-             "| workload | axisops ms | peer | peer ms | axisops / peer | tasks per chunk "
-             "(axisops / peer) |", "|---|---:|---|---:|---:|---:|"]
+             f"chunks); images {meta['image']} in chunks of {meta['image_chunks']}. "
+             f"LocalCluster: {meta['workers']} worker processes x 1 thread; per-task overhead "
+             f"{meta['per_task_ms']:.2f} ms. axisops / peer below 1 means axisops is faster.", "",
+             "| workload | axisops ms | axisops GB/s | peer | peer ms | peer GB/s | axisops / peer "
+             "| tasks per chunk (axisops / peer) |", "|---|---:|---:|---|---:|---:|---:|---:|"]
     for r in data["rows"]:
-        lines.append(f"| {r['workload']} | {r['axisops_s'] * 1e3:.1f} | {r['peer']} | "
-                     f"{r['peer_s'] * 1e3:.1f} | {r['ratio']:.2f}x | "
-                     f"{r['axisops_tasks_per_chunk']:.1f} / {r['peer_tasks_per_chunk']:.1f} |")
+        lines.append(f"| {r['workload']} | {r['axisops_s'] * 1e3:.1f} | "
+                     f"{r['bytes'] / r['axisops_s'] / 1e9:.2f} | {r['peer']} | "
+                     f"{r['peer_s'] * 1e3:.1f} | {r['bytes'] / r['peer_s'] / 1e9:.2f} | "
+                     f"{r['ratio']:.2f}x | {r['axisops_tasks_per_chunk']:.1f} / "
+                     f"{r['peer_tasks_per_chunk']:.1f} |")
     return "\n".join(lines)
+
+
+def write_markdown(data: dict[str, Any], path: str, command: str) -> None:
+    meta = data["meta"]
+    machine = meta["machine"]
+    text = [
+        "# axisops on dask arrays",
+        "",
+        f"<!-- Written by `{command}`; do not edit by hand. -->",
+        "",
+        f"Written on {meta['date']}.",
+        "",
+        f"* Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores",
+        "* Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
+        f"* Time: median of {meta['repeat']} timed `compute()` calls per system, round-robin "
+        "after one warm-up call, on one `LocalCluster` of worker processes",
+        "",
+        format_table(data),
+        "",
+    ]
+    with open(path, "w") as f:
+        f.write("\n".join(text))
