@@ -34,10 +34,10 @@ import numpy as np
 
 from .systems import core_count, machine_info, versions
 
-FULL = {"shape": (8192, 8192), "chunks": (1024, 2048), "image": (16, 16, 256, 256),
-        "image_chunks": (4, 16, 64, 256)}  # 256 MiB in 32 chunks; 64 MiB in 16 chunks
-QUICK = {"shape": (2048, 2048), "chunks": (512, 1024), "image": (4, 4, 64, 64),
-         "image_chunks": (2, 4, 16, 64)}
+FULL: dict[str, Any] = {"shape": (8192, 8192), "chunks": (1024, 2048), "image": (16, 16, 256, 256),
+                       "image_chunks": (4, 16, 64, 256)}  # 256 MiB in 32 chunks; 64 MiB in 16 chunks
+QUICK: dict[str, Any] = {"shape": (2048, 2048), "chunks": (512, 1024), "image": (4, 4, 64, 64),
+                         "image_chunks": (2, 4, 16, 64)}
 
 
 class Workload(NamedTuple):
