@@ -133,7 +133,7 @@ def run(quick: bool = False, repeat: int | None = None, progress=None,
     sizes = QUICK if quick else FULL
     repeat = repeat or (3 if quick else 5)
     workers = core_count()
-    rows = []
+    rows: list[dict[str, Any]] = []
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       dashboard_address=None) as cluster, Client(cluster) as client:
         rng = da.random.default_rng(0)
