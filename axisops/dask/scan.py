@@ -1,15 +1,19 @@
 """Scans of dask arrays (see :mod:`axisops.dask`).
 
-A scan along a chunked axis is three steps, each a layer of tasks:
+A scan along a chunked axis is three layers of tasks:
 
-1. every chunk is scanned by axisops on its own (in parallel);
-2. every chunk's *summary* is taken — its total (cumsum, cumprod) or the last
-   (value, global index) of its running extreme (cummax, cummin) — and the
-   summaries are combined in order along the axis into each chunk's *carry*: a
+1. every chunk's *summary*, in parallel: its total (axisops' ``sum`` or ``prod``;
+   the last element of its scan for ``logcumsumexp``), or for cummax/cummin the
+   last (value, global index) of its running extreme — its extreme and the last
+   index of it (``argmax``/``argmin`` with ``select_last_index``, which is also
+   where the last NaN is);
+2. the summaries combined in order along the axis into each chunk's *carry*: a
    chain of small tasks, one slice per chunk;
-3. every chunk's local scan is combined with its carry (in parallel).
+3. every chunk scanned by axisops with its carry combined in, in parallel.
 
-So no task holds more than one chunk, whatever the length of the axis. ``reverse``
+So the data is read twice and written once, and no task holds more than one
+chunk, whatever the length of the axis. The layers are built directly (not one
+per chunk), so building a graph of thousands of chunks takes milliseconds. ``reverse``
 runs the chain from the last chunk; ``exclusive`` scans each chunk exclusively and
 carries the totals of the chunks before it. ``cummax``/``cummin`` carry (value,
 global index) and a later element takes over when it is ``>=`` the carry (``<=``
@@ -27,9 +31,12 @@ array([6., 3., 0.])
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from .. import _complex, _dtypes
+from .. import reduce as _np_reduce
 from .. import scan as _np_scan
 from .._axes import normalize_axis
 from .._dispatch import numpy_function
@@ -37,9 +44,15 @@ from ..scan import ValuesIndices
 
 __all__ = ["cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"]
 
+_SUM = numpy_function(_np_reduce.sum)
+_PROD = numpy_function(_np_reduce.prod)
 _CUMSUM = numpy_function(_np_scan.cumsum)
 _CUMPROD = numpy_function(_np_scan.cumprod)
 _LOGCUMSUMEXP = numpy_function(_np_scan.logcumsumexp)
+_MAX = numpy_function(_np_reduce.max)
+_MIN = numpy_function(_np_reduce.min)
+_ARGMAX = numpy_function(_np_reduce.argmax)
+_ARGMIN = numpy_function(_np_reduce.argmin)
 _CUMMAX = numpy_function(_np_scan.cummax)
 _CUMMIN = numpy_function(_np_scan.cummin)
 
@@ -55,15 +68,6 @@ def _flat(x, axis, op: str):
     if axis is None:
         return x.reshape(-1), 0
     return x, normalize_axis(axis, x.ndim, op)
-
-
-def _blocks_along(x, axis: int) -> list:
-    """The chunks of *x* along *axis*, each a dask array spanning the other axes."""
-    return [x.blocks[(slice(None),) * axis + (k,)] for k in range(x.numblocks[axis])]
-
-
-def _slice(a, axis: int, index: int):
-    return a[(slice(None),) * axis + (slice(index, index + 1 if index != -1 else None),)]
 
 
 # ------------------------------------------------------------------ cumsum, cumprod
@@ -85,7 +89,6 @@ def logcumsumexp(x, axis=None):
 
 
 def _accumulate(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
-    da = _da()
     if x.ndim == 0:
         x = x.reshape(1)
         zero_d = True
@@ -95,45 +98,79 @@ def _accumulate(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     if op == "logcumsumexp":
         _dtypes.check_dtype(x.dtype, op)
         res = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
-        identity: float = -np.inf
-
-        def scan(block, axis, dtype=None, exclusive=False, reverse=False):
-            return _LOGCUMSUMEXP(block, axis)
-
         combine = np.logaddexp
+        summary = partial(_last_of_scan, axis=axis, res=res)
+        scan = partial(_logcumsumexp, axis=axis)
     else:
         res = _result_dtype(op, x.dtype, dtype)
-        scan = _CUMSUM if op == "cumsum" else _CUMPROD
         combine = np.add if op == "cumsum" else np.multiply
-        identity = 0 if op == "cumsum" else 1
-
-    def local(block):
-        return scan(block, axis, dtype=res, exclusive=exclusive, reverse=reverse)
-
-    def total(block):
-        whole = scan(block, axis, dtype=res, reverse=reverse)
-        return whole[(slice(None),) * axis + ((slice(0, 1) if reverse else slice(-1, None)),)] \
-            if block.shape[axis] else np.full(_one(block.shape, axis), identity, res)
-
-    blocks = _blocks_along(x, axis)
-    order = range(len(blocks) - 1, -1, -1) if reverse else range(len(blocks))
-    scanned = [None] * len(blocks)
-    carry = None
-    for k in order:
-        block = blocks[k]
-        part = block.map_blocks(local, dtype=res, meta=np.empty((0,) * x.ndim, res))
-        if carry is not None:  # the chunk first: its chunks are the result's
-            part = da.map_blocks(_with_carry, part, carry, combine=combine, dtype=res)
-        scanned[k] = part
-        summary = block.map_blocks(total, dtype=res, chunks=_one_chunks(block.chunks, axis),
-                                   meta=np.empty((0,) * x.ndim, res))
-        carry = summary if carry is None else da.map_blocks(combine, carry, summary, dtype=res)
-    out = da.concatenate(scanned, axis=axis) if scanned else x.astype(res)
+        total = _SUM if op == "cumsum" else _PROD
+        summary = partial(_total, reduce=total, axis=axis, res=res)
+        scan = partial(_CUMSUM if op == "cumsum" else _CUMPROD, axis=axis, dtype=res,
+                       exclusive=exclusive, reverse=reverse)
+    out = _carried(op, x, axis, summary, combine, partial(_scanned, scan=scan, combine=combine),
+                   res, reverse)
     return out.reshape(()) if zero_d else out
 
 
-def _with_carry(block: np.ndarray, carry: np.ndarray, combine) -> np.ndarray:
-    return combine(carry, block)
+def _carried(op: str, x, axis: int, summary, combine, finish, dtype, reverse: bool):
+    """The three layers of a scan (see the module's docstring): *summary* of every
+    chunk (one slice along *axis*), the chain of carries (*combine* of the carry
+    and the next summary, in order along the axis, from the end with *reverse*),
+    and *finish* of every chunk with its carry (None for the first) and its index
+    along the axis."""
+    from dask.base import tokenize
+
+    from .gather import _array, _key
+
+    summaries = x.map_blocks(summary, chunks=_one_chunks(x.chunks, axis), dtype=dtype,
+                             meta=np.empty((0,) * x.ndim, dtype))
+    name = f"{op}-{tokenize(x, axis, summary, finish, reverse)}"
+    carry = f"carry-{name}"
+    count = x.numblocks[axis]
+    order = list(range(count - 1, -1, -1) if reverse else range(count))
+    others = [b for b in np.ndindex(*x.numblocks[:axis], *x.numblocks[axis + 1:])]
+    dsk: dict = {}
+    for b in others:
+        def at(k, b=b):
+            return (*b[:axis], k, *b[axis:])
+
+        previous = None  # the key of the carry into the chunk at hand
+        for n, k in enumerate(order):
+            dsk[_key(name, *at(k))] = (finish, (x.name, *at(k)), previous, k)
+            if n + 1 < count:
+                summary_key = (summaries.name, *at(k))
+                if previous is None:
+                    previous = summary_key
+                else:
+                    key = (carry, *at(k))
+                    dsk[key] = (combine, previous, summary_key)
+                    previous = key
+    return _array(name, dsk, [x, summaries], x.chunks, dtype)
+
+
+def _total(block: np.ndarray, reduce, axis: int, res) -> np.ndarray:
+    return np.asarray(reduce(block, axis=axis, keepdims=True, dtype=res))
+
+
+def _logcumsumexp(block: np.ndarray, axis: int, **_) -> np.ndarray:
+    return _LOGCUMSUMEXP(block, axis)
+
+
+def _last_of_scan(block: np.ndarray, axis: int, res) -> np.ndarray:
+    if not block.shape[axis]:
+        return np.full(_one(block.shape, axis), -np.inf, res)
+    whole = _LOGCUMSUMEXP(block, axis)
+    return whole[(slice(None),) * axis + (slice(-1, None),)]
+
+
+def _scanned(block: np.ndarray, carry, k: int, scan, combine) -> np.ndarray:
+    """The scan of a chunk, its carry combined in (carry first)."""
+    out = scan(block)
+    if carry is None or not out.size:
+        return out
+    with np.errstate(invalid="ignore"):  # -inf + -inf in logaddexp: -inf, as NumPy's scan
+        return combine(carry, out, out=out)
 
 
 def _result_dtype(op: str, x_dtype, dtype) -> np.dtype:
@@ -172,35 +209,59 @@ def _extreme(op: str, x, axis, index_dtype):
         return ValuesIndices(x.copy(), da.zeros((), dtype=index_dtype))
     x, axis = _flat(x, axis, op)
     _dtypes.check_index_fits(max(x.shape[axis] - 1, 0), index_dtype, op)
-    scan = _CUMMAX if op == "cummax" else _CUMMIN
     record = np.dtype([("v", x.dtype), ("i", np.int64)])
-    offsets = np.cumsum((0,) + x.chunks[axis][:-1])
-
-    def local(block, offset):
-        values, indices = scan(block, axis)
-        out = np.empty(block.shape, record)
-        out["v"] = values
-        out["i"] = indices + offset
-        return out
-
-    def combine(carry, records):
-        return _take_over(carry, records, op == "cummax")
-
-    blocks = _blocks_along(x, axis)
-    scanned = []
-    carry = None
-    for k, block in enumerate(blocks):
-        part = block.map_blocks(local, int(offsets[k]), dtype=record,
-                                meta=np.empty((0,) * x.ndim, record))
-        if carry is not None:  # the chunk first: its chunks are the result's
-            part = da.map_blocks(_with_carry, part, carry, combine=combine, dtype=record)
-        scanned.append(part)
-        if block.shape[axis]:
-            carry = _slice(part, axis, -1)
-    records = da.concatenate(scanned, axis=axis)
-    values = records.map_blocks(lambda r: r["v"], dtype=x.dtype)
-    indices = records.map_blocks(lambda r: r["i"].astype(index_dtype), dtype=index_dtype)
+    offsets = tuple(int(o) for o in np.cumsum((0,) + x.chunks[axis][:-1]))
+    greater = op == "cummax"
+    summary = partial(_extreme_summary, axis=axis, greater=greater, record=record,
+                      offsets=offsets)
+    finish = partial(_extreme_scanned, axis=axis, greater=greater, record=record,
+                     offsets=offsets)
+    records = _carried(op, x, axis, summary, partial(_chain_extreme, greater=greater), finish,
+                       record, False)
+    values = records.map_blocks(_field, field="v", dtype=x.dtype)
+    indices = records.map_blocks(_field, field="i", index_dtype=index_dtype, dtype=index_dtype)
     return ValuesIndices(values, indices)
+
+
+def _extreme_summary(block, axis, greater, record, offsets, block_info=None):
+    """A chunk's last running (value, global index): its extreme, and the last index
+    of it (the last NaN if any: argmax/argmin with select_last_index); index -1
+    for an empty chunk, which passes the carry on."""
+    k = block_info[0]["chunk-location"][axis]
+    out = np.empty(_one(block.shape, axis), record)
+    if not block.shape[axis]:
+        out["i"] = -1
+        return out
+    extreme = _MAX if greater else _MIN
+    arg = _ARGMAX if greater else _ARGMIN
+    out["v"] = extreme(block, axis=axis, keepdims=True)
+    out["i"] = arg(block, axis=axis, keepdims=True, select_last_index=True) + offsets[k]
+    return out
+
+
+def _chain_extreme(carry, summary, greater):
+    if summary.size and summary["i"].flat[0] < 0:
+        return carry
+    if carry.size and carry["i"].flat[0] < 0:
+        return summary
+    return _take_over(carry, summary, greater)
+
+
+def _extreme_scanned(block, carry, k, axis, greater, record, offsets):
+    """A chunk's running (value, global index) records, its carry combined in."""
+    values, indices = (_CUMMAX if greater else _CUMMIN)(block, axis)
+    out = np.empty(block.shape, record)
+    out["v"] = values
+    out["i"] = indices
+    out["i"] += offsets[k]
+    if carry is None or not out.size or carry["i"].flat[0] < 0:
+        return out
+    return _take_over(carry, out, greater)
+
+
+def _field(records, field, index_dtype=None):
+    values = records[field]
+    return values.astype(index_dtype) if index_dtype is not None else values.copy()
 
 
 def _take_over(carry: np.ndarray, records: np.ndarray, greater: bool) -> np.ndarray:
