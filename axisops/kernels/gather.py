@@ -124,6 +124,14 @@ def take_rows(part, parts, base, offset, outer_shape, outer_strides, idx, idx_ou
         xo = offset + block_offset(o, outer_shape, outer_strides)
         j = c * jchunk
         j_end = min(m, (c + 1) * jchunk)
+        if rowlen == 1 and one_dim:
+            # single elements: one tight loop over the chunk (a check per index and
+            # a branch per element kept 256K random gathers at 3.5 ns each, 3.3x
+            # NumPy's np.take)
+            if _gather_run(out, o * m + j, 1, base, xo, n_stride, 0, idx, o * idx_outer + j, 1,
+                           j_end - j, n, mode, fill):
+                bad[t] = 1
+            continue
         while j < j_end:
             if rows_contiguous and j + 4 <= j_end:
                 first = o * idx_outer + j
