@@ -2,8 +2,9 @@
 
 A ``LocalCluster`` of two worker processes of one thread, each limited to
 ``LIMIT`` bytes with spilling and pausing switched off, runs a reduction, a
-tuple-axis argmax, a scan followed by a reduction and a take_along_axis followed
-by a reduction, each over 5 GiB of float32 (four times the two limits together)
+tuple-axis argmax, a scan followed by a reduction (along an axis in 4 chunks, and
+in 683: a long carry chain) and a take_along_axis followed by a reduction, each
+over 5 GiB of float32 (four times the two limits together)
 generated chunk by chunk in the workers. Every result is checked exactly, and
 every worker's peak resident memory during the run (Linux's VmHWM, reset before
 each run, and a thread sampling the RSS) must stay under its limit with no worker
@@ -170,6 +171,18 @@ def _cumsum_sum(P, Q, p, q, part=False):
     return graph, (weights * p).sum(axis=0)[None, :] + (A * (A + 1) // 2) * q
 
 
+def _long_cumsum_sum(P, Q, p, q, part=False):
+    """The scan along the axis cut into 683 chunks: a carry chain of 683."""
+    x = _x(P, Q, LONG)
+    if part:
+        x = x[:2 * LONG[0]]
+    graph = axisops.sum(axisops.cumsum(x, axis=0), axis=0, dtype=np.float64)
+    if part:
+        return graph, None
+    weights = (A - np.arange(A, dtype=np.int64))[:, None]
+    return graph, (weights * p).sum(axis=0)[None, :] + (A * (A + 1) // 2) * q
+
+
 def _take_sum(P, Q, p, q, part=False):
     x, idx = _x(P, Q, TAKE_X), _indices()
     if part:
@@ -187,6 +200,7 @@ WORKLOADS = {
     "sum": _sum,
     "argmax-tuple-axis": _argmax,
     "cumsum-then-sum": _cumsum_sum,
+    "long-cumsum-then-sum": _long_cumsum_sum,
     "take_along_axis-then-sum": _take_sum,
 }
 
@@ -246,26 +260,3 @@ def test_out_of_core_in_bounded_memory(cluster, name):
         assert peaks[w] < LIMIT, (
             f"{name}: worker {w} peaked at {peaks[w] / MiB:.0f} MiB, over its limit "
             f"{LIMIT / MiB:.0f} MiB (idle {idle[w] / MiB:.0f} MiB)")
-
-
-# ------------------------------------------------------------------ known: a long carry chain
-
-def _scan_pressure(chunks_along: int) -> int:
-    """The most chunk results dask's static order holds at once for a sum of a cumsum
-    along an axis of *chunks_along* chunks (dask.order.diagnostics)."""
-    order = pytest.importorskip("dask.order")
-    if not hasattr(order, "diagnostics"):
-        pytest.skip("dask.order.diagnostics is missing in this dask")
-    x = da.ones((chunks_along, 4), chunks=(1, 4))
-    (graph,) = dask.optimize(axisops.sum(axisops.cumsum(x, axis=0), axis=0))
-    _, pressure = order.diagnostics(dict(graph.__dask_graph__()))
-    return max(pressure)
-
-
-@pytest.mark.xfail(strict=True, reason=(
-    "a scan followed by a reduction over the scan's axis holds about two chunks per "
-    "chunk along that axis: dask's order runs the whole carry chain (generating every "
-    "chunk and its local scan) before any chunk is combined with its carry and reduced "
-    "(dask's own cumsum does the same); bounded only when the axis has few chunks"))
-def test_a_scan_then_a_reduction_holds_a_bounded_number_of_chunks():
-    assert _scan_pressure(128) <= _scan_pressure(8) + 4
