@@ -68,7 +68,11 @@ def dispatched(func: F) -> F:
     wrapper = namespace[func.__name__]
     wrapper.__defaults__ = func.__defaults__  # the real defaults replace the None above
     wrapper.__kwdefaults__ = func.__kwdefaults__
-    return functools.update_wrapper(wrapper, func)  # type: ignore[return-value]
+    functools.update_wrapper(wrapper, func)
+    # the NumPy path is reachable as <wrapper>.__wrapped__: named so, it pickles by
+    # reference (a dask task that calls it ships a name, not the function's code)
+    func.__qualname__ = f"{func.__qualname__}.__wrapped__"
+    return wrapper  # type: ignore[return-value]
 
 
 def numpy_function(func: Callable[..., Any]) -> Callable[..., Any]:

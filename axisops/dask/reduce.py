@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -107,17 +108,23 @@ def _value(op: str, x, axis, keepdims: bool, dtype):
     axes = normalize_axes(axis, x.ndim, op)
     res, acc = _result_dtypes(op, x.dtype, dtype)
     reduce = _SUM if op == "sum" else _PROD
-
-    def chunk(block, axis, keepdims):
-        return np.asarray(reduce(block, axis=axis, keepdims=keepdims, dtype=acc))
-
-    def aggregate(block, axis, keepdims):
-        return _scalar_or_array(
-            np.asarray(reduce(block, axis=axis, keepdims=keepdims, dtype=acc)).astype(res))
-
+    chunk = partial(_reduced, reduce=reduce, acc=acc)
+    aggregate = partial(_reduced, reduce=reduce, acc=acc, result=res)
     return da.reduction(x, chunk, aggregate, axis=axes, keepdims=keepdims, dtype=res,
                         combine=chunk, concatenate=True,
                         meta=_meta(len(reduced_shape(x.shape, axes, keepdims)), res))
+
+
+def _reduced(block, axis, keepdims, reduce, acc=None, result=None):
+    """A chunk's (or a combine's) reduction by axisops in the accumulator dtype *acc*;
+    cast to *result* at the end.
+
+    Module-level, with ``functools.partial`` for the options: a task ships the
+    function's name, not its code (closures are pickled by value). No parameter
+    is called ``dtype``: ``dask.array.reduction`` would pass its own."""
+    out = np.asarray(reduce(block, axis=axis, keepdims=keepdims, dtype=acc) if acc else
+                     reduce(block, axis=axis, keepdims=keepdims))
+    return out if result is None else _scalar_or_array(out.astype(result))
 
 
 def _extreme(op: str, func, x, axis, keepdims: bool):
@@ -127,13 +134,8 @@ def _extreme(op: str, func, x, axis, keepdims: bool):
     if any(x.shape[d] == 0 for d in axes):
         raise ValueError(f"{op}: zero-size array to reduction operation {op} which has no "
                          "identity")
-
-    def chunk(block, axis, keepdims):
-        return np.asarray(func(block, axis=axis, keepdims=keepdims))
-
-    def aggregate(block, axis, keepdims):
-        return _scalar_or_array(chunk(block, axis, keepdims))
-
+    chunk = partial(_reduced, reduce=func)
+    aggregate = partial(_reduced, reduce=func, result=x.dtype)
     return da.reduction(x, chunk, aggregate, axis=axes, keepdims=keepdims, dtype=x.dtype,
                         combine=chunk, concatenate=True,
                         meta=_meta(len(reduced_shape(x.shape, axes, keepdims)), x.dtype))
@@ -166,10 +168,7 @@ def _arg(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
     records = x.map_blocks(_records, op=op, axes=axes, red_shape=red_shape,
                            select_last=bool(select_last), record=record, chunks=chunks,
                            dtype=record, meta=_meta(x.ndim, record))
-    greater = op == "argmax"
-
-    def combine(recs, axis, keepdims):
-        return _best(recs, axis, keepdims, greater, bool(select_last))
+    combine = partial(_best, greater=op == "argmax", last=bool(select_last))
 
     ndim = len(reduced_shape(x.shape, axes, keepdims))
     best = da.reduction(records, combine, combine, axis=axes, keepdims=keepdims, dtype=record,
