@@ -72,7 +72,7 @@ def dispatched(func: F) -> F:
     # the NumPy path is reachable as <wrapper>.__wrapped__: named so, it pickles by
     # reference (a dask task that calls it ships a name, not the function's code)
     func.__qualname__ = f"{func.__qualname__}.__wrapped__"
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def numpy_function(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -113,43 +113,50 @@ def _accumulate(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     return out.reshape(()) if zero_d else out
 
 
-def _carried(op: str, x, axis: int, summary, combine, finish, dtype, reverse: bool):
-    """The three layers of a scan (see the module's docstring): *summary* of every
-    chunk (one slice along *axis*), the chain of carries (*combine* of the carry
-    and the next summary, in order along the axis, from the end with *reverse*),
-    and *finish* of every chunk with its carry (None for the first) and its index
-    along the axis."""
+def _carried(op: str, x, axis: int, summary, combine, finish, dtype, reverse: bool,
+             parts: int = 0):
+    """The three layers of a scan (see the module's docstring): ``summary(chunk, k)``
+    of every chunk k (one slice along *axis*), the chain of carries (*combine* of
+    the carry and the next summary, in order along the axis, from the end with
+    *reverse*), and ``finish(chunk, carry, k)`` of every chunk (carry None for the
+    first). With *parts*, finish gives a tuple of that many chunks of *dtype*
+    (a sequence of dtypes): one dask array each."""
+    from operator import getitem
+
     from dask.base import tokenize
 
     from .gather import _array, _key
 
-    summaries = x.map_blocks(summary, chunks=_one_chunks(x.chunks, axis), dtype=dtype,
-                             meta=np.empty((0,) * x.ndim, dtype))
     name = f"{op}-{tokenize(x, axis, summary, finish, reverse)}"
-    carry = f"carry-{name}"
+    summaries, carry = f"summary-{name}", f"carry-{name}"
     count = x.numblocks[axis]
     order = list(range(count - 1, -1, -1) if reverse else range(count))
-    others = [b for b in np.ndindex(*x.numblocks[:axis], *x.numblocks[axis + 1:])]
+    whole = f"whole-{name}" if parts else name
     dsk: dict = {}
-    for b in others:
+    for b in np.ndindex(*x.numblocks[:axis], *x.numblocks[axis + 1:]):
         def at(k, b=b):
             return (*b[:axis], k, *b[axis:])
 
         previous = None  # the key of the carry into the chunk at hand
         for n, k in enumerate(order):
-            dsk[_key(name, *at(k))] = (finish, (x.name, *at(k)), previous, k)
+            dsk[_key(whole, *at(k))] = (finish, (x.name, *at(k)), previous, k)
+            for p in range(parts):
+                dsk[_key(f"{name}-{p}", *at(k))] = (getitem, (whole, *at(k)), p)
             if n + 1 < count:
-                summary_key = (summaries.name, *at(k))
+                summary_key = (summaries, *at(k))
+                dsk[summary_key] = (summary, (x.name, *at(k)), k)
                 if previous is None:
                     previous = summary_key
                 else:
                     key = (carry, *at(k))
                     dsk[key] = (combine, previous, summary_key)
                     previous = key
-    return _array(name, dsk, [x, summaries], x.chunks, dtype)
+    if not parts:
+        return _array(name, dsk, [x], x.chunks, dtype)
+    return tuple(_array(f"{name}-{p}", dsk, [x], x.chunks, dtype[p]) for p in range(parts))
 
 
-def _total(block: np.ndarray, reduce, axis: int, res) -> np.ndarray:
+def _total(block: np.ndarray, k: int, reduce, axis: int, res) -> np.ndarray:
     return np.asarray(reduce(block, axis=axis, keepdims=True, dtype=res))
 
 
@@ -157,7 +164,7 @@ def _logcumsumexp(block: np.ndarray, axis: int, **_) -> np.ndarray:
     return _LOGCUMSUMEXP(block, axis)
 
 
-def _last_of_scan(block: np.ndarray, axis: int, res) -> np.ndarray:
+def _last_of_scan(block: np.ndarray, k: int, axis: int, res) -> np.ndarray:
     if not block.shape[axis]:
         return np.full(_one(block.shape, axis), -np.inf, res)
     whole = _LOGCUMSUMEXP(block, axis)
@@ -209,67 +216,57 @@ def _extreme(op: str, x, axis, index_dtype):
         return ValuesIndices(x.copy(), da.zeros((), dtype=index_dtype))
     x, axis = _flat(x, axis, op)
     _dtypes.check_index_fits(max(x.shape[axis] - 1, 0), index_dtype, op)
-    record = np.dtype([("v", x.dtype), ("i", np.int64)])
     offsets = tuple(int(o) for o in np.cumsum((0,) + x.chunks[axis][:-1]))
     greater = op == "cummax"
-    summary = partial(_extreme_summary, axis=axis, greater=greater, record=record,
-                      offsets=offsets)
-    finish = partial(_extreme_scanned, axis=axis, greater=greater, record=record,
-                     offsets=offsets)
-    records = _carried(op, x, axis, summary, partial(_chain_extreme, greater=greater), finish,
-                       record, False)
-    values = records.map_blocks(_field, field="v", dtype=x.dtype)
-    indices = records.map_blocks(_field, field="i", index_dtype=index_dtype, dtype=index_dtype)
+    summary = partial(_extreme_summary, axis=axis, greater=greater, offsets=offsets)
+    finish = partial(_extreme_scanned, axis=axis, greater=greater, offsets=offsets,
+                     index_dtype=index_dtype)
+    values, indices = _carried(op, x, axis, summary, partial(_chain_extreme, greater=greater),
+                               finish, (x.dtype, index_dtype), False, parts=2)
     return ValuesIndices(values, indices)
 
 
-def _extreme_summary(block, axis, greater, record, offsets, block_info=None):
+def _extreme_summary(block, k, axis, greater, offsets):
     """A chunk's last running (value, global index): its extreme, and the last index
-    of it (the last NaN if any: argmax/argmin with select_last_index); index -1
-    for an empty chunk, which passes the carry on."""
-    k = block_info[0]["chunk-location"][axis]
-    out = np.empty(_one(block.shape, axis), record)
+    of it (the last NaN if any: argmax/argmin with select_last_index); None for
+    an empty chunk, which passes the carry on."""
     if not block.shape[axis]:
-        out["i"] = -1
-        return out
-    extreme = _MAX if greater else _MIN
-    arg = _ARGMAX if greater else _ARGMIN
-    out["v"] = extreme(block, axis=axis, keepdims=True)
-    out["i"] = arg(block, axis=axis, keepdims=True, select_last_index=True) + offsets[k]
-    return out
+        return None
+    value = (_MAX if greater else _MIN)(block, axis=axis, keepdims=True)
+    index = (_ARGMAX if greater else _ARGMIN)(block, axis=axis, keepdims=True,
+                                              select_last_index=True)
+    return np.asarray(value), index + offsets[k]
 
 
 def _chain_extreme(carry, summary, greater):
-    if summary.size and summary["i"].flat[0] < 0:
+    if summary is None:
         return carry
-    if carry.size and carry["i"].flat[0] < 0:
+    if carry is None:
         return summary
-    return _take_over(carry, summary, greater)
+    return _take_over(carry, summary, greater, inplace=False)
 
 
-def _extreme_scanned(block, carry, k, axis, greater, record, offsets):
-    """A chunk's running (value, global index) records, its carry combined in."""
+def _extreme_scanned(block, carry, k, axis, greater, offsets, index_dtype):
+    """A chunk's running (values, global indices), its carry combined in."""
     values, indices = (_CUMMAX if greater else _CUMMIN)(block, axis)
-    out = np.empty(block.shape, record)
-    out["v"] = values
-    out["i"] = indices
-    out["i"] += offsets[k]
-    if carry is None or not out.size or carry["i"].flat[0] < 0:
-        return out
-    return _take_over(carry, out, greater)
+    if offsets[k]:
+        indices += offsets[k]
+    if carry is not None and values.size:
+        values, indices = _take_over(carry, (values, indices), greater, inplace=True)
+    return values, indices.astype(index_dtype, copy=False)
 
 
-def _field(records, field, index_dtype=None):
-    values = records[field]
-    return values.astype(index_dtype) if index_dtype is not None else values.copy()
-
-
-def _take_over(carry: np.ndarray, records: np.ndarray, greater: bool) -> np.ndarray:
-    """Each record where it takes over from the carry (PyTorch's rule: ``>=`` for
-    cummax, ``<=`` for cummin, a NaN always), else the carry."""
-    new, old = records["v"], carry["v"]
+def _take_over(carry, running, greater: bool, inplace: bool):
+    """The running (values, indices) where they take over from the carry (PyTorch's
+    rule: ``>=`` for cummax, ``<=`` for cummin, a NaN always), else the carry's."""
+    (old, old_i), (new, new_i) = carry, running
+    with np.errstate(invalid="ignore"):
+        keep = (new < old) if greater else (new > old)  # the carry stays
     if new.dtype.kind == "f":
-        takes = np.isnan(new) | (~np.isnan(old) & ((new >= old) if greater else (new <= old)))
-    else:
-        takes = (new >= old) if greater else (new <= old)
-    return np.where(takes, records, np.broadcast_to(carry, records.shape))
+        keep &= ~np.isnan(new)
+        keep |= np.isnan(old) & ~np.isnan(new)
+    if inplace:
+        np.copyto(new, np.broadcast_to(old, new.shape), where=keep)
+        np.copyto(new_i, np.broadcast_to(old_i, new_i.shape), where=keep)
+        return new, new_i
+    return np.where(keep, old, new), np.where(keep, old_i, new_i)
