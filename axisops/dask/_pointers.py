@@ -103,16 +103,23 @@ _MODE_CODES = {"raise": _kernels.MODE_RAISE, "wrap": _kernels.MODE_WRAP,
 
 
 def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unravel=None,
-                flat=False, x_rows=None):
+                flat=False, merged=False):
     """A chunk of indices split by the chunk of ``x`` along the axis its indices
     fall in: ``(pos, src)`` per chunk, ``src`` the index within the chunk, or with
     *flat* the flat position in the chunk of ``x`` whose other dimensions are the
-    index chunk's (``indices`` of ``x.ndim`` dimensions, the axis *flat* - 1)."""
+    index chunk's (``indices`` of ``x.ndim`` dimensions, the axis *flat* - 1).
+
+    With *merged*, ``(chunk, [src, ...])`` instead: each index's chunk (-1 for a
+    miss), which :func:`place_merged` uses to put the picked values back, so no
+    positions are made or shipped."""
     n = int(bounds[-1])
+    chunks = len(bounds) - 1
     if n == 0:  # nothing to hit: every index misses (or raises)
         resolved(indices, n, mode, op, origin, unravel)
         empty = np.zeros(0, np.int64)
-        return [(empty, empty)] * (len(bounds) - 1)
+        if merged:
+            return np.full(indices.shape, -1, np.int8), [empty] * chunks
+        return [(empty, empty)] * chunks
     work = _int64_indices(indices, n, mode)
     if flat:
         axis = flat - 1
@@ -121,19 +128,16 @@ def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unra
         post = int(np.prod(indices.shape[axis + 1:], dtype=np.int64))
         largest = rows * int(np.diff(bounds).max()) * post
     else:
-        rows = length = post = 1
+        rows, length, post = 1, indices.size, 1
         largest = int(np.diff(bounds).max())
     small = max(largest, indices.size) < 2**31
-    counts = np.empty(len(bounds) - 1, np.int64)
-    pos = np.empty(indices.size, np.int32 if small else np.int64)
-    src = np.empty(indices.size, pos.dtype)
-    scratch = np.empty(indices.size, np.int32)
-    if not flat:
-        length = indices.size
-    chunks = len(bounds) - 1
+    counts = np.empty(chunks, np.int64)
+    src = np.empty(indices.size, np.int32 if small else np.int64)
+    pos = src[:0] if merged else np.empty(indices.size, src.dtype)
+    chunk = np.empty(indices.size, np.int8 if chunks < 128 else np.int32)
     scale = (chunks - 1) / bounds[-2] if chunks > 1 and bounds[-2] > 0 else 0.0
     bad = _route.route_along(work.reshape(-1), n, _MODE_CODES[mode], bounds, scale, rows, length,
-                             post, bool(flat), counts, scratch, pos, src)
+                             post, bool(flat), counts, chunk, pos, src, not merged)
     if bad >= 0:
         mask = np.zeros(indices.size, bool)
         mask[bad] = True
@@ -141,7 +145,51 @@ def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unra
                            unravel=unravel)
     hits = int(counts.sum())
     cuts = np.cumsum(counts)[:-1]
+    if merged:
+        return chunk, np.split(src[:hits], cuts)
     return list(zip(np.split(pos[:hits], cuts), np.split(src[:hits], cuts), strict=True))
+
+
+def src_of(routed, k: int) -> np.ndarray:
+    """Chunk k's sources of a merged routing (see :func:`route_along`)."""
+    return routed[1][k]
+
+
+def chunks_of(routed) -> np.ndarray:
+    """Each index's chunk, of a merged routing (see :func:`route_along`)."""
+    return routed[0]
+
+
+def pick_flat(x: np.ndarray, src: np.ndarray) -> np.ndarray:
+    """One chunk of ``x``'s values at flat positions *src* (take_along_axis), by
+    the routing's kernel: the positions need no check, and the NumPy path's
+    ``take`` would make a plan for every new number of hits."""
+    x = np.ascontiguousarray(x)
+    bits = _bits_of(x.dtype)
+    out = np.empty(src.size, x.dtype)
+    _route.pick(x.reshape(-1).view(bits), src, out.view(bits))
+    return out
+
+
+def _bits_of(dtype: np.dtype) -> np.dtype:
+    """The dtype whose moves copy *dtype*'s bits: one kernel per width."""
+    return dtype if dtype.itemsize == 16 else _np_gather._bits(dtype)
+
+
+def place_merged(chunk: np.ndarray, picked, *, shape, dtype, fill) -> np.ndarray:
+    """A result chunk of *shape*: each index's value from its chunk's picks, in C
+    order (the routing kernel's :func:`axisops.kernels.route.merge`)."""
+    out = np.empty(shape, dtype)
+    if not out.size:
+        return out
+    values = np.concatenate(picked) if len(picked) != 1 else picked[0]
+    starts = np.concatenate(([0], np.cumsum([v.size for v in picked])[:-1])).astype(np.int64)
+    dtype = np.dtype(dtype)
+    bits = _bits_of(dtype)
+    fill_bits = np.zeros((), dtype) if fill is None else np.asarray(fill, dtype)
+    _route.merge(chunk, values.view(bits), starts, fill_bits.view(bits)[()],
+                 out.reshape(-1).view(bits))
+    return out
 
 
 def _int64_indices(indices: np.ndarray, n: int, mode: str) -> np.ndarray:
@@ -199,11 +247,6 @@ def exclusive_products(parts) -> list[np.ndarray]:
     out = np.empty_like(others)
     out[order] = others
     return np.split(out, np.cumsum([p[0].size for p in parts])[:-1])
-
-
-def pick_along(x: np.ndarray, part) -> np.ndarray:
-    """The hits of one index chunk in one chunk of ``x`` (take_along_axis)."""
-    return _TAKE(x, part[1])
 
 
 def pick_slices(x: np.ndarray, part, *, axis: int) -> np.ndarray:

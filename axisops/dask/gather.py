@@ -185,23 +185,24 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
         return da.full(indices.shape, fill, dtype=x.dtype, chunks=indices.chunks)
     bounds = _offsets(x.chunks[axis])
     name = f"{op}-{tokenize(x, indices, axis, mode, fill)}"
-    route, part, pick = f"route-{name}", f"part-{name}", f"pick-{name}"
+    route, part, pick, ids = (f"{p}-{name}" for p in ("route", "part", "pick", "ids"))
     offsets = [_offsets(c) for c in indices.chunks]
     dsk: dict = {}
     for j in np.ndindex(*indices.numblocks):
         origin = tuple(int(offsets[d][i]) for d, i in enumerate(j))
         shape = _block_shape(indices.chunks, j)
         dsk[_key(route, *j)] = (partial(P.route_along, bounds=bounds, mode=mode, op=op,
-                                        origin=origin, flat=axis + 1), (indices.name, *j))
-        parts, picks = [], []
+                                        origin=origin, flat=axis + 1, merged=True),
+                                (indices.name, *j))
+        dsk[_key(ids, *j)] = (P.chunks_of, (route, *j))
+        picks = []
         for k in range(len(bounds) - 1):
-            dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
-            dsk[_key(pick, *j, k)] = (P.pick_along, (x.name, *_at(_drop(j, axis), axis, k)),
+            dsk[_key(part, *j, k)] = (P.src_of, (route, *j), k)
+            dsk[_key(pick, *j, k)] = (P.pick_flat, (x.name, *_at(_drop(j, axis), axis, k)),
                                       (part, *j, k))
-            parts.append((part, *j, k))
             picks.append((pick, *j, k))
-        dsk[_key(name, *j)] = (partial(P.place_flat, shape=shape, dtype=x.dtype, fill=fill),
-                           parts, picks)
+        dsk[_key(name, *j)] = (partial(P.place_merged, shape=shape, dtype=x.dtype, fill=fill),
+                               (ids, *j), picks)
     return _array(name, dsk, [x, indices], indices.chunks, x.dtype)
 
 

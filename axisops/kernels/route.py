@@ -15,7 +15,7 @@ from numba import njit
 
 from .gather import _resolve
 
-__all__ = ["route_along"]
+__all__ = ["route_along", "pick", "merge"]
 
 
 @njit(cache=True, nogil=True)
@@ -38,7 +38,7 @@ def _chunk_of(r, bounds, scale):
 
 @njit(cache=True, nogil=True)
 def route_along(indices, n, mode, bounds, scale, rows, length, post, flat, counts, chunk, pos,
-                src):
+                src, positions):
     """Split *indices* (C-ordered, flat, seen as ``(rows, length, post)``) by chunk of
     ``x`` along an axis of *n*.
 
@@ -47,8 +47,9 @@ def route_along(indices, n, mode, bounds, scale, rows, length, post, flat, count
     within its chunk k's run (``counts`` gets the runs' lengths), ``pos`` gets its
     flat position among the indices and ``src`` where to read it: with *flat*,
     the flat position in chunk k of ``x`` seen as ``(rows, size_k, post)``;
-    otherwise its index within the chunk. ``chunk`` is scratch (one per index).
-    Returns the flat position of the first index out of range under ``raise``
+    otherwise its index within the chunk. ``chunk`` gets each index's chunk (-1
+    for a miss); without *positions* ``pos`` is not written (:func:`merge` puts
+    the picked values back by ``chunk``). Returns the flat position of the first index out of range under ``raise``
     (nothing is written then), or -1.
     """
     chunks = bounds.size - 1
@@ -77,7 +78,8 @@ def route_along(indices, n, mode, bounds, scale, rows, length, post, flat, count
                 if k >= 0:
                     slot = ends[k]
                     ends[k] = slot + 1
-                    pos[slot] = p
+                    if positions:
+                        pos[slot] = p
                     local = _resolve(indices[p], n, mode) - bounds[k]
                     if flat:
                         src[slot] = (o * (bounds[k + 1] - bounds[k]) + local) * post + q
@@ -85,3 +87,25 @@ def route_along(indices, n, mode, bounds, scale, rows, length, post, flat, count
                         src[slot] = local
                 p += 1
     return -1
+
+
+@njit(cache=True, nogil=True)
+def merge(chunk, values, starts, fill, out):
+    """``out[p]`` = the next of chunk k's picked values (``values[starts[k]:]``, in
+    C order), ``k = chunk[p]``; *fill* where ``k < 0`` (a miss under ``fill``)."""
+    cursor = starts.copy()
+    for p in range(chunk.size):
+        k = chunk[p]
+        if k < 0:
+            out[p] = fill
+        else:
+            out[p] = values[cursor[k]]
+            cursor[k] += 1
+
+
+@njit(cache=True, nogil=True)
+def pick(values, src, out):
+    """``out[i] = values[src[i]]``: a chunk's hits, at positions the routing made
+    (in range by construction, so unchecked)."""
+    for i in range(src.size):
+        out[i] = values[src[i]]
