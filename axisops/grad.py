@@ -1497,7 +1497,8 @@ def _complex_prod_grad(g, x, axis, keepdims):
     _complex.check(res, "grad.prod")
     kept = [d for d in range(x.ndim) if d not in axes]
     moved = np.transpose(x.astype(res), kept + list(axes))
-    rows = moved.reshape(math.prod(moved.shape[:len(kept)]), -1)
+    # explicit sizes: -1 cannot be inferred for an empty kept part
+    rows = moved.reshape(math.prod(moved.shape[:len(kept)]), math.prod(moved.shape[len(kept):]))
     others = _exclusive_products(rows) * _exclusive_products(rows[:, ::-1])[:, ::-1]
     others = np.transpose(others.reshape(moved.shape), np.argsort(kept + list(axes)))
     return np.conj(others) * np.broadcast_to(g, x_shape)

@@ -200,3 +200,11 @@ def test_numpy_gradients_of_complex_arrays():
     assert got.dtype == np.complex128 and got.shape == x.shape
     gs = axisops.grad.take(g, [0, 0, 2], (4,), axis=0)
     _check(gs, np.array([g[0] + g[1], 0, g[2], 0]), True)
+
+
+def test_gradient_of_a_complex_product_with_empty_parts():
+    for x_shape, g_shape in (((0, 3), (0,)), ((3, 0), (3,))):
+        x = np.zeros(x_shape, np.complex128)
+        got = axisops.grad.prod(np.ones(g_shape, np.complex128), x, axis=1)
+        assert got.shape == x_shape and got.dtype == np.complex128
+        assert got.size == 0
