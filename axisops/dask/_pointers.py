@@ -98,10 +98,6 @@ def split(where: np.ndarray, bounds: np.ndarray) -> list[tuple[np.ndarray, np.nd
 
 # --------------------------------------------------------- along an axis
 
-_MODE_CODES = {"raise": _kernels.MODE_RAISE, "wrap": _kernels.MODE_WRAP,
-               "clip": _kernels.MODE_CLIP, "fill": _kernels.MODE_FILL}
-
-
 def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unravel=None,
                 flat=False, merged=False):
     """A chunk of indices split by the chunk of ``x`` along the axis its indices
@@ -136,7 +132,7 @@ def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unra
     pos = src[:0] if merged else np.empty(indices.size, src.dtype)
     chunk = np.empty(indices.size, np.int8 if chunks < 128 else np.int32)
     scale = (chunks - 1) / bounds[-2] if chunks > 1 and bounds[-2] > 0 else 0.0
-    bad = _route.route_along(work.reshape(-1), n, _MODE_CODES[mode], bounds, scale, rows, length,
+    bad = _route.route_along(work.reshape(-1), n, _np_gather._MODES[mode], bounds, scale, rows, length,
                              post, bool(flat), counts, chunk, pos, src, not merged)
     if bad >= 0:
         mask = np.zeros(indices.size, bool)
@@ -254,12 +250,13 @@ def pick_slices(x: np.ndarray, part, *, axis: int) -> np.ndarray:
     return _TAKE(x, part[1], axis)
 
 
-def place_flat(parts, picked, *, shape, dtype, fill) -> np.ndarray:
-    """A result chunk of *shape* from each part's picked values, at their positions."""
-    out = np.empty(shape, dtype) if fill is None else np.full(shape, fill, dtype)
+def place_flat(parts, picked, *, shape, dtype) -> np.ndarray:
+    """A chunk of *shape* from values per part, each part's last item its flat
+    positions (``route_scatter`` with ``positions=True``)."""
+    out = np.empty(shape, dtype)
     flat = out.reshape(-1)
     for part, values in zip(parts, picked, strict=True):
-        flat[part[-1] if len(part) == 3 else part[0]] = values
+        flat[part[-1]] = values
     return out
 
 
@@ -320,6 +317,22 @@ def _flushed(acc: np.ndarray, pending, reduce) -> np.ndarray:
 # ---------------------------------------------------------------- gather_nd
 
 
+def checked_tuples(indices: np.ndarray, dims, op: str, origin) -> np.ndarray:
+    """A chunk of gather_nd's index tuples as int64 rows of components in ``[0, d)``;
+    the NumPy path's ``IndexError`` for the first component out of range in C order."""
+    tuples = indices.reshape(-1, len(dims))
+    unsigned = tuples.dtype.kind == "u"
+    limits = np.asarray(dims, dtype=np.uint64 if unsigned else np.int64)
+    bad = tuples >= limits
+    if not unsigned:
+        bad |= tuples < -limits
+    if bad.any():
+        d = dims[int(np.argmax(bad.reshape(-1))) % len(dims)]
+        raise_out_of_range(indices, bad.reshape(indices.shape), -d, d, op, origin)
+    work = tuples.astype(np.int64)
+    return np.where(work < 0, work + limits.astype(np.int64), work)
+
+
 def route_nd(indices: np.ndarray, *, dim_bounds, batch_shape, op: str, origin):
     """A chunk of gather_nd's index tuples split by the chunk of ``x``'s indexed
     dimensions they fall in (numbered in C order over the grid of those chunks),
@@ -329,22 +342,12 @@ def route_nd(indices: np.ndarray, *, dim_bounds, batch_shape, op: str, origin):
     (batch, indexed) positions, each with the remaining dimensions as columns.
     """
     q = indices.shape[-1]
-    tuples = indices.reshape(-1, q)
+    tuples = checked_tuples(indices, [int(b[-1]) for b in dim_bounds], op, origin)
     chunk = np.zeros(tuples.shape[0], np.int64)
     local = []
     sizes = []
     for t, bounds in enumerate(dim_bounds):
-        d = int(bounds[-1])
-        column = tuples[:, t]
-        bad = column >= d if column.dtype.kind == "u" else (column < -d) | (column >= d)
-        if bad.any():
-            first = int(np.argmax(bad))
-            full = np.zeros(tuples.shape, bool)
-            full[first, t] = True
-            raise_out_of_range(indices, full.reshape(indices.shape), -d, d, op, origin,
-                               value=column[first])
-        where = column.astype(np.int64)
-        where = np.where(where < 0, where + d, where)
+        where = tuples[:, t]
         c = np.searchsorted(bounds, where, side="right") - 1
         chunk = chunk * (len(bounds) - 1) + c
         local.append(where - bounds[c])
@@ -378,11 +381,3 @@ def place_rows(parts, picked, *, shape, rows: int, columns: int, dtype) -> np.nd
     for (pos, _), values in zip(parts, picked, strict=True):
         table[pos] = values
     return out
-
-
-def rows_as_elements(part, *, columns: int):
-    """A gather_nd part as element-wise scatter destinations of a chunk seen as
-    rows of *columns*: (flat destination, flat source) for every column."""
-    pos, src = part
-    span = np.arange(columns, dtype=np.int64)
-    return ((src[:, None] * columns + span).reshape(-1), (pos[:, None] * columns + span).reshape(-1))

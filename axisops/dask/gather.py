@@ -57,8 +57,6 @@ from . import _pointers as P
 
 __all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
 
-_MODES = ("raise", "wrap", "clip", "fill")
-_REDUCES = (None, "add", "mul", "max", "min")
 
 
 def _da():
@@ -308,7 +306,7 @@ def _scatter_args(x, indices, updates, axis, reduce, op):
     da = _da()
     if not isinstance(indices, da.Array):
         indices = np.asarray(indices)
-    if reduce not in _REDUCES:  # before the dtype checks, as the NumPy path
+    if reduce not in _np_gather._REDUCES:  # before the dtype checks, as the NumPy path
         raise ValueError(f"{op}: reduce must be None, 'add', 'mul', 'max' or 'min', got {reduce!r}")
     is_array = isinstance(updates, (da.Array, np.ndarray))
     check = _stand_in(updates) if is_array else updates
@@ -361,8 +359,7 @@ def _check_data(dtype: np.dtype, op: str) -> None:
 
 
 def _check_mode(mode, op: str) -> None:
-    if mode not in _MODES:
-        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
+    _np_gather._mode(mode, op)  # the NumPy path's ValueError
 
 
 def _check_indices(indices, op: str) -> None:

@@ -33,8 +33,6 @@ from . import gather as _gather
 SERVES = "axisops.grad"
 __all__ = ["take", "take_along_axis", "gather_nd", "scatter"]
 
-_MODES = ("raise", "wrap", "clip", "fill")
-
 
 def _da():
     import dask.array as da
@@ -91,8 +89,7 @@ def take(g, indices, x_shape, axis=None, mode="raise"):
     da = _da()
     op = "grad.take"
     x_shape = tuple(int(s) for s in x_shape)
-    if mode not in _MODES:
-        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
+    _gather._check_mode(mode, op)
     indices = indices if isinstance(indices, da.Array) else np.asarray(indices)
     _gather._check_indices(indices, op)
     if g.dtype.kind == "c":
@@ -120,8 +117,7 @@ def take_along_axis(g, indices, x_shape, axis, mode="raise"):
     da = _da()
     op = "grad.take_along_axis"
     x_shape = tuple(int(s) for s in x_shape)
-    if mode not in _MODES:
-        raise ValueError(f"{op}: mode must be 'raise', 'wrap', 'clip' or 'fill', got {mode!r}")
+    _gather._check_mode(mode, op)
     indices = indices if isinstance(indices, da.Array) else np.asarray(indices)
     _gather._check_indices(indices, op)
     if g.dtype.kind == "c":
@@ -203,20 +199,10 @@ def _flat_tuples(indices, dims, op):
 
 
 def _flat_block(a, *, dims, op, origin=()):
-    q = len(dims)
-    tuples = a.reshape(-1, q)
+    tuples = P.checked_tuples(a, dims, op, origin)
     flat = np.zeros(tuples.shape[0], np.int64)
     for t, d in enumerate(dims):
-        column = tuples[:, t]
-        bad = column >= d if column.dtype.kind == "u" else (column < -d) | (column >= d)
-        if bad.any():
-            first = int(np.argmax(bad))
-            mask = np.zeros(tuples.shape, bool)
-            mask[first, t] = True
-            P.raise_out_of_range(a, mask.reshape(a.shape), -d, d, op, origin,
-                                 value=column[first])
-        where = column.astype(np.int64)
-        flat = flat * d + np.where(where < 0, where + d, where)
+        flat = flat * d + tuples[:, t]
     return flat.reshape(a.shape[:-1])
 
 
@@ -333,8 +319,7 @@ def _others(x, idx, u, axis):
     for j in np.ndindex(*idx.numblocks):
         rest = _gather._drop(j, axis)
         dsk[_gather._key(name, *j)] = (
-            partial(P.place_flat, shape=_gather._block_shape(idx.chunks, j), dtype=u.dtype,
-                    fill=None),
+            partial(P.place_flat, shape=_gather._block_shape(idx.chunks, j), dtype=u.dtype),
             [(part, *j, k) for k in range(chunks)],
             [(piece, *_gather._at(rest, axis, k), j[axis]) for k in range(chunks)])
     return _gather._array(name, dsk, [x, idx, u], idx.chunks, u.dtype)

@@ -192,10 +192,6 @@ def _one(shape, axis: int) -> tuple[int, ...]:
     return tuple(1 if d == axis else s for d, s in enumerate(shape))
 
 
-def _one_chunks(chunks, axis: int) -> tuple:
-    return tuple((1,) * len(c) if d == axis else c for d, c in enumerate(chunks))
-
-
 # ------------------------------------------------------------------ cummax, cummin
 
 def cummax(x, axis=None, *, index_dtype=np.int64):
