@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .systems import core_count, machine_info, versions
+from .systems import core_count, machine_info, report_preamble, versions
 
 FULL: dict[str, Any] = {"shape": (8192, 8192), "chunks": (1024, 2048), "image": (16, 16, 256, 256),
                        "image_chunks": (4, 16, 64, 256)}  # 256 MiB in 32 chunks; 64 MiB in 16 chunks
@@ -188,16 +188,8 @@ def format_table(data: dict[str, Any]) -> str:
 
 def write_markdown(data: dict[str, Any], path: str, command: str) -> None:
     meta = data["meta"]
-    machine = meta["machine"]
     text = [
-        "# axisops on dask arrays",
-        "",
-        f"<!-- Written by `{command}`; do not edit by hand. -->",
-        "",
-        f"Written on {meta['date']}.",
-        "",
-        f"* Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores",
-        "* Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
+        *report_preamble("axisops on dask arrays", command, meta),
         f"* Time: median of {meta['repeat']} timed `compute()` calls per system, round-robin "
         "after one warm-up call, on one `LocalCluster` of worker processes",
         "",

@@ -151,3 +151,19 @@ def versions() -> dict[str, str | None]:
         except Exception:
             out[name] = None
     return out
+
+
+def report_preamble(title: str, command: str, meta: dict[str, Any]) -> list[str]:
+    """The first lines of a Markdown report: title, who wrote it and when, the
+    machine and the versions (``meta`` has ``date``, ``machine``, ``versions``)."""
+    machine = meta["machine"]
+    return [
+        f"# {title}",
+        "",
+        f"<!-- Written by `{command}`; do not edit by hand. -->",
+        "",
+        f"Written on {meta['date']}.",
+        "",
+        f"* Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores",
+        "* Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
+    ]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from .systems import core_count, machine_info, versions
+from .systems import core_count, machine_info, report_preamble, versions
 
 #: Shapes of the large workloads: full run and --quick.
 FULL = {"array": (64, 512, 1024), "image": (8, 64, 56, 56)}
@@ -207,16 +207,8 @@ def format_tables(data: dict[str, Any]) -> str:
 
 def write_markdown(data: dict[str, Any], path: str, command: str) -> None:
     meta = data["meta"]
-    machine = meta["machine"]
     text = [
-        "# axisops on PyTorch tensors",
-        "",
-        f"<!-- Written by `{command}`; do not edit by hand. -->",
-        "",
-        f"Written on {meta['date']}.",
-        "",
-        f"* Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores",
-        "* Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
+        *report_preamble("axisops on PyTorch tensors", command, meta),
         f"* Threads: torch {meta['threads']}, axisops {meta['threads']}",
         f"* Shapes (float32): arrays {meta['shapes']['array']}, images {meta['shapes']['image']}"
         " (unfold, fold and the convolution: 3x3 windows, padding 1)",
