@@ -146,20 +146,12 @@ def route_along(indices: np.ndarray, *, bounds, mode: str, op: str, origin, unra
     return list(zip(np.split(pos[:hits], cuts), np.split(src[:hits], cuts), strict=True))
 
 
-def src_of(routed, k: int) -> np.ndarray:
-    """Chunk k's sources of a merged routing (see :func:`route_along`)."""
-    return routed[1][k]
-
-
-def chunks_of(routed) -> np.ndarray:
-    """Each index's chunk, of a merged routing (see :func:`route_along`)."""
-    return routed[0]
-
-
-def pick_flat(x: np.ndarray, src: np.ndarray) -> np.ndarray:
-    """One chunk of ``x``'s values at flat positions *src* (take_along_axis), by
-    the routing's kernel: the positions need no check, and the NumPy path's
-    ``take`` would make a plan for every new number of hits."""
+def pick_flat(x: np.ndarray, routed, k: int) -> np.ndarray:
+    """Chunk *k* of ``x``'s values at the flat positions a merged routing (see
+    :func:`route_along`) sends it (take_along_axis), by the routing's kernel: the
+    positions need no check, and the NumPy path's ``take`` would make a plan for
+    every new number of hits."""
+    src = routed[1][k]
     x = np.ascontiguousarray(x)
     bits = _bits_of(x.dtype)
     out = np.empty(src.size, x.dtype)
@@ -172,9 +164,11 @@ def _bits_of(dtype: np.dtype) -> np.dtype:
     return dtype if dtype.itemsize == 16 else _np_gather._bits(dtype)
 
 
-def place_merged(chunk: np.ndarray, picked, *, shape, dtype, fill) -> np.ndarray:
+def place_merged(routed, picked, *, shape, dtype, fill) -> np.ndarray:
     """A result chunk of *shape*: each index's value from its chunk's picks, in C
-    order (the routing kernel's :func:`axisops.kernels.route.merge`)."""
+    order, by the chunks of a merged routing (the routing kernel's
+    :func:`axisops.kernels.route.merge`)."""
+    chunk = routed[0]
     out = np.empty(shape, dtype)
     if not out.size:
         return out

@@ -183,7 +183,7 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
         return da.full(indices.shape, fill, dtype=x.dtype, chunks=indices.chunks)
     bounds = _offsets(x.chunks[axis])
     name = f"{op}-{tokenize(x, indices, axis, mode, fill)}"
-    route, part, pick, ids = (f"{p}-{name}" for p in ("route", "part", "pick", "ids"))
+    route, pick = f"route-{name}", f"pick-{name}"
     offsets = [_offsets(c) for c in indices.chunks]
     dsk: dict = {}
     for j in np.ndindex(*indices.numblocks):
@@ -192,15 +192,16 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
         dsk[_key(route, *j)] = (partial(P.route_along, bounds=bounds, mode=mode, op=op,
                                         origin=origin, flat=axis + 1, merged=True),
                                 (indices.name, *j))
-        dsk[_key(ids, *j)] = (P.chunks_of, (route, *j))
+        # Picks and the place read the routing whole rather than through getitem
+        # tasks: a task costs the scheduler about a millisecond, and the routing
+        # (one byte and four per index) is shipped once to each worker that picks.
         picks = []
         for k in range(len(bounds) - 1):
-            dsk[_key(part, *j, k)] = (P.src_of, (route, *j), k)
-            dsk[_key(pick, *j, k)] = (P.pick_flat, (x.name, *_at(_drop(j, axis), axis, k)),
-                                      (part, *j, k))
+            dsk[_key(pick, *j, k)] = (partial(P.pick_flat, k=k),
+                                      (x.name, *_at(_drop(j, axis), axis, k)), (route, *j))
             picks.append((pick, *j, k))
         dsk[_key(name, *j)] = (partial(P.place_merged, shape=shape, dtype=x.dtype, fill=fill),
-                               (ids, *j), picks)
+                               (route, *j), picks)
     return _array(name, dsk, [x, indices], indices.chunks, x.dtype)
 
 
