@@ -141,6 +141,18 @@ def test_thread_limit_checks_its_argument():
     assert axisops.thread_limit() == old
 
 
+@pytest.mark.parametrize("omp, expected", [("1", 1), (" 1,4 ", 1), ("0", None), ("many", None),
+                                           ("", None), ("100000", None)])
+def test_default_thread_limit_obeys_omp_num_threads_when_fewer(omp, expected, monkeypatch):
+    # Dask's nanny sets OMP_NUM_THREADS=1 in its workers; unset, zero, junk or
+    # more than the cores leaves the cores the process may run on.
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    assert _jit._default_threads() == (cores if expected is None else expected)
+
+
 # ------------------------------------------------------------------------ plans
 
 

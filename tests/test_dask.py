@@ -150,6 +150,8 @@ def test_on_a_distributed_cluster_of_worker_processes():
         results = client.compute([axisops.argmax(x, axis=(0, 1)), axisops.sum(x, axis=2),
                                   axisops.cummax(x, axis=0).indices,
                                   axisops.cumsum(x, axis=1, exclusive=True)], sync=True)
+        # the nanny's OMP_NUM_THREADS=1: a worker's calls stay on its one thread
+        assert set(client.run(axisops.thread_limit).values()) == {1}
     _same(results[0], axisops.argmax(a, axis=(0, 1)), exact=True)
     _same(results[1], axisops.sum(a, axis=2), exact=False)
     _same(results[2], axisops.cummax(a, axis=0).indices, exact=True)
