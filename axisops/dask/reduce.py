@@ -169,16 +169,28 @@ def _arg(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
                            select_last=bool(select_last), record=record, chunks=chunks,
                            dtype=record, meta=_meta(x.ndim, record))
     combine = partial(_best, greater=op == "argmax", last=bool(select_last))
-
+    # The last combine also takes the indices out, so no task follows it (dask's
+    # own arg-reductions have the same two layers: a task costs ~1 ms).
+    aggregate = partial(_best_index, greater=op == "argmax", last=bool(select_last),
+                        index_dtype=index_dtype)
     ndim = len(reduced_shape(x.shape, axes, keepdims))
-    best = da.reduction(records, combine, combine, axis=axes, keepdims=keepdims, dtype=record,
-                        combine=combine, concatenate=True, meta=_meta(ndim, record))
-    return best.map_blocks(_indices_of, index_dtype=index_dtype, dtype=index_dtype,
-                           meta=_meta(ndim, index_dtype))
+    # dtype is the records' (dask gives it to the steps before the last one); the
+    # result's dtype comes from meta.
+    return da.reduction(records, _as_is, aggregate, axis=axes, keepdims=keepdims,
+                        dtype=record, combine=combine, concatenate=True,
+                        meta=_meta(ndim, index_dtype))
 
 
-def _indices_of(records: np.ndarray, index_dtype) -> Any:
-    return _scalar_or_array(records["i"].astype(index_dtype))
+def _as_is(records: np.ndarray, axis, keepdims: bool) -> np.ndarray:
+    """The reduction's chunk step: a chunk's records are reduced already (fused
+    with :func:`_records` into one task)."""
+    return records
+
+
+def _best_index(recs: np.ndarray, axis, keepdims: bool, greater: bool, last: bool,
+                index_dtype) -> Any:
+    """The winning record's global index (see :func:`_best`)."""
+    return _scalar_or_array(_best(recs, axis, keepdims, greater, last)["i"].astype(index_dtype))
 
 
 def _scalar_or_array(a: np.ndarray) -> Any:
