@@ -18,6 +18,8 @@ processes can unpickle them.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .. import gather as _np_gather
@@ -274,32 +276,26 @@ def identity(a):
 # ---------------------------------------------------------------- scatter
 
 
-def scatter_start(x: np.ndarray, *, work) -> tuple:
-    """The state of a chunk's scatter: (accumulator in *work*, pending parts, count)."""
-    return (np.asarray(x, dtype=work), (), 0)
-
-
-def scatter_step(state: tuple, part, *, reduce) -> tuple:
-    """*state* with one more part of updates; pending updates are scattered once they
-    number about the chunk's size (a new accumulator; nothing is changed in place)."""
-    acc, pending, count = state
-    dest = part[0]
-    if not dest.size:
-        return state
-    pending, count = (*pending, part), count + dest.size
-    if count < acc.size:
+def scatter_step(state, routed, *, k: int, reduce, work, start: bool, finish) -> Any:
+    """One step of a chunk of ``x``'s scatter: part *k* of a routing (see
+    :func:`route_scatter`) added to *state*, which is ``(accumulator in *work*,
+    pending parts, count)``, or with *start* the chunk of ``x`` itself. Pending
+    updates are scattered once they number about the chunk's size (into a new
+    accumulator: nothing is changed in place). With *finish* (a dtype), the
+    step gives the result chunk in that dtype instead of a state."""
+    acc, pending, count = (np.asarray(state, dtype=work), (), 0) if start else state
+    part = routed[k]
+    if part[0].size:
+        pending, count = (*pending, part), count + part[0].size
+        if count >= acc.size:
+            acc, pending, count = _flushed(acc, pending, reduce), (), 0
+    if finish is None:
         return acc, pending, count
-    return _flushed(acc, pending, reduce), (), 0
-
-
-def scatter_finish(state: tuple, *, reduce, dtype) -> np.ndarray:
-    """The chunk of the scatter's result, in *dtype*."""
-    acc, pending, _ = state
     acc = _flushed(acc, pending, reduce) if pending else acc
-    if acc.dtype == dtype:
+    if acc.dtype == finish:
         return acc
     with np.errstate(over="ignore"):
-        return acc.astype(dtype)
+        return acc.astype(finish)
 
 
 def _flushed(acc: np.ndarray, pending, reduce) -> np.ndarray:

@@ -271,7 +271,7 @@ def scatter_graph(x, indices, updates, axis: int, reduce, *, mode: str = "raise"
             else x.dtype
     bounds = _offsets(x.chunks[axis])
     name = f"{op}-{tokenize(x, indices, updates, axis, reduce, mode, work)}"
-    route, part, state = f"route-{name}", f"part-{name}", f"state-{name}"
+    route, state = f"route-{name}", f"state-{name}"
     offsets = [_offsets(c) for c in updates.chunks]
     spread = [indices.shape[d] == 1 and updates.shape[d] != 1 for d in range(x.ndim)]
     dsk: dict = {}
@@ -283,21 +283,23 @@ def scatter_graph(x, indices, updates, axis: int, reduce, *, mode: str = "raise"
         dsk[_key(route, *j)] = (partial(P.route_scatter, bounds=bounds, op=op, origin=origin,
                                         axis=axis, x_shapes=x_shapes, dtype=x.dtype, mode=mode),
                                 (indices.name, *index_block), (updates.name, *j))
-        for k in range(len(bounds) - 1):
-            dsk[_key(part, *j, k)] = (P.part_of, (route, *j), k)
+    # One task per (chunk of x, index chunk along the axis), in a chain: the first
+    # starts from the chunk of x, the last gives the result. Each reads its
+    # routing whole, not through a getitem task per part (a task costs the
+    # scheduler about a millisecond; a routing is shipped once to a worker).
+    steps = updates.numblocks[axis]
     for xb in np.ndindex(*x.numblocks):
         k = xb[axis]
         if any(xb[d] >= updates.numblocks[d] for d in range(x.ndim) if d != axis):
             dsk[_key(name, *xb)] = (P.identity, (x.name, *xb))  # no index writes here
             continue
-        previous = (state, *xb, -1)
-        dsk[previous] = (partial(P.scatter_start, work=work), (x.name, *xb))
-        for i in range(updates.numblocks[axis]):
-            key = (state, *xb, i)
-            dsk[key] = (partial(P.scatter_step, reduce=reduce), previous,
-                        (part, *_at(_drop(xb, axis), axis, i), k))
+        previous = (x.name, *xb)
+        for i in range(steps):
+            key = _key(name, *xb) if i == steps - 1 else (state, *xb, i)
+            dsk[key] = (partial(P.scatter_step, k=k, reduce=reduce, work=work, start=i == 0,
+                                finish=x.dtype if i == steps - 1 else None),
+                        previous, (route, *_at(_drop(xb, axis), axis, i)))
             previous = key
-        dsk[_key(name, *xb)] = (partial(P.scatter_finish, reduce=reduce, dtype=x.dtype), previous)
     return _array(name, dsk, [x, indices, updates], x.chunks, x.dtype)
 
 
