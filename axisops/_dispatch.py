@@ -14,6 +14,9 @@ was). Anything else is sorted here:
   ``from_dlpack`` of the input's own library (its Array API namespace's);
 * a ``dask.array.Array`` first: :mod:`axisops.dask`, which builds a lazy graph
   (operators without a dask version yet take the NumPy path, which computes it);
+* a CUDA array first (a PyTorch CUDA tensor, a CuPy array, anything with
+  ``__cuda_array_interface__``, the CUDA simulator's device arrays):
+  :mod:`axisops.cuda`, on its device and stream;
 * anything else (lists, scalars, NumPy subclasses): the NumPy path, which calls
   ``numpy.asarray``.
 
@@ -91,6 +94,10 @@ def _foreign(func, x, args, kwargs):
         from . import dask as _dask
 
         return _dask.call(func, args, kwargs)
+    if _on_cuda(x):
+        from . import cuda as _cuda
+
+        return _cuda.call(func, args, kwargs)
     if "torch" in sys.modules and (any(map(is_tensor, args))
                                    or any(map(is_tensor, kwargs.values()))):
         from . import torch as _torch
@@ -99,6 +106,18 @@ def _foreign(func, x, args, kwargs):
     if hasattr(x, "__dlpack__") and not isinstance(x, (np.ndarray, np.generic)):
         return _through_dlpack(func, x, args, kwargs)
     return func(*args, **kwargs)
+
+
+def _on_cuda(x) -> bool:
+    """Whether *x* is a CUDA array (numba-cuda is not imported to find out)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return bool(x.is_cuda)
+    if "numba.cuda" not in sys.modules and not hasattr(x, "__cuda_array_interface__"):
+        return False
+    from .cuda._device import is_cuda_array
+
+    return is_cuda_array(x)
 
 
 def _through_dlpack(func, x, args, kwargs):

@@ -1,0 +1,60 @@
+"""axisops on CUDA arrays: numba-cuda kernels on the input's device and stream.
+
+``axisops._dispatch`` sends a call whose first array lives on a CUDA device here
+(PyTorch CUDA tensors, CuPy arrays, anything with ``__cuda_array_interface__``;
+under ``NUMBA_ENABLE_CUDASIM=1``, the simulator's device arrays). The device layer
+(:mod:`axisops.cuda._device`) reads the input zero-copy, launches on its stream,
+and allocates results of its own type on its device.
+
+* Reductions (:mod:`axisops.cuda.reduce`): sum, prod, mean, max, min, argmax,
+  argmin over any axes, keepdims, select_last_index, the NumPy path's dtypes
+  (bool, integers, float16/32/64). The loop order follows the layout: a thread
+  per output when outputs are adjacent in memory, a block per output (a tree in
+  shared memory) when the reduced elements are; long reductions are cut into
+  chunks finished by a second kernel in chunk order, so every run gives the same
+  bits. max/min and the arg-operators are the CPU path's bits.
+* Scans (:mod:`axisops.cuda.scan`): cumsum, cumprod (exclusive, reverse),
+  cummax/cummin with indices (PyTorch's rule), logcumsumexp; a thread per lane,
+  and an axis long against the number of lanes is tiled (tile totals, a scan of
+  them, each tile from its carry-in), so cummax along a long single row uses the
+  whole GPU.
+
+Gathers, scatter, windows and the gradients do not run on CUDA arrays yet: they
+raise ``NotImplementedError`` (copy to the host for the CPU path). Complex
+arrays are not supported on the device yet either.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .. import _dispatch
+from ._device import is_cuda_array
+
+__all__ = ["is_cuda_array", "call", "OPERATORS"]
+
+
+def _operators() -> dict[tuple[str, str], Callable[..., Any]]:
+    from . import reduce as _reduce
+    from . import scan as _scan
+
+    return {(f"axisops.{m.__name__.rsplit('.', 1)[1]}", name): getattr(m, name)
+            for m in (_reduce, _scan) for name in m.__all__}
+
+
+#: The device implementation of each NumPy-path function, by (module, name);
+#: filled on the first CUDA call (numba-cuda is imported then, not before).
+OPERATORS: dict[tuple[str, str], Callable[..., Any]] = {}
+
+
+def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``func(*args, **kwargs)`` with a CUDA array first: on its device."""
+    if not OPERATORS:
+        OPERATORS.update(_operators())
+    numpy_func = _dispatch.numpy_function(func)
+    device = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
+    if device is None:
+        raise NotImplementedError(
+            f"axisops.{numpy_func.__name__} does not run on CUDA arrays yet; copy the "
+            "arrays to the host (for example .cpu() or .get()) to use the CPU path")
+    return device(*args, **kwargs)

@@ -1,0 +1,214 @@
+"""The device layer: CUDA arrays in, kernels launched on their device and stream,
+results back as the input's own type.
+
+An input is any object with ``__cuda_array_interface__`` (PyTorch CUDA tensors,
+CuPy arrays, Numba device arrays), or, under Numba's CUDA simulator
+(``NUMBA_ENABLE_CUDASIM=1``), the simulator's device arrays. Each becomes a
+:class:`DeviceArray`: the Numba device array the kernels take, with its shape,
+byte strides and dtype, the stream to launch on and the way to allocate results
+of the input's type:
+
+* a PyTorch tensor: its device's current stream; results are ``torch.empty`` on
+  that device (PyTorch's caching allocator), handed to the kernels zero-copy;
+* a CuPy array: CuPy's current stream; results ``cupy.empty``;
+* a Numba device array: its own stream (the default stream otherwise); results
+  ``numba.cuda.device_array``.
+
+Kernels see the input as a flat 1-D *base* from the lowest address its elements
+occupy, an element offset and element strides (:func:`flat_base`), as the CPU
+kernels do (``axisops._layout``); the geometry is computed on the host from a
+NumPy stand-in with the same shape and strides, whose memory is never read.
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+def simulated() -> bool:
+    """Whether Numba's CUDA simulator stands in for the GPU."""
+    from numba import config
+
+    return bool(getattr(config, "ENABLE_CUDASIM", False))
+
+
+def is_cuda_array(x: Any) -> bool:
+    """Whether *x* lives on a CUDA device (or on the simulator's)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return bool(x.is_cuda)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return False
+    if _fake_array_type() is not None and isinstance(x, _fake_array_type()):
+        return True
+    try:
+        return hasattr(x, "__cuda_array_interface__")
+    except Exception:  # some objects raise something other than AttributeError
+        return False
+
+
+def _fake_array_type():
+    module = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
+    return getattr(module, "FakeCUDAArray", None) if simulated() else None
+
+
+@dataclass
+class DeviceArray:
+    """A CUDA input as the launchers see it."""
+
+    array: Any            # the Numba device array (or the simulator's)
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in bytes
+    dtype: np.dtype
+    kind: str             # "torch", "cupy" or "numba": what results are made of
+    owner: Any            # the input itself (its device, for allocation)
+    stream: Any           # the Numba stream kernels are launched on
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def stand_in(self) -> np.ndarray:
+        """A NumPy array with this shape, dtype and strides whose memory must never
+        be read: for the host-side geometry only."""
+        return as_strided(np.zeros(1, self.dtype), self.shape, self.strides)
+
+    def empty(self, shape, dtype) -> tuple[Any, Any]:
+        """(result of the input's type, its Numba device array), uninitialised and
+        C-contiguous, on the input's device."""
+        shape, dtype = tuple(int(s) for s in shape), np.dtype(dtype)
+        if self.kind == "torch":
+            import torch
+
+            t = torch.empty(shape, dtype=_torch_dtype(dtype), device=self.owner.device)
+            return t, _numba_view(t)
+        if self.kind == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.owner.device.id):
+                c = cupy.empty(shape, dtype)
+            return c, _numba_view(c)
+        from numba import cuda
+
+        d = cuda.device_array(shape, dtype, stream=self.stream)
+        return d, d
+
+    def scratch(self, shape, dtype) -> Any:
+        """A Numba device array for intermediate results (never returned)."""
+        return self.empty(shape, dtype)[1]
+
+
+def device_array(x: Any) -> DeviceArray:
+    """*x* (see :func:`is_cuda_array`) as a :class:`DeviceArray`.
+
+    Raises ``TypeError`` for strides that are not whole elements, which no CUDA
+    array library makes and the kernels cannot address."""
+    from numba import cuda
+
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        kind = "torch"
+        dtype = np.dtype(str(x.dtype).replace("torch.", ""))
+        stream = cuda.external_stream(torch.cuda.current_stream(x.device).cuda_stream)
+        array = _numba_view(x.detach())
+    elif type(x).__module__.split(".")[0] == "cupy":
+        import cupy
+
+        kind = "cupy"
+        dtype = x.dtype
+        stream = cuda.external_stream(cupy.cuda.get_current_stream().ptr)
+        array = _numba_view(x)
+    else:
+        kind = "numba"
+        array = x if (_fake_array_type() is not None and isinstance(x, _fake_array_type())) \
+            else cuda.as_cuda_array(x)
+        dtype = array.dtype
+        stream = getattr(array, "stream", 0) or cuda.default_stream()
+    dtype = np.dtype(dtype)
+    shape = tuple(int(s) for s in array.shape)
+    strides = tuple(int(s) for s in array.strides)
+    if any(s % dtype.itemsize for s in strides):
+        raise TypeError(f"axisops: a CUDA array with strides {strides} that are not multiples of "
+                        f"its item size {dtype.itemsize} cannot be read")
+    return DeviceArray(array, shape, strides, dtype, kind, x, stream)
+
+
+def flat_base(d: DeviceArray) -> tuple[Any, int]:
+    """(base, offset): a flat 1-D device array of *d*'s memory from the lowest
+    address its elements occupy, and the element offset of ``d[0, ..., 0]`` in it
+    (``axisops._layout.strided_base`` on the device)."""
+    itemsize = d.dtype.itemsize
+    strides = [s // itemsize if n > 1 else 0 for s, n in zip(d.strides, d.shape)]
+    if d.size == 0:
+        return d.array, 0
+    offset = sum((n - 1) * -s for n, s in zip(d.shape, strides) if s < 0)
+    span = 1 + sum((n - 1) * abs(s) for n, s in zip(d.shape, strides))
+    if simulated():
+        host = d.array._ary  # the simulator's device array wraps a NumPy array
+        flip = tuple(slice(None, None, -1) if s < 0 else slice(None) for s in strides)
+        low = host[flip]
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        return FakeCUDAArray(as_strided(low, shape=(span,), strides=(itemsize,))), offset
+    from numba import cuda
+
+    pointer = d.array.__cuda_array_interface__["data"][0] - offset * itemsize
+    return cuda.as_cuda_array(_Interface(pointer, span, d.dtype), sync=False), offset
+
+
+class _Interface:
+    """A raw span of device memory described by ``__cuda_array_interface__``."""
+
+    def __init__(self, pointer: int, size: int, dtype: np.dtype):
+        self.__cuda_array_interface__ = {"shape": (size,), "strides": None,
+                                         "typestr": dtype.str, "data": (pointer, True),
+                                         "version": 3, "stream": None}
+
+
+def _numba_view(x) -> Any:
+    from numba import cuda
+
+    return cuda.as_cuda_array(x, sync=False)
+
+
+def _torch_dtype(dtype: np.dtype):
+    import torch
+
+    return getattr(torch, "bool" if dtype == np.bool_ else dtype.name)
+
+
+def grid(work: int, block: int) -> int:
+    """Blocks of *block* threads covering *work* items (at least one)."""
+    return max(1, -(-int(work) // block))
+
+
+def threads_per_block() -> int:
+    """Threads per block: 256 on a GPU; 32 under the simulator, which runs each
+    thread as a Python thread."""
+    return 32 if simulated() else 256
+
+
+def resident_threads() -> int:
+    """About how many threads keep the device busy (the work a launch should be
+    split into before splitting a long axis pays): 2048 per multiprocessor."""
+    if simulated():
+        return 64
+    from numba import cuda
+
+    return 2048 * cuda.get_current_device().MULTIPROCESSOR_COUNT
+
+
+def to_device_constants(values, stream) -> Any:
+    """A small int64 device array of *values* (kernel geometry)."""
+    from numba import cuda
+
+    return cuda.to_device(np.ascontiguousarray(values, dtype=np.int64), stream=stream)

@@ -1,0 +1,471 @@
+"""CUDA kernels of the reductions and scans (numba-cuda), over the CPU path's views.
+
+A kernel reads its input as a flat base, an element offset and a *geometry*: a
+small int64 device array made once per plan (one argument instead of a dozen,
+and nothing to copy per call). Reductions use ``axisops._layout.ReductionView``'s
+geometry ``[offset, inner, inner_stride, n, n_stride, no, nr, outer_shape,
+outer_strides, red_shape, red_strides]``: output ``o`` is ``(outer index o //
+inner, lane o % inner)``, in the view's order, and the reduced block is walked in
+rows of ``n``. Scans use ``ScanView``'s ``[offset, inner, inner_stride, n,
+n_stride, no, nm, outer_shape, outer_strides, mid_shape, mid_strides]``; their
+output is C-contiguous ``(outer, n, mid, inner)``.
+
+Two loop orders, by layout, as on the CPU:
+
+* *rows* (outputs adjacent in memory, the reduced axis strided): a thread per
+  output walks its elements in order, so neighbouring threads read neighbouring
+  addresses;
+* *lanes* (the reduced elements adjacent): a block per output, its threads
+  striding over the elements and combining their values in a tree in shared
+  memory (no warp shuffles: Numba's simulator, which CI runs, has none).
+
+A long reduced axis is cut into chunks of a fixed length (a second grid
+dimension); each chunk writes a partial and a *finish* kernel combines them in
+chunk order. Scans cut a long axis into tiles the same way: tile totals, then a
+scan of the totals per lane, then each tile scanned from its carry-in. Lengths
+depend only on the shape, so every run gives the same bits. Float products keep
+one chunk (index order), as on the CPU: partial products overflow and underflow
+on their own.
+
+Arg-reductions and cummax/cummin compare values directly: a NaN beats any number
+(between NaNs, and between equals, the smaller index wins for reductions; in
+scans the later element takes over, PyTorch's rule), and -0.0 equals +0.0.
+"""
+from __future__ import annotations
+
+import math
+from functools import cache
+
+from numba import cuda, types
+
+#: Largest block of a lanes kernel (its shared memory is sized for it).
+MAX_BLOCK = 256
+OP_SUM, OP_PROD, OP_LOGADDEXP = 0, 1, 2
+
+# ----------------------------------------------------------------- device helpers
+
+
+@cuda.jit(device=True, inline=True)
+def _unravel(k, geo, start, count):
+    """Element offset of flat index *k* over ``count`` dims whose shapes are
+    ``geo[start:start + count]`` and strides the ``count`` values after them."""
+    off = 0
+    for e in range(count):
+        d = count - 1 - e
+        size = geo[start + d]
+        q = k // size
+        off += (k - q * size) * geo[start + count + d]
+        k = q
+    return off
+
+
+@cuda.jit(device=True, inline=True)
+def _combine(acc, v, op):
+    if op == OP_PROD:
+        return acc * v
+    return acc + v
+
+
+@cuda.jit(device=True, inline=True)
+def _log_add_exp(acc, x):
+    """As the CPU kernel (PyTorch's helper): NaN propagates; equal infinities give
+    themselves; otherwise max + log1p(exp(min - max))."""
+    if acc != acc or x != x:
+        return acc + x
+    mx = max(acc, x)
+    mn = min(acc, x)
+    if mn == mx and not math.isfinite(mn):
+        return x
+    return mx + math.log1p(math.exp(mn - mx))
+
+
+@cuda.jit(device=True, inline=True)
+def _beats(v, i, bv, bi, greater, last):
+    """Whether (v, i) wins over (bv, bi) in an arg-reduction: i < 0 is no candidate;
+    NaN first, then the greater (smaller) value, then the smaller index (the
+    greater with *last*)."""
+    if i < 0:
+        return False
+    if bi < 0:
+        return True
+    v_nan = v != v
+    b_nan = bv != bv
+    if v_nan or b_nan:
+        if v_nan and b_nan:
+            return i > bi if last else i < bi
+        return v_nan
+    if v == bv:
+        return i > bi if last else i < bi
+    if greater:
+        return v > bv
+    return v < bv
+
+
+@cuda.jit(device=True, inline=True)
+def _takes_over(v, bv, greater):
+    """cummax/cummin: whether element v takes the running value bv over (PyTorch's
+    rule: ties and NaNs pass to the later element; only a NaN beats a NaN)."""
+    if v != v:
+        return True
+    if bv != bv:
+        return False
+    if greater:
+        return v >= bv
+    return v <= bv
+
+
+@cuda.jit(device=True, inline=True)
+def _reduced_offset(o, c, geo, chunk_len):
+    """(offset of output o's reduced block, first flat t, end t) of chunk c."""
+    inner = geo[1]
+    no = geo[5]
+    nr = geo[6]
+    q = o // inner
+    p = geo[0] + _unravel(q, geo, 7, no) + (o - q * inner) * geo[2]
+    total = geo[3]
+    for d in range(nr):
+        total *= geo[7 + 2 * no + d]
+    t0 = c * chunk_len
+    return p, t0, min(total, t0 + chunk_len)
+
+
+# ----------------------------------------------------------------- reductions: rows
+
+
+@cuda.jit
+def value_rows(base, geo, chunk_len, op, zero, ident, partial):
+    """Sums or products (``op``) of chunk ``blockIdx.y`` of each output, a thread per
+    output, into ``partial[c, o]``; *zero* and the identity *ident* are scalars of
+    the accumulator dtype (adding *zero* converts an element to it)."""
+    o = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    c = cuda.blockIdx.y
+    if o >= partial.shape[1]:
+        return
+    p, t, t1 = _reduced_offset(o, c, geo, chunk_len)
+    n = geo[3]
+    no = geo[5]
+    nr = geo[6]
+    acc = ident
+    while t < t1:
+        r = t // n
+        j = t - r * n
+        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        j1 = min(n, j + (t1 - t))
+        for jj in range(j, j1):
+            acc = _combine(acc, base[q + jj * geo[4]] + zero, op)
+        t += j1 - j
+    partial[c, o] = acc
+
+
+@cuda.jit
+def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
+    """The best (value, flat index) of chunk ``blockIdx.y`` of each output, a thread
+    per output, into ``part_v[c, o]``, ``part_i[c, o]`` (-1: an empty chunk)."""
+    o = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    c = cuda.blockIdx.y
+    if o >= part_v.shape[1]:
+        return
+    p, t, t1 = _reduced_offset(o, c, geo, chunk_len)
+    n = geo[3]
+    no = geo[5]
+    nr = geo[6]
+    bv = base[p]
+    bi = -1
+    while t < t1:
+        r = t // n
+        j = t - r * n
+        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        j1 = min(n, j + (t1 - t))
+        for jj in range(j, j1):
+            v = base[q + jj * geo[4]]
+            if _beats(v, r * n + jj, bv, bi, greater, last):
+                bv = v
+                bi = r * n + jj
+        t += j1 - j
+    part_v[c, o] = bv
+    part_i[c, o] = bi
+
+
+# ---------------------------------------------------------------- reductions: lanes
+
+
+@cache
+def value_lanes(acc_type):
+    """The lanes kernel of sums/products accumulating in *acc_type* (a Numba type):
+    a block per (output, chunk), a tree in shared memory."""
+
+    @cuda.jit
+    def kernel(base, geo, chunk_len, op, zero, ident, partial):
+        o = cuda.blockIdx.x
+        c = cuda.blockIdx.y
+        tid = cuda.threadIdx.x
+        size = cuda.blockDim.x
+        shared = cuda.shared.array(MAX_BLOCK, acc_type)
+        p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
+        n = geo[3]
+        no = geo[5]
+        nr = geo[6]
+        acc = ident
+        t = t0 + tid
+        if t < t1:
+            r = t // n
+            j = t - r * n
+            q = p + _unravel(r, geo, 7 + 2 * no, nr)
+            while t < t1:
+                acc = _combine(acc, base[q + j * geo[4]] + zero, op)
+                t += size
+                j += size
+                if j >= n and t < t1:
+                    r = t // n
+                    j = t - r * n
+                    q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        shared[tid] = acc
+        cuda.syncthreads()
+        half = size // 2
+        while half > 0:  # size is a power of two
+            if tid < half:
+                shared[tid] = _combine(shared[tid], shared[tid + half], op)
+            cuda.syncthreads()
+            half //= 2
+        if tid == 0:
+            partial[c, o] = shared[0]
+
+    return kernel
+
+
+@cache
+def extreme_lanes(value_type):
+    """The lanes kernel of arg-reductions over values of *value_type*."""
+
+    @cuda.jit
+    def kernel(base, geo, chunk_len, greater, last, part_v, part_i):
+        o = cuda.blockIdx.x
+        c = cuda.blockIdx.y
+        tid = cuda.threadIdx.x
+        size = cuda.blockDim.x
+        shared_v = cuda.shared.array(MAX_BLOCK, value_type)
+        shared_i = cuda.shared.array(MAX_BLOCK, types.int64)
+        p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
+        n = geo[3]
+        no = geo[5]
+        nr = geo[6]
+        bv = base[p]
+        bi = -1
+        t = t0 + tid
+        if t < t1:
+            r = t // n
+            j = t - r * n
+            q = p + _unravel(r, geo, 7 + 2 * no, nr)
+            while t < t1:
+                v = base[q + j * geo[4]]
+                if _beats(v, t, bv, bi, greater, last):
+                    bv = v
+                    bi = t
+                t += size
+                j += size
+                if j >= n and t < t1:
+                    r = t // n
+                    j = t - r * n
+                    q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        shared_v[tid] = bv
+        shared_i[tid] = bi
+        cuda.syncthreads()
+        half = size // 2
+        while half > 0:
+            if tid < half:
+                if _beats(shared_v[tid + half], shared_i[tid + half], shared_v[tid],
+                          shared_i[tid], greater, last):
+                    shared_v[tid] = shared_v[tid + half]
+                    shared_i[tid] = shared_i[tid + half]
+            cuda.syncthreads()
+            half //= 2
+        if tid == 0:
+            part_v[c, o] = shared_v[0]
+            part_i[c, o] = shared_i[0]
+
+    return kernel
+
+
+# ------------------------------------------------------------- reductions: finishing
+
+
+@cuda.jit
+def value_finish(partial, op, count, mean, out_geo, out):
+    """Output o: its chunks' partials combined in chunk order (divided by *count*
+    for a mean), stored at its place in the C-ordered result *out* (flat)."""
+    o = cuda.grid(1)
+    if o >= partial.shape[1]:
+        return
+    acc = partial[0, o]
+    for c in range(1, partial.shape[0]):
+        acc = _combine(acc, partial[c, o], op)
+    pos = _unravel(o, out_geo, 1, out_geo[0])
+    if mean:
+        out[pos] = acc / count
+    else:
+        out[pos] = acc
+
+
+@cuda.jit
+def extreme_finish(part_v, part_i, greater, last, want_index, nan, out_geo, out):
+    """Output o: the best of its chunks; its flat index, or its value with a NaN as
+    *nan* and a zero as +0.0 (the CPU path's bits)."""
+    o = cuda.grid(1)
+    if o >= part_v.shape[1]:
+        return
+    bv = part_v[0, o]
+    bi = part_i[0, o]
+    for c in range(1, part_v.shape[0]):
+        if _beats(part_v[c, o], part_i[c, o], bv, bi, greater, last):
+            bv = part_v[c, o]
+            bi = part_i[c, o]
+    pos = _unravel(o, out_geo, 1, out_geo[0])
+    if want_index:
+        out[pos] = bi
+    elif bv != bv:
+        out[pos] = nan
+    elif bv == 0:
+        out[pos] = bv - bv  # +0.0 for a float zero of either sign; 0 for integers
+    else:
+        out[pos] = bv
+
+
+# ------------------------------------------------------------------------- scans
+
+
+@cuda.jit(device=True, inline=True)
+def _lane(lane, geo):
+    """(input offset of lane's first element, output offset of it, output step along
+    the axis) for a ScanView geometry."""
+    inner = geo[1]
+    no = geo[5]
+    nm = geo[6]
+    mid = 1
+    for d in range(nm):
+        mid *= geo[7 + 2 * no + d]
+    n = geo[3]
+    q = lane // inner
+    i = lane - q * inner
+    ou = q // mid
+    mi = q - ou * mid
+    src = geo[0] + _unravel(ou, geo, 7, no) + _unravel(mi, geo, 7 + 2 * no, nm) + i * geo[2]
+    dst = (ou * n * mid + mi) * inner + i
+    return src, dst, mid * inner
+
+
+@cuda.jit
+def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry, out):
+    """cumsum, cumprod (``op``) or logcumsumexp (``OP_LOGADDEXP``), a thread per
+    (lane, tile). Phase 0: tile totals into ``carry[tile, lane]``; phase 1 (a
+    thread per lane): those turned into each tile's carry-in; phase 2: each tile
+    scanned from its carry-in into *out* (stored in out's dtype)."""
+    lanes = carry.shape[1]
+    tiles = carry.shape[0]
+    k = cuda.grid(1)
+    if phase == 1:
+        if k >= lanes:
+            return
+        acc = carry[0, k]
+        for c in range(1, tiles):
+            v = carry[c, k]
+            carry[c, k] = acc
+            if op == OP_LOGADDEXP:
+                acc = _log_add_exp(acc, v)
+            else:
+                acc = _combine(acc, v, op)
+        return
+    if k >= lanes * tiles:
+        return
+    c = k // lanes
+    lane = k - c * lanes
+    if phase == 0 and c == tiles - 1:
+        return
+    n = geo[3]
+    src, dst, out_step = _lane(lane, geo)
+    s0 = c * tile_len
+    s1 = min(n, s0 + tile_len)
+    acc = ident
+    if phase == 2 and c > 0:
+        acc = carry[c, lane]
+    for s in range(s0, s1):
+        j = n - 1 - s if reverse else s
+        v = base[src + j * geo[4]] + zero
+        if phase == 2 and exclusive:
+            out[dst + j * out_step] = acc
+        if op == OP_LOGADDEXP:
+            acc = _log_add_exp(acc, v)
+        else:
+            acc = _combine(acc, v, op)
+        if phase == 2 and not exclusive:
+            out[dst + j * out_step] = acc
+    if phase == 0:
+        carry[c, lane] = acc
+
+
+@cuda.jit
+def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, indices):
+    """cummax/cummin with indices, as :func:`scan_values` (PyTorch's rule): tile
+    winners, then carry-ins per lane, then each tile from its carry-in."""
+    lanes = carry_v.shape[1]
+    tiles = carry_v.shape[0]
+    k = cuda.grid(1)
+    if phase == 1:
+        if k >= lanes:
+            return
+        bv = carry_v[0, k]
+        bi = carry_i[0, k]
+        for c in range(1, tiles):
+            v = carry_v[c, k]
+            i = carry_i[c, k]
+            carry_v[c, k] = bv
+            carry_i[c, k] = bi
+            if _takes_over(v, bv, greater):
+                bv = v
+                bi = i
+        return
+    if k >= lanes * tiles:
+        return
+    c = k // lanes
+    lane = k - c * lanes
+    if phase == 0 and c == tiles - 1:
+        return
+    n = geo[3]
+    src, dst, out_step = _lane(lane, geo)
+    s0 = c * tile_len
+    s1 = min(n, s0 + tile_len)
+    bv = base[src + s0 * geo[4]]  # the tile's first element takes itself over again
+    bi = s0
+    if phase == 2 and c > 0:
+        bv = carry_v[c, lane]
+        bi = carry_i[c, lane]
+    for s in range(s0, s1):
+        v = base[src + s * geo[4]]
+        if _takes_over(v, bv, greater):
+            bv = v
+            bi = s
+        if phase == 2:
+            values[dst + s * out_step] = bv
+            indices[dst + s * out_step] = bi
+    if phase == 0:
+        carry_v[c, lane] = bv
+        carry_i[c, lane] = bi
+
+
+# ------------------------------------------------------------------------- copies
+
+
+@cuda.jit
+def copy_c(base, geo, out):
+    """``out`` (flat, C order) = the strided array of *geo* ``[offset, ndim, shape,
+    strides]``, a thread per element."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = base[geo[0] + _unravel(k, geo, 2, geo[1])]
+
+
+@cuda.jit
+def cast(src, dst):
+    """``dst[k] = src[k]`` converted to dst's dtype (one rounding), a thread each."""
+    k = cuda.grid(1)
+    if k < dst.size:
+        dst[k] = src[k]

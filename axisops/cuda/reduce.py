@@ -1,0 +1,263 @@
+"""Reductions and arg-reductions of CUDA arrays (see :mod:`axisops.cuda`).
+
+The checks, result dtypes and errors are the NumPy path's (the same helpers); the
+plan — the view's geometry on the device, the loop order, the chunking, the
+launch shapes — depends only on the shape, strides, dtype and options, and is
+made once per (plan, device). Results are arrays of the input's type on its
+device, 0-d where the NumPy path gives a scalar.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._axes import normalize_axes, reduced_shape
+from .._layout import c_strides, reduction_view
+from . import _device as D
+from . import kernels as K
+
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin"]
+
+
+def sum(x, axis=None, *, keepdims=False, dtype=None):
+    """:func:`axisops.sum` on the device."""
+    return _value("sum", x, axis, keepdims, dtype)
+
+
+def prod(x, axis=None, *, keepdims=False, dtype=None):
+    """:func:`axisops.prod` on the device: float products in index order."""
+    return _value("prod", x, axis, keepdims, dtype)
+
+
+def mean(x, axis=None, *, keepdims=False, dtype=None):
+    """:func:`axisops.mean` on the device: the sum divided once by the count."""
+    return _value("mean", x, axis, keepdims, dtype)
+
+
+def max(x, axis=None, *, keepdims=False):
+    """:func:`axisops.max` on the device (NaN propagates; the CPU path's bits)."""
+    return _extreme("max", x, axis, keepdims, False, None)
+
+
+def min(x, axis=None, *, keepdims=False):
+    """:func:`axisops.min` on the device."""
+    return _extreme("min", x, axis, keepdims, False, None)
+
+
+def argmax(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype=np.int64):
+    """:func:`axisops.argmax` on the device."""
+    return _extreme("argmax", x, axis, keepdims, select_last_index, index_dtype)
+
+
+def argmin(x, axis=None, *, keepdims=False, select_last_index=False, index_dtype=np.int64):
+    """:func:`axisops.argmin` on the device."""
+    return _extreme("argmin", x, axis, keepdims, select_last_index, index_dtype)
+
+
+# ----------------------------------------------------------------------- planning
+
+#: Threads a launch should have before a long reduced axis is cut into chunks,
+#: and the fewest elements a chunk may have (small under the simulator, so that
+#: its small tests take every path).
+def _target_threads() -> int:
+    return 64 if D.simulated() else 1 << 17
+
+
+def _min_chunk() -> int:
+    return 4 if D.simulated() else 2048
+
+
+@dataclass
+class _Plan:
+    rows: bool            # the loop order (see kernels)
+    outputs: int
+    chunks: int
+    chunk_len: int
+    block: int
+    geo: Any              # device geometry of the view
+    out_geo: Any          # device geometry of the outputs' places in the result
+
+
+_PLANS: dict[tuple, _Plan] = {}
+
+
+def _plan(d: D.DeviceArray, axes: tuple[int, ...], keepdims: bool, keep_order: bool,
+          ordered: bool) -> _Plan:
+    key = (d.shape, d.strides, d.dtype.str, axes, keepdims, keep_order, ordered,
+           _device_id(d))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS[key] = _make_plan(d, axes, keepdims, keep_order, ordered)
+    return plan
+
+
+def _device_id(d: D.DeviceArray) -> int:
+    if D.simulated():
+        return 0
+    from numba import cuda
+
+    return int(cuda.get_current_device().id)
+
+
+def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
+    view = reduction_view(d.stand_in(), axes, keep_order=keep_order)
+    outputs = view.outer * view.inner
+    total = view.reduced_count
+    block = D.threads_per_block()
+    # rows: outputs adjacent in memory, or reductions too short for a block each,
+    # or a float product (one thread per output keeps index order)
+    rows = ordered or view.row_order or total < 2 * block
+    if ordered:
+        chunks = 1
+    elif rows:
+        busy = D.grid(outputs, block) * block
+        chunks = builtins.max(1, builtins.min(-(-_target_threads() // busy),
+                                              total // _min_chunk()))
+    else:
+        chunks = builtins.max(1, builtins.min(-(-_target_threads() // (outputs * block)),
+                                              total // (_min_chunk() * block)))
+    chunk_len = builtins.max(1, -(-total // chunks))
+    chunks = builtins.max(1, -(-total // chunk_len))
+    geo = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride,
+           view.outer_shape.size, view.red_shape.size, *view.outer_shape.tolist(),
+           *view.outer_strides.tolist(), *view.red_shape.tolist(), *view.red_strides.tolist()]
+    out_shape = reduced_shape(d.shape, axes, keepdims)
+    out_strides = c_strides(out_shape)
+    kept_axes = [k for k in range(d.ndim) if k not in axes]
+    place = {k: (k if keepdims else kept_axes.index(k)) for k in kept_axes}
+    order = view.kept_order
+    out_geo = [len(order), *[d.shape[k] for k in order], *[out_strides[place[k]] for k in order]]
+    return _Plan(rows, outputs, chunks, chunk_len, block, D.to_device_constants(geo, d.stream),
+                 D.to_device_constants(out_geo, d.stream))
+
+
+# ------------------------------------------------------------------- the reductions
+
+
+def _value(op: str, x, axis, keepdims: bool, dtype):
+    d = D.device_array(x)
+    axes = normalize_axes(axis, d.ndim, op)
+    _check_real(d.dtype, op)
+    if op == "mean":
+        res, acc = _dtypes.mean_dtypes(d.dtype, dtype)
+    else:
+        res, acc = _dtypes.sum_dtypes(d.dtype, dtype, op)
+    out_shape = reduced_shape(d.shape, axes, keepdims)
+    count = math.prod(d.shape[k] for k in axes)
+    if count == 0 or d.size == 0:
+        return _filled(d, out_shape, res, op, count)
+    ordered = op == "prod" and acc.kind == "f"
+    plan = _plan(d, axes, keepdims, False, ordered)
+    base, _ = D.flat_base(_viewed(d))
+    zero = acc.type(0)
+    ident = acc.type(1) if op == "prod" else zero
+    partial = d.scratch((plan.chunks, plan.outputs), acc)
+    code = K.OP_PROD if op == "prod" else K.OP_SUM
+    if plan.rows:
+        K.value_rows[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, d.stream](
+            base, plan.geo, plan.chunk_len, code, zero, ident, partial)
+    else:
+        K.value_lanes(_numba_type(acc))[(plan.outputs, plan.chunks), plan.block, d.stream](
+            base, plan.geo, plan.chunk_len, code, zero, ident, partial)
+    result, flat = _result(d, out_shape, res)
+    divide_in = acc.type(count) if op == "mean" else zero
+    K.value_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
+        partial, code, divide_in, op == "mean", plan.out_geo, flat)
+    return result
+
+
+def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
+    d = D.device_array(x)
+    axes = normalize_axes(axis, d.ndim, op)
+    _dtypes.check_dtype(d.dtype, op)
+    want_index = op in ("argmax", "argmin")
+    if want_index:
+        index_dtype = _dtypes.check_index_dtype(index_dtype, op)
+    out_shape = reduced_shape(d.shape, axes, keepdims)
+    count = math.prod(d.shape[k] for k in axes)
+    if count == 0:
+        if want_index:
+            raise ValueError(f"{op}: attempt to get {op} of an empty sequence")
+        name = "maximum" if op == "max" else "minimum"
+        raise ValueError(f"{op}: zero-size array to reduction operation {name} which has no "
+                         "identity")
+    if want_index:
+        _dtypes.check_index_fits(count, index_dtype, op)
+    res = np.dtype(index_dtype) if want_index else d.dtype
+    if d.size == 0:
+        return _result(d, out_shape, res)[0]
+    plan = _plan(d, axes, keepdims, want_index, False)
+    seen = _viewed(d)
+    base, _ = D.flat_base(seen)
+    greater = op in ("max", "argmax")
+    part_v = d.scratch((plan.chunks, plan.outputs), seen.dtype)
+    part_i = d.scratch((plan.chunks, plan.outputs), np.int64)
+    last = bool(select_last)
+    if plan.rows:
+        K.extreme_rows[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, d.stream](
+            base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
+    else:
+        K.extreme_lanes(_numba_type(seen.dtype))[(plan.outputs, plan.chunks), plan.block,
+                                                  d.stream](
+            base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
+    result, flat = _result(d, out_shape, res)
+    nan = seen.dtype.type(np.nan) if seen.dtype.kind == "f" else seen.dtype.type(0)
+    out = flat if res != np.bool_ else _as_uint8(d, result, flat)
+    K.extreme_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
+        part_v, part_i, greater, last, want_index, nan, plan.out_geo, out)
+    return result
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def _check_real(dtype: np.dtype, op: str) -> None:
+    if dtype.kind == "c":
+        raise NotImplementedError(f"{op}: complex CUDA arrays are not supported yet; the CPU "
+                                  "path takes them (copy to the host)")
+    _dtypes.check_dtype(dtype, op)
+
+
+def _viewed(d: D.DeviceArray) -> D.DeviceArray:
+    """*d* with bool seen as uint8 (the kernels compare and add bytes)."""
+    if d.dtype != np.bool_:
+        return d
+    return D.DeviceArray(d.array.view(np.uint8), d.shape, d.strides, np.dtype(np.uint8),
+                         d.kind, d.owner, d.stream)
+
+
+def _as_uint8(d: D.DeviceArray, result, flat):
+    return flat.view(np.uint8)
+
+
+def _result(d: D.DeviceArray, shape, dtype) -> tuple[Any, Any]:
+    """(result of the input's type, a flat Numba view of it)."""
+    result, array = d.empty(shape, dtype)
+    size = math.prod(shape)
+    return result, array.reshape(size) if array.ndim != 1 else array
+
+
+def _filled(d: D.DeviceArray, shape, dtype: np.dtype, op: str, count: int):
+    """The result of a reduction over no elements (or of an empty array): 0, 1, or
+    NaN for a mean over nothing (with NumPy's warning), copied to the device."""
+    if op == "mean" and count == 0:
+        warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
+        host = np.full(shape, np.nan, dtype)
+    else:
+        host = np.full(shape, 1 if op == "prod" else 0, dtype)
+    result, flat = _result(d, shape, dtype)
+    if host.size:
+        flat.copy_to_device(host.reshape(-1), stream=d.stream)
+    return result
+
+
+def _numba_type(dtype: np.dtype):
+    from numba import from_dtype
+
+    return from_dtype(np.dtype(dtype))

@@ -1,0 +1,197 @@
+"""Scans of CUDA arrays (see :mod:`axisops.cuda`): the NumPy path's checks, dtypes
+and results; a thread per lane, and a long axis with few lanes cut into tiles
+(tile totals, a scan of them per lane, each tile from its carry-in)."""
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+from .._axes import normalize_axis
+from .._layout import scan_view
+from ..scan import ValuesIndices
+from . import _device as D
+from . import kernels as K
+from .reduce import _check_real, _device_id, _result, _viewed
+
+__all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
+
+
+def cumsum(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
+    """:func:`axisops.cumsum` on the device."""
+    return _values("cumsum", x, axis, dtype, exclusive, reverse)
+
+
+def cumprod(x, axis=None, *, dtype=None, exclusive=False, reverse=False):
+    """:func:`axisops.cumprod` on the device: float products in index order."""
+    return _values("cumprod", x, axis, dtype, exclusive, reverse)
+
+
+def logcumsumexp(x, axis=None):
+    """:func:`axisops.logcumsumexp` on the device: float64 accumulation, each output
+    rounded once as on the CPU (float16 through float32)."""
+    return _values("logcumsumexp", x, axis, None, False, False)
+
+
+def cummax(x, axis=None, *, index_dtype=np.int64):
+    """:func:`axisops.cummax` on the device: ``(values, indices)``, PyTorch's rule."""
+    return _extreme("cummax", x, axis, index_dtype, True)
+
+
+def cummin(x, axis=None, *, index_dtype=np.int64):
+    """:func:`axisops.cummin` on the device."""
+    return _extreme("cummin", x, axis, index_dtype, False)
+
+
+# ----------------------------------------------------------------------- planning
+
+
+def _target_threads() -> int:
+    return 64 if D.simulated() else 1 << 17
+
+
+def _min_tile() -> int:
+    return 3 if D.simulated() else 512
+
+
+@dataclass
+class _Plan:
+    lanes: int
+    tiles: int
+    tile_len: int
+    block: int
+    geo: Any
+
+
+_PLANS: dict[tuple, _Plan] = {}
+
+
+def _plan(d: D.DeviceArray, axis: int, ordered: bool) -> _Plan:
+    key = (d.shape, d.strides, d.dtype.str, axis, ordered, _device_id(d))
+    plan = _PLANS.get(key)
+    if plan is None:
+        view = scan_view(d.stand_in(), axis)
+        lanes = view.outer * view.mid * view.inner
+        tiles = 1
+        if not ordered and lanes < _target_threads():
+            tiles = builtins.max(1, builtins.min(-(-_target_threads() // lanes),
+                                                 view.n // _min_tile()))
+        tile_len = builtins.max(1, -(-view.n // tiles))
+        tiles = builtins.max(1, -(-view.n // tile_len))
+        geo = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride,
+               view.outer_shape.size, view.mid_shape.size, *view.outer_shape.tolist(),
+               *view.outer_strides.tolist(), *view.mid_shape.tolist(),
+               *view.mid_strides.tolist()]
+        plan = _PLANS[key] = _Plan(lanes, tiles, tile_len, D.threads_per_block(),
+                                   D.to_device_constants(geo, d.stream))
+    return plan
+
+
+def _prepared(op: str, x, axis) -> tuple[D.DeviceArray, int, tuple[int, ...]]:
+    """(input, axis, result shape): ``axis=None`` scans the C-ordered flattening
+    (a copy on the device unless the input is C-contiguous)."""
+    d = D.device_array(x)
+    if axis is None:
+        shape = d.shape if d.ndim == 0 else (d.size,)
+        return _flattened(d), 0, shape
+    return d, normalize_axis(axis, d.ndim, op), d.shape
+
+
+def _flattened(d: D.DeviceArray) -> D.DeviceArray:
+    c_contiguous = d.strides == tuple(_c_byte_strides(d.shape, d.dtype.itemsize))
+    if c_contiguous or d.size <= 1:
+        flat = d.array.reshape(d.size) if d.ndim != 1 else d.array
+    else:
+        view = _viewed(d)
+        base, offset = D.flat_base(view)
+        itemsize = d.dtype.itemsize
+        strides = [s // itemsize for s in d.strides]
+        geo = D.to_device_constants([offset, d.ndim, *d.shape, *strides], d.stream)
+        flat = d.scratch((d.size,), view.dtype)
+        K.copy_c[D.grid(d.size, D.threads_per_block()), D.threads_per_block(), d.stream](
+            base, geo, flat)
+        if d.dtype == np.bool_:
+            flat = flat.view(np.bool_)
+    return D.DeviceArray(flat, (d.size,), (d.dtype.itemsize,), d.dtype, d.kind, d.owner,
+                         d.stream)
+
+
+def _c_byte_strides(shape, itemsize: int) -> list[int]:
+    out, step = [], itemsize
+    for n in reversed(shape):
+        out.append(step if n > 1 else 0)
+        step *= n
+    return out[::-1]
+
+
+# ------------------------------------------------------------------------- scans
+
+
+def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
+    d, axis, shape = _prepared(op, x, axis)
+    _check_real(d.dtype, op)
+    if op == "logcumsumexp":
+        res = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
+        acc = np.dtype(np.float64)
+    else:
+        res, acc = _dtypes.sum_dtypes(d.dtype, dtype, op)
+        if res == np.bool_:
+            raise NotImplementedError(f"{op}: a bool result dtype is not supported on CUDA "
+                                      "arrays yet")
+    result, flat = _result(d, shape, res)
+    if d.size == 0:
+        return result
+    ordered = op == "cumprod" and acc.kind == "f"
+    plan = _plan(d, axis, ordered)
+    seen = _viewed(d)
+    base, _ = D.flat_base(seen)
+    code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP}[op]
+    zero = acc.type(0)
+    ident = {"cumsum": zero, "cumprod": acc.type(1), "logcumsumexp": acc.type(-np.inf)}[op]
+    carry = d.scratch((plan.tiles, plan.lanes), acc)
+    out = flat
+    if op == "logcumsumexp" and res == np.float16:
+        out = d.scratch((d.size,), np.float32)  # rounded through float32, as the CPU path
+    _phases(plan, d.stream, K.scan_values, base, plan.geo, plan.tile_len, code, bool(exclusive),
+            bool(reverse), zero, ident, carry, out)
+    if out is not flat:
+        _round_to(out, flat, d)
+    return result
+
+
+def _extreme(op: str, x, axis, index_dtype, greater: bool):
+    d, axis, shape = _prepared(op, x, axis)
+    _dtypes.check_dtype(d.dtype, op)
+    index_dtype = _dtypes.check_index_dtype(index_dtype, op)
+    if d.ndim:
+        _dtypes.check_index_fits(d.shape[axis], index_dtype, op)
+    values, flat_v = _result(d, shape, d.dtype)
+    indices, flat_i = _result(d, shape, index_dtype)
+    if d.size:
+        plan = _plan(d, axis, False)
+        seen = _viewed(d)
+        base, _ = D.flat_base(seen)
+        carry_v = d.scratch((plan.tiles, plan.lanes), seen.dtype)
+        carry_i = d.scratch((plan.tiles, plan.lanes), np.int64)
+        out_v = flat_v.view(np.uint8) if d.dtype == np.bool_ else flat_v
+        _phases(plan, d.stream, K.scan_extreme, base, plan.geo, plan.tile_len, greater,
+                carry_v, carry_i, out_v, flat_i)
+    return ValuesIndices(values, indices)
+
+
+def _phases(plan: _Plan, stream, kernel, base, geo, tile_len, *rest) -> None:
+    """Tile totals and their scan when the axis is tiled, then the scan itself."""
+    block = plan.block
+    every = D.grid(plan.lanes * plan.tiles, block)
+    if plan.tiles > 1:
+        kernel[every, block, stream](base, geo, tile_len, 0, *rest)
+        kernel[D.grid(plan.lanes, block), block, stream](base, geo, tile_len, 1, *rest)
+    kernel[every, block, stream](base, geo, tile_len, 2, *rest)
+
+
+def _round_to(src, dst, d: D.DeviceArray) -> None:
+    block = D.threads_per_block()
+    K.cast[D.grid(src.size, block), block, d.stream](src, dst)
