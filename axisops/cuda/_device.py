@@ -192,9 +192,9 @@ def grid(work: int, block: int) -> int:
 
 
 def threads_per_block() -> int:
-    """Threads per block: 256 on a GPU; 32 under the simulator, which runs each
-    thread as a Python thread."""
-    return 32 if simulated() else 256
+    """Threads per block: 256 on a GPU; 8 under the simulator, which runs each
+    thread of a block as a Python thread."""
+    return 8 if simulated() else 256
 
 
 def resident_threads() -> int:

@@ -150,7 +150,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     base, _ = D.flat_base(seen)
     code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP}[op]
     zero = acc.type(0)
-    ident = {"cumsum": zero, "cumprod": acc.type(1), "logcumsumexp": acc.type(-np.inf)}[op]
+    ident = acc.type(-np.inf) if op == "logcumsumexp" else acc.type(op == "cumprod")
     carry = d.scratch((plan.tiles, plan.lanes), acc)
     out = flat
     if op == "logcumsumexp" and res == np.float16:

@@ -1,0 +1,86 @@
+"""Every CUDA kernel with the argument types the launchers give it, for compiling
+them without a GPU (``numba.cuda.compile_ptx``): CI has no GPU and the simulator
+runs kernels as Python, so only a real compile catches typing errors (a float16
+conversion, an int64/uint64 mix) before a user's GPU does.
+
+>>> sigs = list(signatures())
+>>> len(sigs) > 100 and all(callable(f) for _, f, _ in sigs)
+True
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import _dtypes
+
+#: The contract's real dtypes (bool is read as uint8 by the kernels).
+DTYPES = [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+          np.float16, np.float32, np.float64]
+
+
+def signatures() -> Iterator[tuple[str, Any, tuple]]:
+    """(name, Python function, argument types) of every kernel specialisation the
+    launchers make for the default dtype options, float64 accumulators included."""
+    from numba import from_dtype, types
+
+    from . import kernels as K
+
+    def arr(dtype, ndim=1):
+        return types.Array(from_dtype(np.dtype(dtype)), ndim, "C")
+
+    def scalar(dtype):
+        return from_dtype(np.dtype(dtype))
+
+    i64, boolean = types.int64, types.boolean
+    geo = arr(np.int64)
+    for dt in DTYPES:
+        name = np.dtype(dt).name
+        x = arr(dt)
+        for op in ("sum", "mean"):
+            res, acc = (_dtypes.mean_dtypes(np.dtype(dt), None) if op == "mean"
+                        else _dtypes.sum_dtypes(np.dtype(dt), None, op))
+            for a in {acc, np.dtype(np.float64)}:
+                a_t = scalar(a)
+                args = (x, geo, i64, i64, a_t, a_t, arr(a, 2))
+                yield f"value_rows {name}->{a}", K.value_rows.py_func, args
+                yield f"value_lanes {name}->{a}", K.value_lanes(a_t).py_func, args
+            yield (f"value_finish {acc}->{res}", K.value_finish.py_func,
+                   (arr(acc, 2), i64, scalar(acc), boolean, geo, arr(res)))
+            if op == "sum":
+                yield (f"scan_values {name}->{acc}", K.scan_values.py_func,
+                       (x, geo, i64, i64, i64, boolean, boolean, scalar(acc), scalar(acc),
+                        arr(acc, 2), arr(res)))
+        log_out = np.float32 if np.dtype(dt) == np.float16 else (
+            np.dtype(dt) if np.dtype(dt).kind == "f" else np.float64)
+        yield (f"scan_values logaddexp {name}", K.scan_values.py_func,
+               (x, geo, i64, i64, i64, boolean, boolean, types.float64, types.float64,
+                arr(np.float64, 2), arr(log_out)))
+        v = scalar(dt)
+        extreme = (x, geo, i64, boolean, boolean, arr(dt, 2), arr(np.int64, 2))
+        yield f"extreme_rows {name}", K.extreme_rows.py_func, extreme
+        yield f"extreme_lanes {name}", K.extreme_lanes(v).py_func, extreme
+        for out in (dt, np.int64, np.int32):
+            yield (f"extreme_finish {name}->{np.dtype(out)}", K.extreme_finish.py_func,
+                   (arr(dt, 2), arr(np.int64, 2), boolean, boolean, boolean, v, geo, arr(out)))
+        for index in (np.int64, np.int32):
+            yield (f"scan_extreme {name} {np.dtype(index)}", K.scan_extreme.py_func,
+                   (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
+        yield f"copy_c {name}", K.copy_c.py_func, (x, geo, x)
+    yield "cast float32->float16", K.cast.py_func, (arr(np.float32), arr(np.float16))
+
+
+def compile_all(cc=(8, 0)) -> list[str]:
+    """Compile every signature to PTX for compute capability *cc*; the names that
+    failed, with their errors (empty when all compile)."""
+    from numba import cuda
+
+    failed = []
+    for name, func, args in signatures():
+        try:
+            cuda.compile_ptx(func, args, cc=cc)
+        except Exception as e:  # noqa: BLE001 - reported to the caller
+            failed.append(f"{name}: {type(e).__name__}: {str(e).splitlines()[0][:300]}")
+    return failed

@@ -1,0 +1,257 @@
+"""The CUDA path against the NumPy path, under Numba's CUDA simulator.
+
+CI has no GPU: ``conftest.py`` turns the simulator on (``NUMBA_ENABLE_CUDASIM=1``)
+before Numba loads, unless ``AXISOPS_TEST_REAL_CUDA=1`` asks for a real GPU. The
+simulator runs every thread of a block as a Python thread, so the arrays are the
+small edge cases of ``tests/cases.py`` (every layout, NaN, ties, -0.0, integer
+extremes), and the planners cut reductions into chunks and scans into tiles at
+small sizes there, so that every kernel path runs. Results must be device arrays
+of the input's type with the NumPy path's dtype, shape and values: bit for bit for
+max/min, the arg-operators, integers and cummax/cummin; within a bound for
+float sums, means, products and logcumsumexp.
+
+That every kernel also compiles for a real GPU is ``tests/test_cuda_compile.py``.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from cases import cases, mismatch, order_sensitive, same_bits
+
+import axisops
+
+cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+SIM = bool(getattr(__import__("numba").config, "ENABLE_CUDASIM", False))
+if not SIM and not cuda.is_available():
+    pytest.skip("no CUDA GPU and the simulator is off", allow_module_level=True)
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.uint64, np.int64, np.float16, np.float32,
+          np.float64]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def quick_thread_switches():
+    # The simulator's block runner polls its threads; a short switch interval
+    # made a test's calls 3.6x faster.
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(5e-4)
+    yield
+    sys.setswitchinterval(old)
+
+
+def on_device(a: np.ndarray):
+    """*a* as a device array with the same strides (the simulator's wraps it)."""
+    if SIM:
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        return FakeCUDAArray(a)
+    return cuda.to_device(np.ascontiguousarray(a))
+
+
+def host(r) -> np.ndarray:
+    assert axisops.cuda.is_cuda_array(r), f"expected a device array, got {type(r)}"
+    return r.copy_to_host()
+
+
+def device_cases(dtypes):
+    """The edge cases a device array can be: up to 3-D, all but unaligned views."""
+    for name, a in cases(dtypes=dtypes, max_ndim=3):
+        if "unaligned" not in name:
+            yield name, a
+
+
+def axes_of(a: np.ndarray):
+    out: list = [None, -1]
+    if a.ndim >= 2:
+        out += [0, (0, a.ndim - 1)]
+    return out[: 2 + 2 * (a.ndim >= 2)] if a.ndim else [None]
+
+
+def float_bound(want: np.ndarray, scale: np.ndarray, count: int) -> np.ndarray:
+    """Reassociation may move a float sum by a few roundings of its terms' size."""
+    eps = np.finfo(want.dtype).eps
+    return 4 * eps * (np.abs(scale).astype(np.float64) + np.abs(want).astype(np.float64)) \
+        * max(1, math.ceil(math.log2(max(count, 2))))
+
+
+def outcome(fn, *args, **kwargs):
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return fn(*args, **kwargs), None
+    except Exception as e:  # noqa: BLE001 - compared below
+        return None, e
+
+
+def check(fn, a, exact: bool, collect: list, label: str, **kwargs):
+    want, werr = outcome(fn, a, **kwargs)
+    got, gerr = outcome(fn, on_device(a), **kwargs)
+    if werr is not None or gerr is not None:
+        if type(werr) is not type(gerr) or str(werr) != str(gerr):
+            collect.append(f"{label}: NumPy raised {werr!r}, device {gerr!r}")
+        return
+    pairs = zip(got, want) if isinstance(want, tuple) else [(got, want)]
+    for g, w in pairs:
+        w = np.asarray(w)
+        g = host(g)
+        if exact:
+            msg = same_bits(g, w)
+        else:
+            bound = float_bound(w, _scale(fn, a, kwargs), a.size) if w.dtype.kind == "f" \
+                else None
+            msg = mismatch(g, w, bound)
+        if msg:
+            collect.append(f"{label}: {msg}")
+
+
+def _scale(fn, a, kwargs):
+    """The size of the terms: the same operator on |x| (sums), or the result."""
+    name = fn.__name__
+    if a.dtype.kind != "f" or name in ("prod", "cumprod", "logcumsumexp"):
+        return np.abs(np.asarray(fn(a, **kwargs), dtype=np.float64))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.asarray(fn(np.abs(a.astype(np.float64)), **kwargs))
+
+
+# ------------------------------------------------------------------- reductions
+
+@pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_extremes_are_the_numpy_paths_bits(op, dtype):
+    problems: list[str] = []
+    fn = getattr(axisops, op)
+    for name, a in device_cases([dtype]):
+        for axis in axes_of(a):
+            check(fn, a, True, problems, f"{name} axis={axis}", axis=axis)
+        if op.startswith("arg") and "ties" in name:
+            check(fn, a, True, problems, f"{name} last", axis=0, select_last_index=True,
+                  index_dtype=np.int32)
+        if a.ndim == 3:
+            check(fn, a, True, problems, f"{name} keepdims", axis=(0, 2), keepdims=True)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("op", ["sum", "prod", "mean"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_sums_products_means_match_the_numpy_path(op, dtype):
+    problems: list[str] = []
+    fn = getattr(axisops, op)
+    for name, a in device_cases([dtype]):
+        if order_sensitive(name) or (op == "prod" and a.dtype.kind == "f" and a.size > 24):
+            continue  # overflow depends on the order; long float products underflow
+        exact = np.dtype(dtype).kind in "biu" and op != "mean"
+        for axis in axes_of(a):
+            check(fn, a, exact, problems, f"{name} axis={axis}", axis=axis)
+        if a.ndim == 3:
+            check(fn, a, exact, problems, f"{name} keepdims", axis=(0, 2), keepdims=True)
+    assert not problems, "\n".join(problems)
+
+
+def test_reduction_options_and_errors():
+    a = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
+    d = on_device(a)
+    problems: list[str] = []
+    check(axisops.sum, a, False, problems, "dtype float64", axis=1, dtype=np.float64)
+    check(axisops.sum, a.astype(np.int8), True, problems, "int8 as int8", axis=0, dtype=np.int8)
+    check(axisops.mean, a.astype(np.int32), False, problems, "mean of ints", axis=0)
+    check(axisops.argmax, a, True, problems, "int32 indices", axis=None, index_dtype=np.int32)
+    assert not problems, "\n".join(problems)
+    with pytest.raises(np.exceptions.AxisError):
+        axisops.sum(d, axis=2)
+    with pytest.raises(ValueError, match="empty sequence"):
+        axisops.argmax(on_device(np.zeros((3, 0), np.float32)), axis=1)
+    with pytest.raises(TypeError, match="index_dtype"):
+        axisops.argmax(d, axis=0, index_dtype=np.float32)
+    with pytest.raises(NotImplementedError, match="complex"):
+        axisops.sum(on_device(a.astype(np.complex64)))
+    with pytest.raises(NotImplementedError, match="take does not run on CUDA"):
+        axisops.take(d, np.array([0]), axis=0)
+
+
+def test_zero_dimensional_results_are_device_arrays():
+    a = np.array([[3.0, -0.0], [np.nan, 1.0]], np.float32)
+    got = axisops.max(on_device(a))
+    assert host(got).shape == () and np.isnan(host(got))
+    s = axisops.sum(on_device(np.arange(5, dtype=np.int16)))
+    assert host(s).dtype == np.int64 and host(s)[()] == 10
+
+
+def test_long_reductions_are_chunked_and_the_same_every_run():
+    # 4000 elements along the reduced axis: several chunks (the simulator's sizes)
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 4000)).astype(np.float32)
+    a[1, 3333] = np.nan
+    d = on_device(a)
+    first = host(axisops.sum(d, axis=1))
+    assert all(np.array_equal(first, host(axisops.sum(d, axis=1)), equal_nan=True)
+               for _ in range(2))
+    problems: list[str] = []
+    check(axisops.sum, a, False, problems, "sum", axis=1)
+    check(axisops.argmax, a, True, problems, "argmax", axis=1)
+    check(axisops.argmin, a.T, True, problems, "argmin rows", axis=0)
+    check(axisops.sum, a.T, False, problems, "sum rows", axis=0)
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------ scans
+
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_cummax_cummin_are_the_numpy_paths_bits(op, dtype):
+    problems: list[str] = []
+    fn = getattr(axisops, op)
+    for name, a in device_cases([dtype]):
+        for axis in [None, 0, -1] if a.ndim >= 2 else [None, -1] if a.ndim else [None]:
+            check(fn, a, True, problems, f"{name} axis={axis}", axis=axis)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.int64, np.float16,
+                                   np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_sum_product_and_log_scans_match_the_numpy_path(op, dtype):
+    problems: list[str] = []
+    fn = getattr(axisops, op)
+    for name, a in device_cases([dtype]):
+        if order_sensitive(name) or (op == "cumprod" and a.dtype.kind == "f" and a.size > 24):
+            continue
+        exact = np.dtype(dtype).kind in "biu" and op != "logcumsumexp"
+        for axis in [None, 0, -1] if a.ndim >= 2 else [None, -1] if a.ndim else [None]:
+            check(fn, a, exact, problems, f"{name} axis={axis}", axis=axis)
+            if op != "logcumsumexp" and axis == -1:
+                check(fn, a, exact, problems, f"{name} exclusive reverse", axis=axis,
+                      exclusive=True, reverse=True)
+    assert not problems, "\n".join(problems)
+
+
+def test_long_scans_are_tiled():
+    # one long row: tiles with carries (cummax's ties and NaN cross tile borders)
+    rng = np.random.default_rng(3)
+    a = rng.integers(0, 5, 300).astype(np.float64)
+    a[150] = np.nan
+    a[200] = np.nan
+    problems: list[str] = []
+    check(axisops.cummax, a, True, problems, "cummax")
+    check(axisops.cummin, a[:140], True, problems, "cummin")
+    check(axisops.cumsum, a[:140], False, problems, "cumsum")
+    check(axisops.cumsum, a[:140].astype(np.int32), True, problems, "cumsum exclusive",
+          exclusive=True)
+    check(axisops.cumsum, a[:140].astype(np.int32), True, problems, "cumsum reverse",
+          reverse=True)
+    check(axisops.logcumsumexp, a[:140], False, problems, "logcumsumexp")
+    assert not problems, "\n".join(problems)
+
+
+def test_scan_errors_are_the_numpy_paths():
+    d = on_device(np.zeros((3, 4), np.float32))
+    with pytest.raises(np.exceptions.AxisError):
+        axisops.cumsum(d, axis=3)
+    with pytest.raises(TypeError):
+        axisops.cummax(d, axis=0, index_dtype=np.int16)
+    with pytest.raises(TypeError):
+        axisops.cumsum(d, axis=(0, 1))
