@@ -83,7 +83,7 @@ def outcome(fn, *args, **kwargs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             return fn(*args, **kwargs), None
-    except Exception as e:  # noqa: BLE001 - compared below
+    except Exception as e:
         return None, e
 
 

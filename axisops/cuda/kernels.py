@@ -34,7 +34,6 @@ scans the later element takes over, PyTorch's rule), and -0.0 equals +0.0.
 from __future__ import annotations
 
 import math
-from functools import cache
 
 from numba import cuda, types
 
@@ -132,7 +131,7 @@ def _reduced_offset(o, c, geo, chunk_len):
 # ----------------------------------------------------------------- reductions: rows
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def value_rows(base, geo, chunk_len, op, zero, ident, partial):
     """Sums or products (``op``) of chunk ``blockIdx.y`` of each output, a thread per
     output, into ``partial[c, o]``; *zero* and the identity *ident* are scalars of
@@ -157,7 +156,7 @@ def value_rows(base, geo, chunk_len, op, zero, ident, partial):
     partial[c, o] = acc
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
     """The best (value, flat index) of chunk ``blockIdx.y`` of each output, a thread
     per output, into ``part_v[c, o]``, ``part_i[c, o]`` (-1: an empty chunk)."""
@@ -189,107 +188,99 @@ def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
 # ---------------------------------------------------------------- reductions: lanes
 
 
-@cache
-def value_lanes(acc_type):
-    """The lanes kernel of sums/products accumulating in *acc_type* (a Numba type):
-    a block per (output, chunk), a tree in shared memory."""
-
-    @cuda.jit
-    def kernel(base, geo, chunk_len, op, zero, ident, partial):
-        o = cuda.blockIdx.x
-        c = cuda.blockIdx.y
-        tid = cuda.threadIdx.x
-        size = cuda.blockDim.x
-        shared = cuda.shared.array(MAX_BLOCK, acc_type)
-        p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
-        n = geo[3]
-        no = geo[5]
-        nr = geo[6]
-        acc = ident
-        t = t0 + tid
-        if t < t1:
-            r = t // n
-            j = t - r * n
-            q = p + _unravel(r, geo, 7 + 2 * no, nr)
-            while t < t1:
-                acc = _combine(acc, base[q + j * geo[4]] + zero, op)
-                t += size
-                j += size
-                if j >= n and t < t1:
-                    r = t // n
-                    j = t - r * n
-                    q = p + _unravel(r, geo, 7 + 2 * no, nr)
-        shared[tid] = acc
+@cuda.jit(cache=True)
+def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
+    """Sums or products as :func:`value_rows`, a block per (output, chunk): its
+    threads stride over the chunk, then add up in a tree in shared memory."""
+    o = cuda.blockIdx.x
+    c = cuda.blockIdx.y
+    tid = cuda.threadIdx.x
+    size = cuda.blockDim.x
+    shared = cuda.shared.array(MAX_BLOCK, partial.dtype)
+    p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
+    n = geo[3]
+    no = geo[5]
+    nr = geo[6]
+    acc = ident
+    t = t0 + tid
+    if t < t1:
+        r = t // n
+        j = t - r * n
+        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        while t < t1:
+            acc = _combine(acc, base[q + j * geo[4]] + zero, op)
+            t += size
+            j += size
+            if j >= n and t < t1:
+                r = t // n
+                j = t - r * n
+                q = p + _unravel(r, geo, 7 + 2 * no, nr)
+    shared[tid] = acc
+    cuda.syncthreads()
+    half = size // 2
+    while half > 0:  # size is a power of two
+        if tid < half:
+            shared[tid] = _combine(shared[tid], shared[tid + half], op)
         cuda.syncthreads()
-        half = size // 2
-        while half > 0:  # size is a power of two
-            if tid < half:
-                shared[tid] = _combine(shared[tid], shared[tid + half], op)
-            cuda.syncthreads()
-            half //= 2
-        if tid == 0:
-            partial[c, o] = shared[0]
-
-    return kernel
+        half //= 2
+    if tid == 0:
+        partial[c, o] = shared[0]
 
 
-@cache
-def extreme_lanes(value_type):
-    """The lanes kernel of arg-reductions over values of *value_type*."""
-
-    @cuda.jit
-    def kernel(base, geo, chunk_len, greater, last, part_v, part_i):
-        o = cuda.blockIdx.x
-        c = cuda.blockIdx.y
-        tid = cuda.threadIdx.x
-        size = cuda.blockDim.x
-        shared_v = cuda.shared.array(MAX_BLOCK, value_type)
-        shared_i = cuda.shared.array(MAX_BLOCK, types.int64)
-        p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
-        n = geo[3]
-        no = geo[5]
-        nr = geo[6]
-        bv = base[p]
-        bi = -1
-        t = t0 + tid
-        if t < t1:
-            r = t // n
-            j = t - r * n
-            q = p + _unravel(r, geo, 7 + 2 * no, nr)
-            while t < t1:
-                v = base[q + j * geo[4]]
-                if _beats(v, t, bv, bi, greater, last):
-                    bv = v
-                    bi = t
-                t += size
-                j += size
-                if j >= n and t < t1:
-                    r = t // n
-                    j = t - r * n
-                    q = p + _unravel(r, geo, 7 + 2 * no, nr)
-        shared_v[tid] = bv
-        shared_i[tid] = bi
+@cuda.jit(cache=True)
+def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
+    """Arg-reductions as :func:`extreme_rows`, a block per (output, chunk), the
+    threads' winners compared in a tree in shared memory."""
+    o = cuda.blockIdx.x
+    c = cuda.blockIdx.y
+    tid = cuda.threadIdx.x
+    size = cuda.blockDim.x
+    shared_v = cuda.shared.array(MAX_BLOCK, part_v.dtype)
+    shared_i = cuda.shared.array(MAX_BLOCK, types.int64)
+    p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
+    n = geo[3]
+    no = geo[5]
+    nr = geo[6]
+    bv = base[p]
+    bi = -1
+    t = t0 + tid
+    if t < t1:
+        r = t // n
+        j = t - r * n
+        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        while t < t1:
+            v = base[q + j * geo[4]]
+            if _beats(v, t, bv, bi, greater, last):
+                bv = v
+                bi = t
+            t += size
+            j += size
+            if j >= n and t < t1:
+                r = t // n
+                j = t - r * n
+                q = p + _unravel(r, geo, 7 + 2 * no, nr)
+    shared_v[tid] = bv
+    shared_i[tid] = bi
+    cuda.syncthreads()
+    half = size // 2
+    while half > 0:
+        if tid < half:
+            if _beats(shared_v[tid + half], shared_i[tid + half], shared_v[tid],
+                      shared_i[tid], greater, last):
+                shared_v[tid] = shared_v[tid + half]
+                shared_i[tid] = shared_i[tid + half]
         cuda.syncthreads()
-        half = size // 2
-        while half > 0:
-            if tid < half:
-                if _beats(shared_v[tid + half], shared_i[tid + half], shared_v[tid],
-                          shared_i[tid], greater, last):
-                    shared_v[tid] = shared_v[tid + half]
-                    shared_i[tid] = shared_i[tid + half]
-            cuda.syncthreads()
-            half //= 2
-        if tid == 0:
-            part_v[c, o] = shared_v[0]
-            part_i[c, o] = shared_i[0]
+        half //= 2
+    if tid == 0:
+        part_v[c, o] = shared_v[0]
+        part_i[c, o] = shared_i[0]
 
-    return kernel
 
 
 # ------------------------------------------------------------- reductions: finishing
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def value_finish(partial, op, count, mean, out_geo, out):
     """Output o: its chunks' partials combined in chunk order (divided by *count*
     for a mean), stored at its place in the C-ordered result *out* (flat)."""
@@ -306,7 +297,7 @@ def value_finish(partial, op, count, mean, out_geo, out):
         out[pos] = acc
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def extreme_finish(part_v, part_i, greater, last, want_index, nan, out_geo, out):
     """Output o: the best of its chunks; its flat index, or its value with a NaN as
     *nan* and a zero as +0.0 (the CPU path's bits)."""
@@ -353,7 +344,7 @@ def _lane(lane, geo):
     return src, dst, mid * inner
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry, out):
     """cumsum, cumprod (``op``) or logcumsumexp (``OP_LOGADDEXP``), a thread per
     (lane, tile). Phase 0: tile totals into ``carry[tile, lane]``; phase 1 (a
@@ -402,7 +393,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         carry[c, lane] = acc
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, indices):
     """cummax/cummin with indices, as :func:`scan_values` (PyTorch's rule): tile
     winners, then carry-ins per lane, then each tile from its carry-in."""
@@ -454,7 +445,7 @@ def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, 
 # ------------------------------------------------------------------------- copies
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def copy_c(base, geo, out):
     """``out`` (flat, C order) = the strided array of *geo* ``[offset, ndim, shape,
     strides]``, a thread per element."""
@@ -463,7 +454,7 @@ def copy_c(base, geo, out):
         out[k] = base[geo[0] + _unravel(k, geo, 2, geo[1])]
 
 
-@cuda.jit
+@cuda.jit(cache=True)
 def cast(src, dst):
     """``dst[k] = src[k]`` converted to dst's dtype (one rounding), a thread each."""
     k = cuda.grid(1)

@@ -163,7 +163,7 @@ def _value(op: str, x, axis, keepdims: bool, dtype):
         K.value_rows[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, d.stream](
             base, plan.geo, plan.chunk_len, code, zero, ident, partial)
     else:
-        K.value_lanes(_numba_type(acc))[(plan.outputs, plan.chunks), plan.block, d.stream](
+        K.value_lanes[(plan.outputs, plan.chunks), plan.block, d.stream](
             base, plan.geo, plan.chunk_len, code, zero, ident, partial)
     result, flat = _result(d, out_shape, res)
     divide_in = acc.type(count) if op == "mean" else zero
@@ -203,8 +203,7 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
         K.extreme_rows[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, d.stream](
             base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
     else:
-        K.extreme_lanes(_numba_type(seen.dtype))[(plan.outputs, plan.chunks), plan.block,
-                                                  d.stream](
+        K.extreme_lanes[(plan.outputs, plan.chunks), plan.block, d.stream](
             base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
     result, flat = _result(d, out_shape, res)
     nan = seen.dtype.type(np.nan) if seen.dtype.kind == "f" else seen.dtype.type(0)
@@ -255,9 +254,3 @@ def _filled(d: D.DeviceArray, shape, dtype: np.dtype, op: str, count: int):
     if host.size:
         flat.copy_to_device(host.reshape(-1), stream=d.stream)
     return result
-
-
-def _numba_type(dtype: np.dtype):
-    from numba import from_dtype
-
-    return from_dtype(np.dtype(dtype))
