@@ -149,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "unfold, fold, a convolution), and the per-call overhead of the "
                             "tensor path on small tensors (needs torch; see "
                             "axisops/bench/tensors.py)")
+    bench.add_argument("--device", choices=["cuda"],
+                       help="instead, axisops on PyTorch CUDA tensors against PyTorch CUDA (and "
+                            "CuPy when installed): reductions and scans with GB/s and the "
+                            "fraction of the GPU's memory bandwidth (needs a CUDA GPU; see "
+                            "axisops/bench/device.py)")
     # For tests and experiments: any 3-D shape (hidden from --help).
     bench.add_argument("--shape", type=_shape, help=argparse.SUPPRESS)
     bench.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -194,6 +199,8 @@ def main(argv=None) -> int:
 
 
 def _bench(args, parser, argv) -> int:
+    if args.device == "cuda":
+        return _bench_cuda(args, parser, argv)
     if args.torch:
         return _bench_torch(args, parser, argv)
     if args.dask:
@@ -251,6 +258,21 @@ def _bench(args, parser, argv) -> int:
         print(f"wrote {args.plot}")
     failed = [r for r in data["results"] if "error" in r or r.get("check") == "MISMATCH"]
     return 1 if failed else 0
+
+
+def _bench_cuda(args, parser, argv) -> int:
+    from axisops.bench import device
+
+    try:
+        data = device.run(quick=args.quick, repeat=args.repeat, progress=sys.stderr)
+    except device.NoGPU as exc:
+        parser.exit(1, f"axisops bench --device cuda: {exc}\n")
+    print(f"{data['meta']['gpu']}: peak {data['meta']['bandwidth'] / 1e12:.2f} TB/s")
+    print(device.format_table(data), flush=True)
+    if args.markdown:
+        device.write_markdown(data, args.markdown, "axisops " + " ".join(argv))
+        print(f"wrote {args.markdown}")
+    return 0
 
 
 def _bench_torch(args, parser, argv) -> int:

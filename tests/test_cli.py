@@ -461,3 +461,36 @@ def test_warmup_unknown_dtype_is_a_usage_error(capsys):
         cli.main(["warmup", "--dtypes", "complex64"])
     assert exc.value.code == 2
     assert "complex64" in capsys.readouterr().err
+
+
+def test_bench_device_cuda_says_when_there_is_no_gpu(capsys):
+    # CI has no GPU (the CUDA simulator is on): a clear message and status 1
+    from axisops.bench import device
+
+    try:
+        device._check_gpu()
+    except device.NoGPU:
+        pass
+    else:
+        pytest.skip("a CUDA GPU is present: the bench would run")
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["bench", "--device", "cuda", "--quick"])
+    assert exc.value.code == 1
+    assert "axisops bench --device cuda:" in capsys.readouterr().err
+
+
+def test_bench_device_table_and_report(tmp_path):
+    from axisops.bench import device
+
+    data = {"meta": {"gpu": "Test GPU", "bandwidth": 2e12, "repeat": 3, "quick": True,
+                     "machine": {"cpu": "cpu", "cores": 2}, "versions": {"axisops": "0"},
+                     "torch_cuda": "13.0", "date": "2026-01-01T00:00:00+00:00"},
+            "rows": [{"workload": "cummax axis=0", "shape": (1024, 256), "bytes": 3 << 20,
+                      "axisops_s": 2e-5, "peers": {"torch": 1e-4, "cupy": 4e-5}}]}
+    table = device.format_table(data)
+    assert "| cummax axis=0 | (1024, 256) | 20.0 | 157.29 | 7.9% |" in table
+    assert "torch 100.0 us (0.20x), cupy 40.0 us (0.50x)" in table
+    path = tmp_path / "cuda.md"
+    device.write_markdown(data, str(path), "axisops bench --device cuda")
+    text = path.read_text()
+    assert text.startswith("# axisops on CUDA: Test GPU") and "2.00 TB/s" in text and table in text

@@ -1,0 +1,184 @@
+"""``axisops bench --device cuda``: axisops on CUDA tensors against PyTorch CUDA
+(and CuPy when it is installed), with GB/s and the fraction of the GPU's memory
+bandwidth.
+
+Inputs are PyTorch CUDA tensors (axisops gives tensors back on the same stream);
+CuPy gets a zero-copy view of the same memory. Each system's time is the median
+of ``--repeat`` timed calls (CUDA events around each call, after one untimed
+warm-up call, round-robin in alternating order). Bytes are those read once plus
+those written (indices included); the bandwidth is the device's peak (memory
+clock x bus width x 2), from Numba's device attributes.
+
+Workloads (float32): sum, max and argmax along the strided axis 0 and the
+contiguous axis 1 of a 256 MiB (16384, 4096) matrix and of a small (64, 512)
+one; mean along axis 1; cumsum along axis 0 and 1; cummax along axis 0 (a
+non-last axis), along one long row of 64M elements, and cumsum along dim 0 of a
+(1M, 2) tensor (pytorch#122170). ``--quick`` divides the large sizes by 16.
+
+>>> rows = [{"workload": "sum axis=0", "shape": (4, 8), "bytes": 160, "axisops_s": 1e-6,
+...          "peers": {"torch": 2e-6}}]
+>>> print(format_table({"meta": {"gpu": "X", "bandwidth": 1e12}, "rows": rows}).splitlines()[2])
+| sum axis=0 | (4, 8) | 1.0 | 0.16 | 0.0% | torch 2.0 us (0.50x) |
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from .systems import machine_info, report_preamble, versions
+
+
+class NoGPU(RuntimeError):
+    """No CUDA GPU, or no PyTorch with CUDA, to run the device bench on."""
+
+
+def _check_gpu():
+    try:
+        import torch
+    except ImportError as e:
+        raise NoGPU("the CUDA bench needs PyTorch with CUDA (pip install torch with CUDA)") from e
+    if not torch.cuda.is_available():
+        raise NoGPU("no CUDA GPU is available to PyTorch (torch.cuda.is_available() is False)")
+    from numba import config, cuda
+
+    if getattr(config, "ENABLE_CUDASIM", False) or not cuda.is_available():
+        raise NoGPU("Numba sees no CUDA GPU (or NUMBA_ENABLE_CUDASIM is set)")
+    return torch
+
+
+def peak_bandwidth() -> float:
+    """The current device's peak memory bandwidth in bytes per second."""
+    from numba import cuda
+
+    dev = cuda.get_current_device()
+    return 2.0 * dev.MEMORY_CLOCK_RATE * 1e3 * dev.GLOBAL_MEMORY_BUS_WIDTH / 8
+
+
+def _workloads(torch, quick: bool) -> list[dict[str, Any]]:
+    import axisops
+
+    big = (16384 // (4 if quick else 1), 4096 // (4 if quick else 1))
+    long_row = (1, (1 << 26) // (16 if quick else 1))
+    tall = ((1 << 20) // (16 if quick else 1), 2)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+
+    def data(shape):
+        return torch.randn(shape, device="cuda", generator=gen, dtype=torch.float32)
+
+    out: list[dict[str, Any]] = []
+
+    def add(name, shape, ours, theirs, cupy_fn=None, out_bytes=None):
+        x = data(shape)
+        written = out_bytes(x) if out_bytes else 0
+        out.append({"workload": name, "shape": shape, "x": x,
+                    "bytes": x.numel() * 4 + written,
+                    "axisops": (lambda f, x=x: (lambda: f(x)))(ours),
+                    "torch": (lambda f, x=x: (lambda: f(x)))(theirs), "cupy": cupy_fn})
+
+    for shape in (big, (64, 512)):
+        for axis in (0, 1):
+            out_elems = shape[1 - axis]
+            add(f"sum axis={axis}", shape, lambda x, a=axis: axisops.sum(x, axis=a),
+                lambda x, a=axis: torch.sum(x, dim=a), ("sum", axis),
+                lambda x, n=out_elems: n * 4)
+            add(f"max axis={axis}", shape, lambda x, a=axis: axisops.max(x, axis=a),
+                lambda x, a=axis: torch.amax(x, dim=a), ("max", axis),
+                lambda x, n=out_elems: n * 4)
+            add(f"argmax axis={axis}", shape, lambda x, a=axis: axisops.argmax(x, axis=a),
+                lambda x, a=axis: torch.argmax(x, dim=a), ("argmax", axis),
+                lambda x, n=out_elems: n * 8)
+    add("mean axis=1", big, lambda x: axisops.mean(x, axis=1), lambda x: torch.mean(x, dim=1),
+        ("mean", 1), lambda x: x.shape[0] * 4)
+    for axis in (0, 1):
+        add(f"cumsum axis={axis}", big, lambda x, a=axis: axisops.cumsum(x, axis=a),
+            lambda x, a=axis: torch.cumsum(x, dim=a), ("cumsum", axis), lambda x: x.numel() * 4)
+    add("cummax axis=0", big, lambda x: axisops.cummax(x, axis=0),
+        lambda x: torch.cummax(x, dim=0), None, lambda x: x.numel() * 12)
+    add("cummax one long row", long_row, lambda x: axisops.cummax(x, axis=1),
+        lambda x: torch.cummax(x, dim=1), None, lambda x: x.numel() * 12)
+    add("cumsum axis=0 of (N, 2)", tall, lambda x: axisops.cumsum(x, axis=0),
+        lambda x: torch.cumsum(x, dim=0), ("cumsum", 0), lambda x: x.numel() * 4)
+    return out
+
+
+def _cupy_call(spec, x) -> Callable[[], Any] | None:
+    if spec is None:
+        return None
+    try:
+        import cupy
+    except ImportError:
+        return None
+    name, axis = spec
+    c = cupy.asarray(x)
+    fn = getattr(cupy, name)
+    return lambda: fn(c, axis=axis)
+
+
+def _time(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    for f in calls.values():
+        f()
+    torch.cuda.synchronize()
+    times: dict[str, list[float]] = {k: [] for k in calls}
+    names = list(calls)
+    for r in range(repeat):
+        for name in names if r % 2 == 0 else names[::-1]:
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record()
+            calls[name]()
+            stop.record()
+            stop.synchronize()
+            times[name].append(start.elapsed_time(stop) / 1e3)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[str, Any]:
+    """Every workload's median times on the current CUDA device."""
+    torch = _check_gpu()
+    repeat = repeat or (5 if quick else 20)
+    rows = []
+    for w in _workloads(torch, quick):
+        calls = {"axisops": w["axisops"], "torch": w["torch"]}
+        cupy_call = _cupy_call(w["cupy"], w["x"])
+        if cupy_call is not None:
+            calls["cupy"] = cupy_call
+        medians = _time(torch, calls, repeat)
+        rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
+                     "axisops_s": medians.pop("axisops"), "peers": medians})
+        if progress:
+            print(f"{w['workload']:<26} {w['shape']}  axisops {rows[-1]['axisops_s'] * 1e6:9.1f} us  "
+                  + "  ".join(f"{k} {v * 1e6:9.1f} us" for k, v in medians.items()),
+                  file=progress, flush=True)
+        del w["x"]
+    props = torch.cuda.get_device_properties(0)
+    return {"meta": {"gpu": props.name, "bandwidth": peak_bandwidth(), "repeat": repeat,
+                     "quick": quick, "machine": machine_info(), "versions": versions(),
+                     "torch_cuda": torch.version.cuda,
+                     "date": datetime.now(timezone.utc).isoformat(timespec="seconds")},
+            "rows": rows}
+
+
+def format_table(data: dict[str, Any]) -> str:
+    meta = data["meta"]
+    lines = ["| workload | shape | axisops us | axisops GB/s | of peak | peers (time, axisops/peer) |",
+             "|---|---|---:|---:|---:|---|"]
+    for r in data["rows"]:
+        rate = r["bytes"] / r["axisops_s"]
+        peers = ", ".join(f"{k} {v * 1e6:.1f} us ({r['axisops_s'] / v:.2f}x)"
+                          for k, v in r["peers"].items())
+        lines.append(f"| {r['workload']} | {tuple(r['shape'])} | {r['axisops_s'] * 1e6:.1f} | "
+                     f"{rate / 1e9:.2f} | {100 * rate / meta['bandwidth']:.1f}% | {peers} |")
+    return "\n".join(lines)
+
+
+def write_markdown(data: dict[str, Any], path: str, command: str) -> None:
+    meta = data["meta"]
+    text = [*report_preamble(f"axisops on CUDA: {meta['gpu']}", command, meta),
+            f"* GPU: {meta['gpu']}, peak memory bandwidth {meta['bandwidth'] / 1e12:.2f} TB/s; "
+            f"CUDA {meta['torch_cuda']} (PyTorch)",
+            f"* Time: median of {meta['repeat']} calls per system (CUDA events), round-robin "
+            "after one warm-up call; axisops/peer below 1 means axisops is faster", "",
+            format_table(data), ""]
+    with open(path, "w") as f:
+        f.write("\n".join(text))
