@@ -27,7 +27,8 @@ namespace ``axisops`` (``torch.ops.axisops.cummax``, ``torch.ops.axisops.grad_ta
 Arguments that are not tensors are normalised before the operator is called
 (axes to a list, dtypes to ``torch.dtype``, window sizes to one int per spatial
 dimension), so bad arguments raise the NumPy path's exceptions before anything
-is traced. CUDA tensors are not supported yet (``TypeError``).
+is traced. CUDA tensors never come here: :mod:`axisops.cuda` runs them on their
+device (reductions and scans so far, without autograd).
 
 >>> import torch, axisops
 >>> x = torch.tensor([[1., 3., 2.], [4., 0., 5.]], requires_grad=True)

@@ -51,6 +51,7 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``func(*args, **kwargs)`` with a CUDA array first: on its device."""
     if not OPERATORS:
         OPERATORS.update(_operators())
+    _refuse_autograd(args, kwargs)
     numpy_func = _dispatch.numpy_function(func)
     device = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
     if device is None:
@@ -58,3 +59,17 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
             f"axisops.{numpy_func.__name__} does not run on CUDA arrays yet; copy the "
             "arrays to the host (for example .cpu() or .get()) to use the CPU path")
     return device(*args, **kwargs)
+
+
+def _refuse_autograd(args: tuple, kwargs: dict) -> None:
+    """A CUDA tensor that requires grad would lose its graph here: say so instead."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is None or not torch.is_grad_enabled():
+        return
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, torch.Tensor) and a.requires_grad:
+            raise NotImplementedError(
+                "axisops: autograd through CUDA tensors is not supported yet; call it on "
+                "detached tensors (or under torch.no_grad()), or on CPU tensors")
