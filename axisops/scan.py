@@ -512,7 +512,8 @@ def _complex_scan_plan(op, x, axis, dtype, exclusive, reverse):
             out = np.concatenate([np.ones_like(np.take(out, [0], a)),
                                   np.take(out, np.arange(out.shape[a] - 1), a)], axis=a) \
                 if out.shape[a] else out
-        return np.ascontiguousarray(np.flip(out, a) if reverse else out)
+        out = np.ascontiguousarray(np.flip(out, a) if reverse else out)
+        return out.reshape(()) if x.ndim == 0 else out  # a 0-d x gives a 0-d result
 
     return plan
 

@@ -77,6 +77,15 @@ def test_scans_against_numpy(dtype, axis, exclusive, reverse):
         _check(got, y, exact=op == "cumprod" and not exclusive)
 
 
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_scans_of_a_0d_complex_are_0d(op, exclusive):
+    # as for real numbers (the contract): cumprod flattened to (1,) before
+    got = getattr(axisops, op)(np.array(1 + 2j, np.complex64), exclusive=exclusive)
+    want = np.complex64(1 if exclusive and op == "cumprod" else 0 if exclusive else 1 + 2j)
+    assert got.shape == () and got.dtype == np.complex64 and got[()] == want
+
+
 @pytest.mark.parametrize("dtype", COMPLEX)
 def test_gathers_and_scatters_move_bits(dtype):
     x = _views(dtype)["negative"]

@@ -8,7 +8,7 @@ extremes), and the planners cut reductions into chunks and scans into tiles at
 small sizes there, so that every kernel path runs. Results must be device arrays
 of the input's type with the NumPy path's dtype, shape and values: bit for bit for
 max/min, the arg-operators, integers and cummax/cummin; within a bound for
-float sums, means, products and logcumsumexp.
+float and complex sums, means, products and logcumsumexp.
 
 That every kernel also compiles for a real GPU is ``tests/test_cuda_compile.py``.
 """
@@ -100,6 +100,11 @@ def check(fn, a, exact: bool, collect: list, label: str, **kwargs):
         g = host(g)
         if exact:
             msg = same_bits(g, w)
+        elif w.dtype.kind == "c":  # each part within its bound
+            msg = (f"dtype {g.dtype}, expected {w.dtype}" if g.dtype != w.dtype else None) or \
+                next((m for part in (np.real, np.imag) if (m := mismatch(
+                    part(g), part(w), float_bound(part(w), np.abs(_scale(fn, a, kwargs)),
+                                                  a.size)))), None)
         else:
             bound = float_bound(w, _scale(fn, a, kwargs), a.size) if w.dtype.kind == "f" \
                 else None
@@ -111,6 +116,8 @@ def check(fn, a, exact: bool, collect: list, label: str, **kwargs):
 def _scale(fn, a, kwargs):
     """The size of the terms: the same operator on |x| (sums), or the result."""
     name = fn.__name__
+    if a.dtype.kind == "c":
+        return np.abs(np.asarray(fn(np.abs(a), **kwargs)))
     if a.dtype.kind != "f" or name in ("prod", "cumprod", "logcumsumexp"):
         return np.abs(np.asarray(fn(a, **kwargs), dtype=np.float64))
     with warnings.catch_warnings():
@@ -137,12 +144,13 @@ def test_extremes_are_the_numpy_paths_bits(op, dtype):
 
 
 @pytest.mark.parametrize("op", ["sum", "prod", "mean"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [*DTYPES, np.complex64, np.complex128],
+                         ids=lambda d: np.dtype(d).name)
 def test_sums_products_means_match_the_numpy_path(op, dtype):
     problems: list[str] = []
     fn = getattr(axisops, op)
     for name, a in device_cases([dtype]):
-        if order_sensitive(name) or (op == "prod" and a.dtype.kind == "f" and a.size > 24):
+        if order_sensitive(name) or (op == "prod" and a.dtype.kind in "fc" and a.size > 24):
             continue  # overflow depends on the order; long float products underflow
         exact = np.dtype(dtype).kind in "biu" and op != "mean"
         for axis in axes_of(a):
@@ -167,8 +175,9 @@ def test_reduction_options_and_errors():
         axisops.argmax(on_device(np.zeros((3, 0), np.float32)), axis=1)
     with pytest.raises(TypeError, match="index_dtype"):
         axisops.argmax(d, axis=0, index_dtype=np.float32)
-    with pytest.raises(NotImplementedError, match="complex"):
-        axisops.sum(on_device(a.astype(np.complex64)))
+    for op in ("max", "argmin", "cummax", "logcumsumexp"):  # no order: the NumPy path's TypeError
+        check(getattr(axisops, op), a.astype(np.complex64), True, problems, f"complex {op}", axis=0)
+    assert not problems, "\n".join(problems)
     with pytest.raises(NotImplementedError, match="take does not run on CUDA"):
         axisops.take(d, np.array([0]), axis=0)
 
@@ -213,12 +222,16 @@ def test_cummax_cummin_are_the_numpy_paths_bits(op, dtype):
 
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.int64, np.float16,
-                                   np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+                                   np.float32, np.float64, np.complex64],
+                         ids=lambda d: np.dtype(d).name)
 def test_sum_product_and_log_scans_match_the_numpy_path(op, dtype):
     problems: list[str] = []
     fn = getattr(axisops, op)
     for name, a in device_cases([dtype]):
-        if order_sensitive(name) or (op == "cumprod" and a.dtype.kind == "f" and a.size > 24):
+        if order_sensitive(name) or (op == "cumprod" and a.dtype.kind in "fc" and a.size > 24):
+            continue
+        if op == "logcumsumexp" and a.dtype.kind == "c":
+            check(fn, a, True, problems, f"{name} raises")  # TypeError on both paths
             continue
         exact = np.dtype(dtype).kind in "biu" and op != "logcumsumexp"
         for axis in [None, 0, -1] if a.ndim >= 2 else [None, -1] if a.ndim else [None]:

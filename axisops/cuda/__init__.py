@@ -19,9 +19,9 @@ and allocates results of its own type on its device.
   them, each tile from its carry-in), so cummax along a long single row uses the
   whole GPU.
 
-Gathers, scatter, windows and the gradients do not run on CUDA arrays yet: they
-raise ``NotImplementedError`` (copy to the host for the CPU path). Complex
-arrays are not supported on the device yet either.
+Complex arrays take sums, products, means and their scans. Gathers, scatter,
+windows and the gradients do not run on CUDA arrays yet: they raise
+``NotImplementedError`` (copy to the host for the CPU path).
 """
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
                         arr(acc, 2), arr(res)))
         log_out = np.float32 if np.dtype(dt) == np.float16 else (
             np.dtype(dt) if np.dtype(dt).kind == "f" else np.float64)
-        yield (f"scan_values logaddexp {name}", K.scan_values.py_func,
+        yield (f"scan_logaddexp {name}", K.scan_logaddexp.py_func,
                (x, geo, i64, i64, i64, boolean, boolean, types.float64, types.float64,
                 arr(np.float64, 2), arr(log_out)))
         v = scalar(dt)
@@ -69,6 +69,15 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             yield (f"scan_extreme {name} {np.dtype(index)}", K.scan_extreme.py_func,
                    (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
         yield f"copy_c {name}", K.copy_c.py_func, (x, geo, x)
+    for dt in (np.complex64, np.complex128):  # sums, products, means and their scans
+        name, x, c = np.dtype(dt).name, arr(dt), scalar(dt)
+        args = (x, geo, i64, i64, c, c, arr(dt, 2))
+        yield f"value_rows {name}", K.value_rows.py_func, args
+        yield f"value_lanes {name}", K.value_lanes.py_func, args
+        yield f"value_finish {name}", K.value_finish.py_func, (arr(dt, 2), i64, c, boolean,
+                                                              geo, x)
+        yield (f"scan_values {name}", K.scan_values.py_func,
+               (x, geo, i64, i64, i64, boolean, boolean, c, c, arr(dt, 2), x))
     yield "cast float32->float16", K.cast.py_func, (arr(np.float32), arr(np.float16))
 
 

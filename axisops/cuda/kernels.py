@@ -346,10 +346,11 @@ def _lane(lane, geo):
 
 @cuda.jit(cache=True)
 def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry, out):
-    """cumsum, cumprod (``op``) or logcumsumexp (``OP_LOGADDEXP``), a thread per
-    (lane, tile). Phase 0: tile totals into ``carry[tile, lane]``; phase 1 (a
+    """cumsum or cumprod (``op``) of any numeric dtype, complex included, a thread
+    per (lane, tile). Phase 0: tile totals into ``carry[tile, lane]``; phase 1 (a
     thread per lane): those turned into each tile's carry-in; phase 2: each tile
-    scanned from its carry-in into *out* (stored in out's dtype)."""
+    scanned from its carry-in into *out* (stored in out's dtype); ``reverse``
+    walks the axis backwards, ``exclusive`` stores before adding."""
     lanes = carry.shape[1]
     tiles = carry.shape[0]
     k = cuda.grid(1)
@@ -360,10 +361,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         for c in range(1, tiles):
             v = carry[c, k]
             carry[c, k] = acc
-            if op == OP_LOGADDEXP:
-                acc = _log_add_exp(acc, v)
-            else:
-                acc = _combine(acc, v, op)
+            acc = _combine(acc, v, op)
         return
     if k >= lanes * tiles:
         return
@@ -383,10 +381,50 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         v = base[src + j * geo[4]] + zero
         if phase == 2 and exclusive:
             out[dst + j * out_step] = acc
-        if op == OP_LOGADDEXP:
+        acc = _combine(acc, v, op)
+        if phase == 2 and not exclusive:
+            out[dst + j * out_step] = acc
+    if phase == 0:
+        carry[c, lane] = acc
+
+
+@cuda.jit(cache=True)
+def scan_logaddexp(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry,
+                   out):
+    """logcumsumexp as :func:`scan_values` (floats only: a kernel of its own, since
+    Numba types every branch and log-add-exp has no complex version); *op* and
+    *exclusive* are unused, kept so both kernels take the same arguments."""
+    lanes = carry.shape[1]
+    tiles = carry.shape[0]
+    k = cuda.grid(1)
+    if phase == 1:
+        if k >= lanes:
+            return
+        acc = carry[0, k]
+        for c in range(1, tiles):
+            v = carry[c, k]
+            carry[c, k] = acc
             acc = _log_add_exp(acc, v)
-        else:
-            acc = _combine(acc, v, op)
+        return
+    if k >= lanes * tiles:
+        return
+    c = k // lanes
+    lane = k - c * lanes
+    if phase == 0 and c == tiles - 1:
+        return
+    n = geo[3]
+    src, dst, out_step = _lane(lane, geo)
+    s0 = c * tile_len
+    s1 = min(n, s0 + tile_len)
+    acc = ident
+    if phase == 2 and c > 0:
+        acc = carry[c, lane]
+    for s in range(s0, s1):
+        j = n - 1 - s if reverse else s
+        v = base[src + j * geo[4]] + zero
+        if phase == 2 and exclusive:
+            out[dst + j * out_step] = acc
+        acc = _log_add_exp(acc, v)
         if phase == 2 and not exclusive:
             out[dst + j * out_step] = acc
     if phase == 0:

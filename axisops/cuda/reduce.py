@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _complex, _dtypes
 from .._axes import normalize_axes, reduced_shape
 from .._layout import c_strides, reduction_view
 from . import _device as D
@@ -143,16 +143,12 @@ def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
 def _value(op: str, x, axis, keepdims: bool, dtype):
     d = D.device_array(x)
     axes = normalize_axes(axis, d.ndim, op)
-    _check_real(d.dtype, op)
-    if op == "mean":
-        res, acc = _dtypes.mean_dtypes(d.dtype, dtype)
-    else:
-        res, acc = _dtypes.sum_dtypes(d.dtype, dtype, op)
+    res, acc = value_dtypes(op, d.dtype, dtype)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     count = math.prod(d.shape[k] for k in axes)
     if count == 0 or d.size == 0:
         return _filled(d, out_shape, res, op, count)
-    ordered = op == "prod" and acc.kind == "f"
+    ordered = op == "prod" and acc.kind in "fc"
     plan = _plan(d, axes, keepdims, False, ordered)
     base, _ = D.flat_base(_viewed(d))
     zero = acc.type(0)
@@ -166,7 +162,7 @@ def _value(op: str, x, axis, keepdims: bool, dtype):
         K.value_lanes[(plan.outputs, plan.chunks), plan.block, d.stream](
             base, plan.geo, plan.chunk_len, code, zero, ident, partial)
     result, flat = _result(d, out_shape, res)
-    divide_in = acc.type(count) if op == "mean" else zero
+    divide_in = acc.type(count) if op == "mean" else zero  # complex: count + 0j
     K.value_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
         partial, code, divide_in, op == "mean", plan.out_geo, flat)
     return result
@@ -216,11 +212,17 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
 # ------------------------------------------------------------------------ helpers
 
 
-def _check_real(dtype: np.dtype, op: str) -> None:
-    if dtype.kind == "c":
-        raise NotImplementedError(f"{op}: complex CUDA arrays are not supported yet; the CPU "
-                                  "path takes them (copy to the host)")
-    _dtypes.check_dtype(dtype, op)
+def value_dtypes(op: str, x_dtype: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
+    """(result, accumulator) dtypes of sum, prod, mean, cumsum, cumprod: the NumPy
+    path's rules and errors; complex numbers accumulate in their own dtype (the
+    kernels add and multiply them as complex)."""
+    if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
+        res = _complex.result_dtype(op, x_dtype, dtype)
+        return res, res
+    _dtypes.check_dtype(x_dtype, op)
+    if op == "mean":
+        return _dtypes.mean_dtypes(x_dtype, dtype)
+    return _dtypes.sum_dtypes(x_dtype, dtype, op)
 
 
 def _viewed(d: D.DeviceArray) -> D.DeviceArray:
@@ -247,7 +249,7 @@ def _filled(d: D.DeviceArray, shape, dtype: np.dtype, op: str, count: int):
     NaN for a mean over nothing (with NumPy's warning), copied to the device."""
     if op == "mean" and count == 0:
         warnings.warn("Mean of empty slice.", RuntimeWarning, stacklevel=3)
-        host = np.full(shape, np.nan, dtype)
+        host = np.full(shape, complex(np.nan, np.nan) if dtype.kind == "c" else np.nan, dtype)
     else:
         host = np.full(shape, 1 if op == "prod" else 0, dtype)
     result, flat = _result(d, shape, dtype)

@@ -15,7 +15,7 @@ from .._layout import scan_view
 from ..scan import ValuesIndices
 from . import _device as D
 from . import kernels as K
-from .reduce import _check_real, _device_id, _result, _viewed
+from .reduce import _device_id, _result, _viewed, value_dtypes
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
@@ -132,19 +132,19 @@ def _c_byte_strides(shape, itemsize: int) -> list[int]:
 
 def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     d, axis, shape = _prepared(op, x, axis)
-    _check_real(d.dtype, op)
     if op == "logcumsumexp":
+        _dtypes.check_dtype(d.dtype, op)
         res = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
         acc = np.dtype(np.float64)
     else:
-        res, acc = _dtypes.sum_dtypes(d.dtype, dtype, op)
+        res, acc = value_dtypes(op, d.dtype, dtype)
         if res == np.bool_:
             raise NotImplementedError(f"{op}: a bool result dtype is not supported on CUDA "
                                       "arrays yet")
     result, flat = _result(d, shape, res)
     if d.size == 0:
         return result
-    ordered = op == "cumprod" and acc.kind == "f"
+    ordered = op == "cumprod" and acc.kind in "fc"
     plan = _plan(d, axis, ordered)
     seen = _viewed(d)
     base, _ = D.flat_base(seen)
@@ -155,7 +155,8 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     out = flat
     if op == "logcumsumexp" and res == np.float16:
         out = d.scratch((d.size,), np.float32)  # rounded through float32, as the CPU path
-    _phases(plan, d.stream, K.scan_values, base, plan.geo, plan.tile_len, code, bool(exclusive),
+    kernel = K.scan_logaddexp if op == "logcumsumexp" else K.scan_values
+    _phases(plan, d.stream, kernel, base, plan.geo, plan.tile_len, code, bool(exclusive),
             bool(reverse), zero, ident, carry, out)
     if out is not flat:
         _round_to(out, flat, d)
