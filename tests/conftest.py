@@ -9,11 +9,6 @@ import os
 import subprocess
 import sys
 
-# CI has no GPU: the CUDA path runs under Numba's simulator, which must be chosen
-# before Numba loads (tests/test_cuda.py). AXISOPS_TEST_REAL_CUDA=1 keeps a real GPU.
-if not os.environ.get("AXISOPS_TEST_REAL_CUDA"):
-    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
-
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
 """The CUDA path against the NumPy path, under Numba's CUDA simulator.
 
-CI has no GPU: ``conftest.py`` turns the simulator on (``NUMBA_ENABLE_CUDASIM=1``)
+CI has no GPU: the root ``conftest.py`` turns the simulator on (``NUMBA_ENABLE_CUDASIM=1``)
 before Numba loads, unless ``AXISOPS_TEST_REAL_CUDA=1`` asks for a real GPU. The
 simulator runs every thread of a block as a Python thread, so the arrays are the
 small edge cases of ``tests/cases.py`` (every layout, NaN, ties, -0.0, integer

@@ -3,7 +3,7 @@ the argument types its launcher gives it (``axisops.cuda._signatures``).
 
 The simulator that runs ``tests/test_cuda.py`` executes kernels as Python and
 types nothing; this compiles them with NVVM, which needs no GPU, in a process
-without the simulator (``conftest.py`` turns it on for this one).
+without the simulator (the root ``conftest.py`` turns it on for this one).
 """
 from __future__ import annotations
 
