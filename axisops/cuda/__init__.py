@@ -29,6 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dispatch
+from ._device import device_index as _device_index
 from ._device import is_cuda_array
 
 __all__ = ["is_cuda_array", "call", "OPERATORS"]
@@ -58,7 +59,13 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         raise NotImplementedError(
             f"axisops.{numpy_func.__name__} does not run on CUDA arrays yet; copy the "
             "arrays to the host (for example .cpu() or .get()) to use the CPU path")
-    return device(*args, **kwargs)
+    index = _device_index(args[0]) if args else None
+    if index is None:
+        return device(*args, **kwargs)
+    from numba import cuda
+
+    with cuda.gpus[index]:  # launch where the data is, not on the current device
+        return device(*args, **kwargs)
 
 
 def _refuse_autograd(args: tuple, kwargs: dict) -> None:

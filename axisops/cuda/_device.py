@@ -52,6 +52,19 @@ def is_cuda_array(x: Any) -> bool:
         return False
 
 
+def device_index(x: Any) -> int | None:
+    """The CUDA device *x* lives on, where its library says (PyTorch, CuPy); None
+    for the current device (Numba arrays, the simulator)."""
+    if simulated():
+        return None
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return int(x.device.index or 0)
+    if type(x).__module__.split(".")[0] == "cupy":
+        return int(x.device.id)
+    return None
+
+
 def _fake_array_type():
     module = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
     return getattr(module, "FakeCUDAArray", None) if simulated() else None

@@ -142,6 +142,7 @@ def value_rows(base, geo, chunk_len, op, zero, ident, partial):
         return
     p, t, t1 = _reduced_offset(o, c, geo, chunk_len)
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     no = geo[5]
     nr = geo[6]
     acc = ident
@@ -151,7 +152,7 @@ def value_rows(base, geo, chunk_len, op, zero, ident, partial):
         q = p + _unravel(r, geo, 7 + 2 * no, nr)
         j1 = min(n, j + (t1 - t))
         for jj in range(j, j1):
-            acc = _combine(acc, base[q + jj * geo[4]] + zero, op)
+            acc = _combine(acc, base[q + jj * step] + zero, op)
         t += j1 - j
     partial[c, o] = acc
 
@@ -166,6 +167,7 @@ def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
         return
     p, t, t1 = _reduced_offset(o, c, geo, chunk_len)
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     no = geo[5]
     nr = geo[6]
     bv = base[p]
@@ -176,7 +178,7 @@ def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
         q = p + _unravel(r, geo, 7 + 2 * no, nr)
         j1 = min(n, j + (t1 - t))
         for jj in range(j, j1):
-            v = base[q + jj * geo[4]]
+            v = base[q + jj * step]
             if _beats(v, r * n + jj, bv, bi, greater, last):
                 bv = v
                 bi = r * n + jj
@@ -199,6 +201,7 @@ def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
     shared = cuda.shared.array(MAX_BLOCK, partial.dtype)
     p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     no = geo[5]
     nr = geo[6]
     acc = ident
@@ -208,7 +211,7 @@ def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
         j = t - r * n
         q = p + _unravel(r, geo, 7 + 2 * no, nr)
         while t < t1:
-            acc = _combine(acc, base[q + j * geo[4]] + zero, op)
+            acc = _combine(acc, base[q + j * step] + zero, op)
             t += size
             j += size
             if j >= n and t < t1:
@@ -239,6 +242,7 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
     shared_i = cuda.shared.array(MAX_BLOCK, types.int64)
     p, t0, t1 = _reduced_offset(o, c, geo, chunk_len)
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     no = geo[5]
     nr = geo[6]
     bv = base[p]
@@ -249,7 +253,7 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
         j = t - r * n
         q = p + _unravel(r, geo, 7 + 2 * no, nr)
         while t < t1:
-            v = base[q + j * geo[4]]
+            v = base[q + j * step]
             if _beats(v, t, bv, bi, greater, last):
                 bv = v
                 bi = t
@@ -370,6 +374,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
     if phase == 0 and c == tiles - 1:
         return
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     src, dst, out_step = _lane(lane, geo)
     s0 = c * tile_len
     s1 = min(n, s0 + tile_len)
@@ -378,7 +383,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         acc = carry[c, lane]
     for s in range(s0, s1):
         j = n - 1 - s if reverse else s
-        v = base[src + j * geo[4]] + zero
+        v = base[src + j * step] + zero
         if phase == 2 and exclusive:
             out[dst + j * out_step] = acc
         acc = _combine(acc, v, op)
@@ -413,6 +418,7 @@ def scan_logaddexp(base, geo, tile_len, phase, op, exclusive, reverse, zero, ide
     if phase == 0 and c == tiles - 1:
         return
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     src, dst, out_step = _lane(lane, geo)
     s0 = c * tile_len
     s1 = min(n, s0 + tile_len)
@@ -421,7 +427,7 @@ def scan_logaddexp(base, geo, tile_len, phase, op, exclusive, reverse, zero, ide
         acc = carry[c, lane]
     for s in range(s0, s1):
         j = n - 1 - s if reverse else s
-        v = base[src + j * geo[4]] + zero
+        v = base[src + j * step] + zero
         if phase == 2 and exclusive:
             out[dst + j * out_step] = acc
         acc = _log_add_exp(acc, v)
@@ -459,16 +465,17 @@ def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, 
     if phase == 0 and c == tiles - 1:
         return
     n = geo[3]
+    step = geo[4]  # along n, read once (loads of geo could alias base)
     src, dst, out_step = _lane(lane, geo)
     s0 = c * tile_len
     s1 = min(n, s0 + tile_len)
-    bv = base[src + s0 * geo[4]]  # the tile's first element takes itself over again
+    bv = base[src + s0 * step]  # the tile's first element takes itself over again
     bi = s0
     if phase == 2 and c > 0:
         bv = carry_v[c, lane]
         bi = carry_i[c, lane]
     for s in range(s0, s1):
-        v = base[src + s * geo[4]]
+        v = base[src + s * step]
         if _takes_over(v, bv, greater):
             bv = v
             bi = s
