@@ -10,8 +10,9 @@ was). Anything else is sorted here:
   registered ``torch.library`` operator (autograd and ``torch.compile`` included)
   and gives tensors back;
 * another object with ``__dlpack__`` (a JAX array, ...): read zero-copy with
-  ``numpy.from_dlpack``, and each array of the result handed back through the
-  ``from_dlpack`` of the input's own library (its Array API namespace's);
+  ``numpy.from_dlpack`` (on a CUDA device: as a PyTorch CUDA tensor, on the
+  device), and each array of the result handed back through the ``from_dlpack``
+  of the input's own library (its Array API namespace's);
 * a ``dask.array.Array`` first: :mod:`axisops.dask`, which builds a lazy graph
   (operators without a dask version yet take the NumPy path, which computes it);
 * a CUDA array first (a PyTorch CUDA tensor, a CuPy array, anything with
@@ -103,6 +104,8 @@ def _foreign(func, x, args, kwargs):
         from . import torch as _torch
 
         return _torch.call(func, args, kwargs)
+    if _dlpack_on_cuda(x):
+        return _cuda_through_dlpack(func, x, args, kwargs)
     if hasattr(x, "__dlpack__") and not isinstance(x, (np.ndarray, np.generic)):
         return _through_dlpack(func, x, args, kwargs)
     return func(*args, **kwargs)
@@ -118,6 +121,52 @@ def _on_cuda(x) -> bool:
     from .cuda._device import is_cuda_array
 
     return is_cuda_array(x)
+
+
+#: DLPack's device types of CUDA memory (kDLCUDA, kDLCUDAHost is not; kDLCUDAManaged).
+_DLPACK_CUDA = (2, 13)
+
+
+def _dlpack_on_cuda(x) -> bool:
+    device = getattr(x, "__dlpack_device__", None)
+    if device is None or isinstance(x, (np.ndarray, np.generic)):
+        return False
+    try:
+        return int(device()[0]) in _DLPACK_CUDA
+    except Exception:
+        return False
+
+
+def _cuda_through_dlpack(func, x, args, kwargs):
+    """A CUDA array known only by DLPack (a JAX GPU array, ...): read zero-copy as a
+    PyTorch CUDA tensor, run on the device, and each array of the result handed
+    back through the input library's ``from_dlpack``."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        try:
+            import torch
+        except ImportError:
+            torch = None
+    if torch is None or not torch.cuda.is_available():
+        raise TypeError(f"axisops: {type(x).__name__} is on a CUDA device (DLPack), and "
+                        "reading it needs PyTorch with CUDA; pass a torch tensor or a CuPy "
+                        "array, or copy it to the host")
+    from . import cuda as _cuda
+
+    back = _from_dlpack_of(x)
+
+    def tensor(v):
+        return torch.from_dlpack(v) if _dlpack_on_cuda(v) else v
+
+    result = _cuda.call(func, tuple(map(tensor, args)), {k: tensor(v) for k, v in kwargs.items()})
+    return _map_device_arrays(result, back, torch)
+
+
+def _map_device_arrays(result, back, torch):
+    if isinstance(result, tuple):
+        mapped = [_map_device_arrays(r, back, torch) for r in result]
+        return type(result)(*mapped) if hasattr(result, "_fields") else tuple(mapped)
+    return back(result) if isinstance(result, torch.Tensor) else result
 
 
 def _through_dlpack(func, x, args, kwargs):

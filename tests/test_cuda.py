@@ -268,3 +268,21 @@ def test_scan_errors_are_the_numpy_paths():
         axisops.cummax(d, axis=0, index_dtype=np.int16)
     with pytest.raises(TypeError):
         axisops.cumsum(d, axis=(0, 1))
+
+
+def test_a_dlpack_only_cuda_array_without_torch_cuda_says_what_it_needs():
+    # A JAX GPU array is known by DLPack only; here torch has no CUDA
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("PyTorch has CUDA: the array would be read")
+
+    class GpuArray:
+        def __dlpack_device__(self):
+            return (2, 0)
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("not to be read")
+
+    with pytest.raises(TypeError, match=r"on a CUDA device.*needs PyTorch with CUDA"):
+        axisops.sum(GpuArray(), axis=0)
