@@ -286,3 +286,29 @@ def test_a_dlpack_only_cuda_array_without_torch_cuda_says_what_it_needs():
 
     with pytest.raises(TypeError, match=r"on a CUDA device.*needs PyTorch with CUDA"):
         axisops.sum(GpuArray(), axis=0)
+
+
+def test_multiply_shift_division_is_exact_over_63_bits():
+    # every division in the kernels is _divmod by a divisor record
+    from axisops.cuda import _device
+    from axisops.cuda.kernels import _divmod
+
+    @cuda.jit
+    def divide(ns, geo, out):
+        k = cuda.grid(1)
+        if k < ns.size:
+            q, r = _divmod(ns[k], geo, 0)
+            out[k, 0] = q
+            out[k, 1] = r
+
+    rng = np.random.default_rng(4)
+    for d in [1, 2, 3, 5, 7, 255, 4096, 12345, 2**31 - 1, 2**31, 2**32 + 5, 2**40 + 3,
+              2**62 - 1, 2**62 + 1]:
+        ns = np.concatenate([rng.integers(0, 2**63 - 1, 60, dtype=np.int64),
+                             np.array([0, 1, d - 1, d, d + 1, 2**63 - 2, 2**63 - 1], np.int64)])
+        out = cuda.device_array((ns.size, 2), np.int64)
+        divide[4, 32](cuda.to_device(ns), cuda.to_device(np.array(_device.divisor(d), np.int64)),
+                      out)
+        got = out.copy_to_host()
+        want = np.array([divmod(int(n), d) for n in ns], dtype=np.int64)
+        assert np.array_equal(got, want), d

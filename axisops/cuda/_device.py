@@ -220,6 +220,36 @@ def resident_threads() -> int:
     return 2048 * cuda.get_current_device().MULTIPROCESSOR_COUNT
 
 
+def divisor(d: int) -> list[int]:
+    """``[d, magic, shift]``: the record with which :func:`axisops.cuda.kernels._divmod`
+    divides by *d* with a multiply and a shift (Granlund and Montgomery's division
+    by invariant integers, ONNX Runtime's ``fast_divmod``, in 64 bits): for every
+    ``0 <= n < 2**63``, ``n // d == (mulhi(n, magic) + n) >> shift`` with
+    ``shift = ceil(log2(d))`` and ``magic = 2**64 * (2**shift - d) // d + 1``. The
+    magic is stored as the int64 with its bits.
+
+    >>> d, magic, shift = divisor(7)
+    >>> n = 10**18
+    >>> ((n * (magic % 2**64) >> 64) + n) >> shift == n // 7
+    True
+    """
+    d = int(d)
+    if d < 1:
+        raise ValueError(f"divisor: {d} is not a positive divisor")
+    shift = (d - 1).bit_length()
+    magic = (((1 << 64) * ((1 << shift) - d)) // d + 1) % (1 << 64)
+    return [d, magic - (1 << 64) if magic >= 1 << 63 else magic, shift]
+
+
+def dims(shape, strides) -> list[int]:
+    """``[size, stride, magic, shift]`` per dimension (see :func:`divisor`), the
+    records :func:`axisops.cuda.kernels._unravel` walks."""
+    out: list[int] = []
+    for n, s in zip(shape, strides):
+        out += [int(n), int(s), *divisor(n)[1:]]
+    return out
+
+
 def to_device_constants(values, stream) -> Any:
     """A small int64 device array of *values* (kernel geometry)."""
     from numba import cuda

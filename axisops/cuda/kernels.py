@@ -2,13 +2,16 @@
 
 A kernel reads its input as a flat base, an element offset and a *geometry*: a
 small int64 device array made once per plan (one argument instead of a dozen,
-and nothing to copy per call). Reductions use ``axisops._layout.ReductionView``'s
-geometry ``[offset, inner, inner_stride, n, n_stride, no, nr, outer_shape,
-outer_strides, red_shape, red_strides]``: output ``o`` is ``(outer index o //
-inner, lane o % inner)``, in the view's order, and the reduced block is walked in
-rows of ``n``. Scans use ``ScanView``'s ``[offset, inner, inner_stride, n,
-n_stride, no, nm, outer_shape, outer_strides, mid_shape, mid_strides]``; their
-output is C-contiguous ``(outer, n, mid, inner)``.
+and nothing to copy per call). Reductions use ``axisops._layout.ReductionView``'s:
+``[offset, inner, inner_stride, n, n_stride, no, nr, (inner divisor), (n
+divisor), outer dims, reduced dims]``; output ``o`` is ``(outer index o // inner,
+lane o % inner)``, in the view's order, and the reduced block is walked in rows
+of ``n``. Scans use ``ScanView``'s: ``[offset, inner, inner_stride, n, n_stride,
+no, nm, (inner divisor), (mid divisor), (lanes divisor), outer dims, mid dims]``;
+their output is C-contiguous ``(outer, n, mid, inner)``. A divisor is ``(d,
+magic, shift)`` and a dimension ``(size, stride, magic, shift)``: every division
+is a multiply and a shift (``_divmod``), none a 64-bit division. Offsets are
+int64 throughout.
 
 Two loop orders, by layout, as on the CPU:
 
@@ -35,25 +38,50 @@ from __future__ import annotations
 
 import math
 
-from numba import cuda, types
+from numba import cuda, int64, types, uint64
 
 #: Largest block of a lanes kernel (its shared memory is sized for it).
 MAX_BLOCK = 256
 OP_SUM, OP_PROD, OP_LOGADDEXP = 0, 1, 2
+#: Where the dimension records start in a reduction's and a scan's geometry.
+RED_DIMS, SCAN_DIMS = 13, 16
 
 # ----------------------------------------------------------------- device helpers
 
 
 @cuda.jit(device=True, inline=True)
+def _mulhi(a, b):
+    """The high 64 bits of the uint64 product a * b, from 32-bit halves (libdevice's
+    ``umul64hi`` has no simulator version)."""
+    a_lo = a & uint64(0xFFFFFFFF)
+    a_hi = a >> uint64(32)
+    b_lo = b & uint64(0xFFFFFFFF)
+    b_hi = b >> uint64(32)
+    hi_lo = a_hi * b_lo
+    cross = ((a_lo * b_lo) >> uint64(32)) + (hi_lo & uint64(0xFFFFFFFF)) + a_lo * b_hi
+    return a_hi * b_hi + (hi_lo >> uint64(32)) + (cross >> uint64(32))
+
+
+@cuda.jit(device=True, inline=True)
+def _divmod(n, geo, rec):
+    """(n // d, n % d) for 0 <= n < 2**63 by the divisor record ``geo[rec:rec + 3]``
+    = (d, magic, shift) (``axisops.cuda._device.divisor``): a multiply and a shift,
+    no 64-bit division (a long software routine on a GPU)."""
+    u = uint64(n)
+    q = int64((_mulhi(u, uint64(geo[rec + 1])) + u) >> uint64(geo[rec + 2]))
+    return q, n - q * geo[rec]
+
+
+@cuda.jit(device=True, inline=True)
 def _unravel(k, geo, start, count):
-    """Element offset of flat index *k* over ``count`` dims whose shapes are
-    ``geo[start:start + count]`` and strides the ``count`` values after them."""
+    """Element offset of flat index *k* over ``count`` dimensions whose records
+    ``(size, stride, magic, shift)`` start at ``geo[start]`` (C order)."""
     off = 0
     for e in range(count):
-        d = count - 1 - e
-        size = geo[start + d]
-        q = k // size
-        off += (k - q * size) * geo[start + count + d]
+        rec = start + 4 * (count - 1 - e)
+        u = uint64(k)
+        q = int64((_mulhi(u, uint64(geo[rec + 2])) + u) >> uint64(geo[rec + 3]))
+        off += (k - q * geo[rec]) * geo[rec + 1]
         k = q
     return off
 
@@ -116,14 +144,13 @@ def _takes_over(v, bv, greater):
 @cuda.jit(device=True, inline=True)
 def _reduced_offset(o, c, geo, chunk_len):
     """(offset of output o's reduced block, first flat t, end t) of chunk c."""
-    inner = geo[1]
     no = geo[5]
     nr = geo[6]
-    q = o // inner
-    p = geo[0] + _unravel(q, geo, 7, no) + (o - q * inner) * geo[2]
+    q, i = _divmod(o, geo, 7)
+    p = geo[0] + _unravel(q, geo, RED_DIMS, no) + i * geo[2]
     total = geo[3]
     for d in range(nr):
-        total *= geo[7 + 2 * no + d]
+        total *= geo[RED_DIMS + 4 * no + 4 * d]
     t0 = c * chunk_len
     return p, t0, min(total, t0 + chunk_len)
 
@@ -147,9 +174,8 @@ def value_rows(base, geo, chunk_len, op, zero, ident, partial):
     nr = geo[6]
     acc = ident
     while t < t1:
-        r = t // n
-        j = t - r * n
-        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        r, j = _divmod(t, geo, 10)
+        q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         j1 = min(n, j + (t1 - t))
         for jj in range(j, j1):
             acc = _combine(acc, base[q + jj * step] + zero, op)
@@ -173,9 +199,8 @@ def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
     bv = base[p]
     bi = -1
     while t < t1:
-        r = t // n
-        j = t - r * n
-        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        r, j = _divmod(t, geo, 10)
+        q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         j1 = min(n, j + (t1 - t))
         for jj in range(j, j1):
             v = base[q + jj * step]
@@ -207,17 +232,15 @@ def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
     acc = ident
     t = t0 + tid
     if t < t1:
-        r = t // n
-        j = t - r * n
-        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        r, j = _divmod(t, geo, 10)
+        q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         while t < t1:
             acc = _combine(acc, base[q + j * step] + zero, op)
             t += size
             j += size
             if j >= n and t < t1:
-                r = t // n
-                j = t - r * n
-                q = p + _unravel(r, geo, 7 + 2 * no, nr)
+                r, j = _divmod(t, geo, 10)
+                q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
     shared[tid] = acc
     cuda.syncthreads()
     half = size // 2
@@ -249,9 +272,8 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
     bi = -1
     t = t0 + tid
     if t < t1:
-        r = t // n
-        j = t - r * n
-        q = p + _unravel(r, geo, 7 + 2 * no, nr)
+        r, j = _divmod(t, geo, 10)
+        q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         while t < t1:
             v = base[q + j * step]
             if _beats(v, t, bv, bi, greater, last):
@@ -260,9 +282,8 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
             t += size
             j += size
             if j >= n and t < t1:
-                r = t // n
-                j = t - r * n
-                q = p + _unravel(r, geo, 7 + 2 * no, nr)
+                r, j = _divmod(t, geo, 10)
+                q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
     shared_v[tid] = bv
     shared_i[tid] = bi
     cuda.syncthreads()
@@ -335,15 +356,12 @@ def _lane(lane, geo):
     inner = geo[1]
     no = geo[5]
     nm = geo[6]
-    mid = 1
-    for d in range(nm):
-        mid *= geo[7 + 2 * no + d]
+    mid = geo[10]
     n = geo[3]
-    q = lane // inner
-    i = lane - q * inner
-    ou = q // mid
-    mi = q - ou * mid
-    src = geo[0] + _unravel(ou, geo, 7, no) + _unravel(mi, geo, 7 + 2 * no, nm) + i * geo[2]
+    q, i = _divmod(lane, geo, 7)
+    ou, mi = _divmod(q, geo, 10)
+    src = geo[0] + _unravel(ou, geo, SCAN_DIMS, no) + _unravel(mi, geo, SCAN_DIMS + 4 * no, nm) \
+        + i * geo[2]
     dst = (ou * n * mid + mi) * inner + i
     return src, dst, mid * inner
 
@@ -369,8 +387,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         return
     if k >= lanes * tiles:
         return
-    c = k // lanes
-    lane = k - c * lanes
+    c, lane = _divmod(k, geo, 13)
     if phase == 0 and c == tiles - 1:
         return
     n = geo[3]
@@ -413,8 +430,7 @@ def scan_logaddexp(base, geo, tile_len, phase, op, exclusive, reverse, zero, ide
         return
     if k >= lanes * tiles:
         return
-    c = k // lanes
-    lane = k - c * lanes
+    c, lane = _divmod(k, geo, 13)
     if phase == 0 and c == tiles - 1:
         return
     n = geo[3]
@@ -460,8 +476,7 @@ def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, 
         return
     if k >= lanes * tiles:
         return
-    c = k // lanes
-    lane = k - c * lanes
+    c, lane = _divmod(k, geo, 13)
     if phase == 0 and c == tiles - 1:
         return
     n = geo[3]
@@ -492,8 +507,8 @@ def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, 
 
 @cuda.jit(cache=True)
 def copy_c(base, geo, out):
-    """``out`` (flat, C order) = the strided array of *geo* ``[offset, ndim, shape,
-    strides]``, a thread per element."""
+    """``out`` (flat, C order) = the strided array of *geo* ``[offset, ndim, dims]``,
+    a thread per element."""
     k = cuda.grid(1)
     if k < out.size:
         out[k] = base[geo[0] + _unravel(k, geo, 2, geo[1])]

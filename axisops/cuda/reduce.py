@@ -125,14 +125,17 @@ def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
     chunk_len = builtins.max(1, -(-total // chunks))
     chunks = builtins.max(1, -(-total // chunk_len))
     geo = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride,
-           view.outer_shape.size, view.red_shape.size, *view.outer_shape.tolist(),
-           *view.outer_strides.tolist(), *view.red_shape.tolist(), *view.red_strides.tolist()]
+           view.outer_shape.size, view.red_shape.size, *D.divisor(view.inner),
+           *D.divisor(view.n), *D.dims(view.outer_shape.tolist(), view.outer_strides.tolist()),
+           *D.dims(view.red_shape.tolist(), view.red_strides.tolist())]
+    assert len(geo) == K.RED_DIMS + 4 * (view.outer_shape.size + view.red_shape.size)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     out_strides = c_strides(out_shape)
     kept_axes = [k for k in range(d.ndim) if k not in axes]
     place = {k: (k if keepdims else kept_axes.index(k)) for k in kept_axes}
     order = view.kept_order
-    out_geo = [len(order), *[d.shape[k] for k in order], *[out_strides[place[k]] for k in order]]
+    out_geo = [len(order), *D.dims([d.shape[k] for k in order],
+                                   [out_strides[place[k]] for k in order])]
     return _Plan(rows, outputs, chunks, chunk_len, block, D.to_device_constants(geo, d.stream),
                  D.to_device_constants(out_geo, d.stream))
 

@@ -82,9 +82,10 @@ def _plan(d: D.DeviceArray, axis: int, ordered: bool) -> _Plan:
         tile_len = builtins.max(1, -(-view.n // tiles))
         tiles = builtins.max(1, -(-view.n // tile_len))
         geo = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride,
-               view.outer_shape.size, view.mid_shape.size, *view.outer_shape.tolist(),
-               *view.outer_strides.tolist(), *view.mid_shape.tolist(),
-               *view.mid_strides.tolist()]
+               view.outer_shape.size, view.mid_shape.size, *D.divisor(view.inner),
+               *D.divisor(view.mid), *D.divisor(lanes),
+               *D.dims(view.outer_shape.tolist(), view.outer_strides.tolist()),
+               *D.dims(view.mid_shape.tolist(), view.mid_strides.tolist())]
         plan = _PLANS[key] = _Plan(lanes, tiles, tile_len, D.threads_per_block(),
                                    D.to_device_constants(geo, d.stream))
     return plan
@@ -109,7 +110,7 @@ def _flattened(d: D.DeviceArray) -> D.DeviceArray:
         base, offset = D.flat_base(view)
         itemsize = d.dtype.itemsize
         strides = [s // itemsize for s in d.strides]
-        geo = D.to_device_constants([offset, d.ndim, *d.shape, *strides], d.stream)
+        geo = D.to_device_constants([offset, d.ndim, *D.dims(d.shape, strides)], d.stream)
         flat = d.scratch((d.size,), view.dtype)
         K.copy_c[D.grid(d.size, D.threads_per_block()), D.threads_per_block(), d.stream](
             base, geo, flat)
