@@ -312,3 +312,31 @@ def test_multiply_shift_division_is_exact_over_63_bits():
         got = out.copy_to_host()
         want = np.array([divmod(int(n), d) for n in ns], dtype=np.int64)
         assert np.array_equal(got, want), d
+
+
+def test_contiguous_rows_are_scanned_a_block_per_row():
+    # along the contiguous axis a block scans each row (Hillis-Steele in shared memory,
+    # the running value carried from one piece of blockDim elements to the next)
+    from axisops.cuda import _device, scan
+
+    rng = np.random.default_rng(5)
+    ints = rng.integers(-3, 4, (5, 37)).astype(np.int32)
+    floats = rng.integers(0, 4, (5, 37)).astype(np.float64)
+    floats[1, 9] = np.nan
+    floats[3, 30] = np.nan
+    plan = scan._plan(_device.device_array(on_device(ints)), 1, False, True)
+    assert plan.blocked
+    problems: list[str] = []
+    for kwargs in ({}, {"exclusive": True}, {"reverse": True},
+                   {"exclusive": True, "reverse": True}):
+        check(axisops.cumsum, ints, True, problems, f"cumsum {kwargs}", axis=1, **kwargs)
+        check(axisops.cumprod, ints % 2 + 1, True, problems, f"cumprod {kwargs}", axis=1,
+              **kwargs)
+    check(axisops.cumsum, floats, False, problems, "float cumsum", axis=-1)
+    finite = np.nan_to_num(floats)  # the complex bound is from |x|, which a NaN spoils
+    check(axisops.cumsum, (finite + 1j * finite[::-1]).astype(np.complex128), False, problems,
+          "complex cumsum", axis=-1)
+    for op in ("cummax", "cummin"):
+        check(getattr(axisops, op), floats, True, problems, op, axis=1)
+        check(getattr(axisops, op), ints, True, problems, f"{op} ints", axis=1)
+    assert not problems, "\n".join(problems)

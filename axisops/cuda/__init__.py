@@ -14,10 +14,10 @@ and allocates results of its own type on its device.
   chunks finished by a second kernel in chunk order, so every run gives the same
   bits. max/min and the arg-operators are the CPU path's bits.
 * Scans (:mod:`axisops.cuda.scan`): cumsum, cumprod (exclusive, reverse),
-  cummax/cummin with indices (PyTorch's rule), logcumsumexp; a thread per lane,
-  and an axis long against the number of lanes is tiled (tile totals, a scan of
-  them, each tile from its carry-in), so cummax along a long single row uses the
-  whole GPU.
+  cummax/cummin with indices (PyTorch's rule), logcumsumexp; a thread per lane
+  along a strided axis, a block per row along the contiguous one, and an axis
+  long against the number of lanes is tiled (tile totals, a scan of them, each
+  tile from its carry-in), so cummax along a long single row uses the whole GPU.
 
 Complex arrays take sums, products, means and their scans. Gathers, scatter,
 windows and the gradients do not run on CUDA arrays yet: they raise

@@ -50,9 +50,10 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             yield (f"value_finish {acc}->{res}", K.value_finish.py_func,
                    (arr(acc, 2), i64, scalar(acc), boolean, geo, arr(res)))
             if op == "sum":
-                yield (f"scan_values {name}->{acc}", K.scan_values.py_func,
-                       (x, geo, i64, i64, i64, boolean, boolean, scalar(acc), scalar(acc),
-                        arr(acc, 2), arr(res)))
+                for kern in (K.scan_values, K.scan_values_block):
+                    yield (f"{kern.py_func.__name__} {name}->{acc}", kern.py_func,
+                           (x, geo, i64, i64, i64, boolean, boolean, scalar(acc), scalar(acc),
+                            arr(acc, 2), arr(res)))
         log_out = np.float32 if np.dtype(dt) == np.float16 else (
             np.dtype(dt) if np.dtype(dt).kind == "f" else np.float64)
         yield (f"scan_logaddexp {name}", K.scan_logaddexp.py_func,
@@ -66,8 +67,9 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             yield (f"extreme_finish {name}->{np.dtype(out)}", K.extreme_finish.py_func,
                    (arr(dt, 2), arr(np.int64, 2), boolean, boolean, boolean, v, geo, arr(out)))
         for index in (np.int64, np.int32):
-            yield (f"scan_extreme {name} {np.dtype(index)}", K.scan_extreme.py_func,
-                   (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
+            for kern in (K.scan_extreme, K.scan_extreme_block):
+                yield (f"{kern.py_func.__name__} {name} {np.dtype(index)}", kern.py_func,
+                       (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
         yield f"copy_c {name}", K.copy_c.py_func, (x, geo, x)
     for dt in (np.complex64, np.complex128):  # sums, products, means and their scans
         name, x, c = np.dtype(dt).name, arr(dt), scalar(dt)
@@ -76,8 +78,9 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
         yield f"value_lanes {name}", K.value_lanes.py_func, args
         yield f"value_finish {name}", K.value_finish.py_func, (arr(dt, 2), i64, c, boolean,
                                                               geo, x)
-        yield (f"scan_values {name}", K.scan_values.py_func,
-               (x, geo, i64, i64, i64, boolean, boolean, c, c, arr(dt, 2), x))
+        for kern in (K.scan_values, K.scan_values_block):
+            yield (f"{kern.py_func.__name__} {name}", kern.py_func,
+                   (x, geo, i64, i64, i64, boolean, boolean, c, c, arr(dt, 2), x))
     yield "cast float32->float16", K.cast.py_func, (arr(np.float32), arr(np.float16))
 
 

@@ -502,6 +502,129 @@ def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, 
         carry_i[c, lane] = bi
 
 
+# ------------------------------------------------- scans of contiguous rows: a block each
+
+
+@cuda.jit(device=True, inline=True)
+def _later(lv, li, rv, ri, greater):
+    """The running (value, index) after the earlier *l* and the later *r* (index -1:
+    nothing), by PyTorch's rule: cummax's combination, associative."""
+    if ri < 0:
+        return lv, li
+    if li < 0 or _takes_over(rv, lv, greater):
+        return rv, ri
+    return lv, li
+
+
+@cuda.jit(cache=True)
+def scan_values_block(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry,
+                      out):
+    """cumsum/cumprod along a contiguous axis (``inner == 1``, unit stride): a block per
+    (lane, tile) reads ``blockDim`` neighbouring elements at a time, scans them in
+    shared memory (Hillis and Steele) and writes them back, carrying the running
+    value from one piece to the next. Phases 0 and 2 as :func:`scan_values`; its
+    phase 1 (a thread per lane) serves both."""
+    tiles = carry.shape[0]
+    c, lane = _divmod(cuda.blockIdx.x, geo, 13)
+    if phase == 0 and c == tiles - 1:
+        return
+    t = cuda.threadIdx.x
+    size = cuda.blockDim.x
+    shared = cuda.shared.array(MAX_BLOCK, carry.dtype)
+    n = geo[3]
+    src, dst, out_step = _lane(lane, geo)
+    s0 = c * tile_len
+    s1 = min(n, s0 + tile_len)
+    run = ident
+    if phase == 2 and c > 0:
+        run = carry[c, lane]
+    for piece in range(s0, s1, size):
+        s = piece + t
+        j = n - 1 - s if reverse else s
+        v = ident
+        if s < s1:
+            v = base[src + j * geo[4]] + zero
+        shared[t] = v
+        cuda.syncthreads()
+        off = 1
+        while off < size:
+            w = ident
+            if t >= off:
+                w = shared[t - off]
+            cuda.syncthreads()
+            if t >= off:
+                shared[t] = _combine(w, shared[t], op)
+            cuda.syncthreads()
+            off *= 2
+        if phase == 2 and s < s1:
+            if not exclusive:
+                out[dst + j * out_step] = _combine(run, shared[t], op)
+            elif t == 0:
+                out[dst + j * out_step] = run
+            else:
+                out[dst + j * out_step] = _combine(run, shared[t - 1], op)
+        run = _combine(run, shared[min(size, s1 - piece) - 1], op)
+        cuda.syncthreads()  # every thread has read the piece before the next overwrites it
+    if phase == 0 and t == 0:
+        carry[c, lane] = run
+
+
+@cuda.jit(cache=True)
+def scan_extreme_block(base, geo, tile_len, phase, greater, carry_v, carry_i, values, indices):
+    """cummax/cummin along a contiguous axis, a block per (lane, tile), as
+    :func:`scan_values_block`; phase 1 is :func:`scan_extreme`'s."""
+    tiles = carry_v.shape[0]
+    c, lane = _divmod(cuda.blockIdx.x, geo, 13)
+    if phase == 0 and c == tiles - 1:
+        return
+    t = cuda.threadIdx.x
+    size = cuda.blockDim.x
+    shared_v = cuda.shared.array(MAX_BLOCK, carry_v.dtype)
+    shared_i = cuda.shared.array(MAX_BLOCK, types.int64)
+    n = geo[3]
+    src, dst, out_step = _lane(lane, geo)
+    s0 = c * tile_len
+    s1 = min(n, s0 + tile_len)
+    bv = base[src + s0 * geo[4]]
+    bi = -1
+    if phase == 2 and c > 0:
+        bv = carry_v[c, lane]
+        bi = carry_i[c, lane]
+    for piece in range(s0, s1, size):
+        s = piece + t
+        if s < s1:
+            shared_v[t] = base[src + s * geo[4]]
+            shared_i[t] = s
+        else:
+            shared_v[t] = bv
+            shared_i[t] = -1
+        cuda.syncthreads()
+        off = 1
+        while off < size:
+            wv = bv
+            wi = -1
+            if t >= off:
+                wv = shared_v[t - off]
+                wi = shared_i[t - off]
+            cuda.syncthreads()
+            if t >= off:
+                rv, ri = _later(wv, wi, shared_v[t], shared_i[t], greater)
+                shared_v[t] = rv
+                shared_i[t] = ri
+            cuda.syncthreads()
+            off *= 2
+        if phase == 2 and s < s1:
+            rv, ri = _later(bv, bi, shared_v[t], shared_i[t], greater)
+            values[dst + s * out_step] = rv
+            indices[dst + s * out_step] = ri
+        last = min(size, s1 - piece) - 1
+        bv, bi = _later(bv, bi, shared_v[last], shared_i[last], greater)
+        cuda.syncthreads()
+    if phase == 0 and t == 0:
+        carry_v[c, lane] = bv
+        carry_i[c, lane] = bi
+
+
 # ------------------------------------------------------------------------- copies
 
 

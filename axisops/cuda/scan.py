@@ -64,21 +64,28 @@ class _Plan:
     tile_len: int
     block: int
     geo: Any
+    blocked: bool  # a block per (lane, tile): the axis is contiguous and long
 
 
 _PLANS: dict[tuple, _Plan] = {}
 
 
-def _plan(d: D.DeviceArray, axis: int, ordered: bool) -> _Plan:
-    key = (d.shape, d.strides, d.dtype.str, axis, ordered, _device_id(d))
+def _plan(d: D.DeviceArray, axis: int, ordered: bool, may_block: bool) -> _Plan:
+    key = (d.shape, d.strides, d.dtype.str, axis, ordered, may_block, _device_id(d))
     plan = _PLANS.get(key)
     if plan is None:
         view = scan_view(d.stand_in(), axis)
         lanes = view.outer * view.mid * view.inner
+        block = D.threads_per_block()
+        # A thread per lane reads its own run when the axis is the contiguous one, so
+        # neighbouring threads are a row apart: a block per row reads it coalesced.
+        blocked = (may_block and not ordered and view.inner == 1 and view.n_stride == 1
+                   and view.n >= 2 * block)
+        per_tile = block if blocked else 1  # threads working on one tile
         tiles = 1
-        if not ordered and lanes < _target_threads():
-            tiles = builtins.max(1, builtins.min(-(-_target_threads() // lanes),
-                                                 view.n // _min_tile()))
+        if not ordered and lanes * per_tile < _target_threads():
+            tiles = builtins.max(1, builtins.min(-(-_target_threads() // (lanes * per_tile)),
+                                                 view.n // (_min_tile() * per_tile)))
         tile_len = builtins.max(1, -(-view.n // tiles))
         tiles = builtins.max(1, -(-view.n // tile_len))
         geo = [view.offset, view.inner, view.inner_stride, view.n, view.n_stride,
@@ -86,8 +93,8 @@ def _plan(d: D.DeviceArray, axis: int, ordered: bool) -> _Plan:
                *D.divisor(view.mid), *D.divisor(lanes),
                *D.dims(view.outer_shape.tolist(), view.outer_strides.tolist()),
                *D.dims(view.mid_shape.tolist(), view.mid_strides.tolist())]
-        plan = _PLANS[key] = _Plan(lanes, tiles, tile_len, D.threads_per_block(),
-                                   D.to_device_constants(geo, d.stream))
+        plan = _PLANS[key] = _Plan(lanes, tiles, tile_len, block,
+                                   D.to_device_constants(geo, d.stream), blocked)
     return plan
 
 
@@ -146,7 +153,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     if d.size == 0:
         return result
     ordered = op == "cumprod" and acc.kind in "fc"
-    plan = _plan(d, axis, ordered)
+    plan = _plan(d, axis, ordered, op != "logcumsumexp")
     seen = _viewed(d)
     base, _ = D.flat_base(seen)
     code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP}[op]
@@ -157,7 +164,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     if op == "logcumsumexp" and res == np.float16:
         out = d.scratch((d.size,), np.float32)  # rounded through float32, as the CPU path
     kernel = K.scan_logaddexp if op == "logcumsumexp" else K.scan_values
-    _phases(plan, d.stream, kernel, base, plan.geo, plan.tile_len, code, bool(exclusive),
+    _phases(plan, d.stream, kernel, K.scan_values_block, base, plan.geo, plan.tile_len, code, bool(exclusive),
             bool(reverse), zero, ident, carry, out)
     if out is not flat:
         _round_to(out, flat, d)
@@ -173,25 +180,28 @@ def _extreme(op: str, x, axis, index_dtype, greater: bool):
     values, flat_v = _result(d, shape, d.dtype)
     indices, flat_i = _result(d, shape, index_dtype)
     if d.size:
-        plan = _plan(d, axis, False)
+        plan = _plan(d, axis, False, True)
         seen = _viewed(d)
         base, _ = D.flat_base(seen)
         carry_v = d.scratch((plan.tiles, plan.lanes), seen.dtype)
         carry_i = d.scratch((plan.tiles, plan.lanes), np.int64)
         out_v = flat_v.view(np.uint8) if d.dtype == np.bool_ else flat_v
-        _phases(plan, d.stream, K.scan_extreme, base, plan.geo, plan.tile_len, greater,
+        _phases(plan, d.stream, K.scan_extreme, K.scan_extreme_block, base, plan.geo, plan.tile_len, greater,
                 carry_v, carry_i, out_v, flat_i)
     return ValuesIndices(values, indices)
 
 
-def _phases(plan: _Plan, stream, kernel, base, geo, tile_len, *rest) -> None:
-    """Tile totals and their scan when the axis is tiled, then the scan itself."""
+def _phases(plan: _Plan, stream, kernel, block_kernel, base, geo, tile_len, *rest) -> None:
+    """Tile totals and their scan when the axis is tiled, then the scan itself:
+    with a thread per (lane, tile), or a block per (lane, tile) (*block_kernel*);
+    the carries between tiles take a thread per lane either way."""
     block = plan.block
-    every = D.grid(plan.lanes * plan.tiles, block)
+    tiled = block_kernel if plan.blocked else kernel
+    every = plan.lanes * plan.tiles if plan.blocked else D.grid(plan.lanes * plan.tiles, block)
     if plan.tiles > 1:
-        kernel[every, block, stream](base, geo, tile_len, 0, *rest)
+        tiled[every, block, stream](base, geo, tile_len, 0, *rest)
         kernel[D.grid(plan.lanes, block), block, stream](base, geo, tile_len, 1, *rest)
-    kernel[every, block, stream](base, geo, tile_len, 2, *rest)
+    tiled[every, block, stream](base, geo, tile_len, 2, *rest)
 
 
 def _round_to(src, dst, d: D.DeviceArray) -> None:
