@@ -206,7 +206,7 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
             base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
     result, flat = _result(d, out_shape, res)
     nan = seen.dtype.type(np.nan) if seen.dtype.kind == "f" else seen.dtype.type(0)
-    out = flat if res != np.bool_ else _as_uint8(d, result, flat)
+    out = flat.view(np.uint8) if res == np.bool_ else flat  # bool max/min: the bytes
     K.extreme_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
         part_v, part_i, greater, last, want_index, nan, plan.out_geo, out)
     return result
@@ -234,10 +234,6 @@ def _viewed(d: D.DeviceArray) -> D.DeviceArray:
         return d
     return D.DeviceArray(d.array.view(np.uint8), d.shape, d.strides, np.dtype(np.uint8),
                          d.kind, d.owner, d.stream)
-
-
-def _as_uint8(d: D.DeviceArray, result, flat):
-    return flat.view(np.uint8)
 
 
 def _result(d: D.DeviceArray, shape, dtype) -> tuple[Any, Any]:
