@@ -320,10 +320,11 @@ def test_contiguous_rows_are_scanned_a_block_per_row():
     from axisops.cuda import _device, scan
 
     rng = np.random.default_rng(5)
-    ints = rng.integers(-3, 4, (5, 37)).astype(np.int32)
-    floats = rng.integers(0, 4, (5, 37)).astype(np.float64)
+    row = 4 * _device.threads_per_block() + 5  # pieces of blockDim, the last one partial
+    ints = rng.integers(-3, 4, (5, row)).astype(np.int32)
+    floats = rng.integers(0, 4, (5, row)).astype(np.float64)
     floats[1, 9] = np.nan
-    floats[3, 30] = np.nan
+    floats[3, row - 7] = np.nan
     plan = scan._plan(_device.device_array(on_device(ints)), 1, False, True)
     assert plan.blocked
     problems: list[str] = []
