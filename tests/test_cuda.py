@@ -23,6 +23,7 @@ import pytest
 from cases import cases, mismatch, order_sensitive, same_bits
 
 import axisops
+import axisops.cuda
 
 cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
 SIM = bool(getattr(__import__("numba").config, "ENABLE_CUDASIM", False))
@@ -88,7 +89,10 @@ def outcome(fn, *args, **kwargs):
 
 
 def check(fn, a, exact: bool, collect: list, label: str, **kwargs):
-    want, werr = outcome(fn, a, **kwargs)
+    """*fn* on the host (device keyword arrays copied back) against *fn* on the device."""
+    on_host = {k: v.copy_to_host() if axisops.cuda.is_cuda_array(v) else v
+               for k, v in kwargs.items()}
+    want, werr = outcome(fn, a, **on_host)
     got, gerr = outcome(fn, on_device(a), **kwargs)
     if werr is not None or gerr is not None:
         if type(werr) is not type(gerr) or str(werr) != str(gerr):
@@ -103,10 +107,10 @@ def check(fn, a, exact: bool, collect: list, label: str, **kwargs):
         elif w.dtype.kind == "c":  # each part within its bound
             msg = (f"dtype {g.dtype}, expected {w.dtype}" if g.dtype != w.dtype else None) or \
                 next((m for part in (np.real, np.imag) if (m := mismatch(
-                    part(g), part(w), float_bound(part(w), np.abs(_scale(fn, a, kwargs)),
+                    part(g), part(w), float_bound(part(w), np.abs(_scale(fn, a, on_host)),
                                                   a.size)))), None)
         else:
-            bound = float_bound(w, _scale(fn, a, kwargs), a.size) if w.dtype.kind == "f" \
+            bound = float_bound(w, _scale(fn, a, on_host), a.size) if w.dtype.kind == "f" \
                 else None
             msg = mismatch(g, w, bound)
         if msg:
@@ -178,8 +182,8 @@ def test_reduction_options_and_errors():
     for op in ("max", "argmin", "cummax", "logcumsumexp"):  # no order: the NumPy path's TypeError
         check(getattr(axisops, op), a.astype(np.complex64), True, problems, f"complex {op}", axis=0)
     assert not problems, "\n".join(problems)
-    with pytest.raises(NotImplementedError, match="take does not run on CUDA"):
-        axisops.take(d, np.array([0]), axis=0)
+    with pytest.raises(NotImplementedError, match="take_along_axis does not run on CUDA"):
+        axisops.take_along_axis(d, np.zeros((1, 6), np.int64), axis=0)
 
 
 def test_zero_dimensional_results_are_device_arrays():
@@ -340,4 +344,48 @@ def test_contiguous_rows_are_scanned_a_block_per_row():
     for op in ("cummax", "cummin"):
         check(getattr(axisops, op), floats, True, problems, op, axis=1)
         check(getattr(axisops, op), ints, True, problems, f"{op} ints", axis=1)
+    assert not problems, "\n".join(problems)
+
+
+# ---------------------------------------------------------------------- gathers
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float32,
+                                   np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
+def test_take_matches_the_numpy_path(mode, dtype):
+    rng = np.random.default_rng(6)
+    problems: list[str] = []
+    for name, a in device_cases([dtype]):
+        for axis in [None, 0, -1] if a.ndim >= 2 else [None, -1] if a.ndim else [None]:
+            n = a.size if axis is None else a.shape[axis]
+            span = max(n, 1)
+            low, high = (-span, span) if mode == "raise" else (-3 * span, 3 * span)
+            idx = rng.integers(low, high, (2, 3))
+            # host int64 indices (uploaded), and device int32 or uint64 ones
+            device = idx.astype(np.int32) if a.ndim % 2 else np.abs(idx).astype(np.uint64)
+            for indices in (idx, on_device(device)):
+                check(axisops.take, a, True, problems, f"{name} axis={axis}", indices=indices,
+                      axis=axis, mode=mode, fill_value=1)
+    assert not problems, "\n".join(problems)
+
+
+def test_take_raises_on_the_device_as_on_the_cpu():
+    x = np.arange(12.0).reshape(3, 4)
+    problems: list[str] = []
+    bad = np.array([[0, 1], [5, -9], [4, 2]])  # 5 is the first out of [-4, 4) in C order
+    check(axisops.take, x, True, problems, "raise", indices=on_device(bad), axis=1)
+    huge = np.array([1, 2**63 + 3], np.uint64)  # past int64: out of range, not negative
+    check(axisops.take, x, True, problems, "uint64", indices=on_device(huge), axis=1)
+    check(axisops.take, x, True, problems, "wrap uint64", indices=on_device(huge), axis=1,
+          mode="wrap")
+    check(axisops.take, x, True, problems, "empty axis", indices=np.array([0]),
+          axis=1)  # fine: 4 columns
+    check(axisops.take, x[:, :0], True, problems, "from empty", indices=np.array([0]), axis=1)
+    check(axisops.take, x[:, :0], True, problems, "fill from empty", indices=np.array([0]),
+          axis=1, mode="fill", fill_value=7)
+    check(axisops.take, x, True, problems, "float indices", indices=np.array([0.5]), axis=1)
+    check(axisops.take, x, True, problems, "bad mode", indices=np.array([0]), axis=1,
+          mode="nearest")
+    check(axisops.take, x.astype(np.int8), True, problems, "fill too big",
+          indices=np.array([9]), axis=1, mode="fill", fill_value=1000)
     assert not problems, "\n".join(problems)

@@ -19,9 +19,12 @@ and allocates results of its own type on its device.
   long against the number of lanes is tiled (tile totals, a scan of them, each
   tile from its carry-in), so cummax along a long single row uses the whole GPU.
 
-Complex arrays take sums, products, means and their scans. Gathers, scatter,
-windows and the gradients do not run on CUDA arrays yet: they raise
-``NotImplementedError`` (copy to the host for the CPU path).
+* ``take`` (:mod:`axisops.cuda.gather`): a thread per output element, every mode,
+  ``mode="raise"`` checked on the device with the CPU path's error.
+
+Complex arrays take sums, products, means, their scans and ``take``. The other
+gathers, scatter, windows and the gradients do not run on CUDA arrays yet: they
+raise ``NotImplementedError`` (copy to the host for the CPU path).
 """
 from __future__ import annotations
 
@@ -36,11 +39,12 @@ __all__ = ["is_cuda_array", "call", "OPERATORS"]
 
 
 def _operators() -> dict[tuple[str, str], Callable[..., Any]]:
+    from . import gather as _gather
     from . import reduce as _reduce
     from . import scan as _scan
 
     return {(f"axisops.{m.__name__.rsplit('.', 1)[1]}", name): getattr(m, name)
-            for m in (_reduce, _scan) for name in m.__all__}
+            for m in (_reduce, _scan, _gather) for name in m.__all__}
 
 
 #: The device implementation of each NumPy-path function, by (module, name);

@@ -71,6 +71,15 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
                 yield (f"{kern.py_func.__name__} {name} {np.dtype(index)}", kern.py_func,
                        (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
         yield f"copy_c {name}", K.copy_c.py_func, (x, geo, x)
+    for dt in [*DTYPES, np.complex64, np.complex128]:  # take
+        # the index dtypes convert to int64 alike: one signed and one unsigned narrow
+        # dtype stand for the others (uint64 goes through unsigned_positions)
+        for index in (np.int64, np.int32, np.uint32):
+            yield (f"take_elements {np.dtype(dt).name} {np.dtype(index).name}",
+                   K.take_elements.py_func,
+                   (arr(dt), geo, arr(index), i64, i64, scalar(dt), arr(np.int64), arr(dt)))
+    yield ("unsigned_positions", K.unsigned_positions.py_func,
+           (arr(np.uint64), i64, boolean, arr(np.int64)))
     for dt in (np.complex64, np.complex128):  # sums, products, means and their scans
         name, x, c = np.dtype(dt).name, arr(dt), scalar(dt)
         args = (x, geo, i64, i64, c, c, arr(dt, 2))

@@ -43,6 +43,8 @@ from numba import cuda, int64, types, uint64
 #: Largest block of a lanes kernel (its shared memory is sized for it).
 MAX_BLOCK = 256
 OP_SUM, OP_PROD, OP_LOGADDEXP = 0, 1, 2
+#: The gathers' mode codes, the CPU kernels' (``axisops.kernels.gather``).
+MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = 0, 1, 2, 3
 #: Where the dimension records start in a reduction's and a scan's geometry.
 RED_DIMS, SCAN_DIMS = 13, 16
 
@@ -643,3 +645,63 @@ def cast(src, dst):
     k = cuda.grid(1)
     if k < dst.size:
         dst[k] = src[k]
+
+
+# ------------------------------------------------------------------------ gathers
+
+
+@cuda.jit(device=True, inline=True)
+def _resolve(i, n, mode):
+    """The position index *i* reads along an axis of *n* (> 0), or -1 (the CPU
+    kernel's rule): wrap ``i mod n``; clip to ``[0, n)``; raise and fill take
+    ``[-n, n)``, counting negatives from the end."""
+    if mode == MODE_WRAP:
+        r = i % n
+        return r + n if r < 0 else r
+    if mode == MODE_CLIP:
+        return 0 if i < 0 else (n - 1 if i >= n else i)
+    if i < 0:
+        i += n
+    return i if 0 <= i < n else -1
+
+
+@cuda.jit(cache=True)
+def take_elements(base, geo, indices, n, mode, fill, bad, out):
+    """``take``: a thread per output element ``(outer, p, rest)`` (flat, C order) reads
+    ``x[outer, resolve(indices[p]), rest]``; *geo* is ``[offset, no, nn, nr,
+    (divisor of rest's size), (divisor of indices' size), outer dims, n dims, rest
+    dims]`` (the n dims: the axis, or every axis of a flattened x). An index out of
+    range under raise writes *fill* and lowers ``bad[0]`` to its position
+    (``atomic.min``: the first in C order, whichever thread sees it)."""
+    o = cuda.grid(1)
+    if o >= out.size:
+        return
+    no = geo[1]
+    nn = geo[2]
+    nr = geo[3]
+    qp, i = _divmod(o, geo, 4)
+    q, p = _divmod(qp, geo, 7)
+    r = _resolve(int64(indices[p]), n, mode)
+    if r < 0:
+        if mode == MODE_RAISE:
+            cuda.atomic.min(bad, 0, p)
+        out[o] = fill
+        return
+    start = 10
+    src = geo[0] + _unravel(q, geo, start, no) + _unravel(r, geo, start + 4 * no, nn) \
+        + _unravel(i, geo, start + 4 * (no + nn), nr)
+    out[o] = base[src]
+
+
+@cuda.jit(cache=True)
+def unsigned_positions(indices, n, wrap, out):
+    """uint64 indices as int64 for :func:`take_elements`: ``i mod n`` under wrap,
+    else ``min(i, n)`` (n stands for every index out of range: no uint64 value may
+    turn negative)."""
+    k = cuda.grid(1)
+    if k < out.size:
+        v = indices[k]
+        if wrap:
+            out[k] = int64(v % uint64(n))
+        else:
+            out[k] = int64(min(v, uint64(n)))
