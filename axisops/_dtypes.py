@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _complex
+
 SUPPORTED_KINDS = "biuf"  # bool, signed, unsigned, float
 
 #: An integer type of the same width for every supported dtype: arg-reductions
@@ -30,6 +32,26 @@ def check_dtype(dtype: np.dtype, op: str) -> None:
                         "unfold and fold do take them)")
     if dtype.kind not in SUPPORTED_KINDS or dtype.fields is not None:
         raise TypeError(f"{op}: unsupported dtype {dtype} (expected bool, int, uint or float)")
+
+
+def value_dtypes(op: str, x_dtype: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
+    """(result, accumulator) dtypes of sum, prod, mean, cumsum and cumprod from the
+    dtypes alone, with the NumPy path's rules and errors; complex numbers
+    accumulate in their own dtype (for the paths that add and multiply them as
+    complex: Dask's combine steps, the CUDA kernels).
+
+    >>> value_dtypes("mean", np.dtype(np.int8), None)
+    (dtype('float64'), dtype('float64'))
+    >>> value_dtypes("sum", np.dtype(np.complex64), None)
+    (dtype('complex64'), dtype('complex64'))
+    """
+    if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
+        res = _complex.result_dtype(op, x_dtype, dtype)
+        return res, res
+    check_dtype(x_dtype, op)
+    if op == "mean":
+        return mean_dtypes(x_dtype, dtype)
+    return sum_dtypes(x_dtype, dtype, op)
 
 
 def sum_dtypes(x_dtype: np.dtype, dtype, op: str) -> tuple[np.dtype, np.dtype]:

@@ -486,13 +486,7 @@ def _take_plan(op, x, indices, axis, mode):
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
     mode_code = _mode(mode, op)
-    if axis is None:
-        outer, n_dims, rest = (), x.shape, ()
-        axis_strides = slice(0, x.ndim)
-    else:
-        axis = normalize_axis(axis, x.ndim, op)
-        outer, n_dims, rest = x.shape[:axis], x.shape[axis:axis + 1], x.shape[axis + 1:]
-        axis_strides = slice(axis, axis + 1)
+    outer, n_dims, rest, axis_strides = take_dims(x.shape, axis, op)
     n = math.prod(n_dims)
     out_shape = outer + indices.shape + rest
     fill_bits = _fill_checker(x.dtype, mode_code, op)
@@ -515,6 +509,23 @@ def _take_plan(op, x, indices, axis, mode):
         return out.reshape(out_shape)
 
     return plan
+
+
+def take_dims(shape, axis, op: str) -> tuple[tuple, tuple, tuple, slice]:
+    """``take``'s split of *shape*: (outer dims, the dims indices count along, the
+    rest, the slice of those dims' strides); ``axis=None`` counts along every
+    dim (the flattened array, walked in place).
+
+    >>> take_dims((2, 3, 4), -2, "take")
+    ((2,), (3,), (4,), slice(1, 2, None))
+    >>> take_dims((2, 3), None, "take")
+    ((), (2, 3), (), slice(0, 2, None))
+    """
+    if axis is None:
+        return (), tuple(shape), (), slice(0, len(shape))
+    axis = normalize_axis(axis, len(shape), op)
+    return tuple(shape[:axis]), tuple(shape[axis:axis + 1]), tuple(shape[axis + 1:]), \
+        slice(axis, axis + 1)
 
 
 def _along_plan(x, indices, axis, mode):
@@ -896,6 +907,8 @@ def _fill(fill_value, dtype: np.dtype, mode: int, op: str) -> np.ndarray:
     """
     if mode != K.MODE_FILL:
         return np.zeros((), dtype)
+    if dtype.kind == "c":  # whole complex values (Dask, CUDA); this path fills each part
+        return np.asarray(fill_value).astype(dtype)
     value = np.asarray(fill_value)
     ok = value.shape == () and value.dtype.kind in "biuf"
     if ok:

@@ -52,12 +52,10 @@ This is a script, not part of the package: ``import axisops`` never imports it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import os
 import platform
 import sys
-import threading
 import time
 
 import numpy as np
@@ -66,6 +64,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import axisops  # noqa: E402
+from axisops.bench.memory import start_peak, stop_peak  # noqa: E402
 
 B, C = 256, 512            # x is (A, B, C) float32: a row of axis 0 is 512 KiB
 PLANT = 100                # the planted maxima of P (P and Q are in [-8, 8) otherwise)
@@ -74,56 +73,6 @@ MiB = 1 << 20
 
 # --------------------------------------------------------------------------
 # Peak memory of a worker process (functions run in the workers by client.run)
-
-def _rss() -> int:
-    import psutil
-
-    return psutil.Process().memory_info().rss
-
-
-def _vm_hwm() -> int | None:
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def start_peak(dask_worker) -> int:
-    """Reset this worker process's peak memory and start sampling it; return the RSS
-    now. (The state lives on the worker: this function is pickled by value.)"""
-    import gc
-
-    stop_peak(dask_worker)
-    gc.collect()
-    with contextlib.suppress(OSError):
-        with open("/proc/self/clear_refs", "w") as f:  # resets VmHWM to the RSS now
-            f.write("5")
-    state = {"peak": _rss(), "stop": threading.Event()}
-
-    def loop():
-        while not state["stop"].wait(0.002):
-            state["peak"] = max(state["peak"], _rss())
-
-    state["thread"] = threading.Thread(target=loop, daemon=True, name="peak-rss")
-    state["thread"].start()
-    dask_worker._axisops_peak = state
-    return state["peak"]
-
-
-def stop_peak(dask_worker) -> int | None:
-    """Stop sampling; return the peak since :func:`start_peak` (None if not started)."""
-    state = getattr(dask_worker, "_axisops_peak", None)
-    if state is None:
-        return None
-    state["stop"].set()
-    state["thread"].join()
-    del dask_worker._axisops_peak
-    return max(state["peak"], _rss(), _vm_hwm() or 0)
-
 
 # --------------------------------------------------------------------------
 # The data: x[i, j, k] = P[i, k] + Q[j, k], generated in the workers

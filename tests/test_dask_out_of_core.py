@@ -20,9 +20,7 @@ the figures (benchmarks/out_of_core.md).
 """
 from __future__ import annotations
 
-import contextlib
 import sys
-import threading
 import time
 
 import numpy as np
@@ -35,6 +33,7 @@ psutil = pytest.importorskip("psutil")
 import dask
 
 import axisops
+from axisops.bench.memory import start_peak, stop_peak
 
 MiB = 1 << 20
 A, B, C = 8192, 320, 512            # x: 5 GiB of float32
@@ -64,51 +63,6 @@ MEMORY = {  # no spilling, no pausing: a graph must run from memory within the l
 
 # ------------------------------------------------------------------ peak memory of a worker
 # (run in the workers by client.run; the state lives on the worker object)
-
-def _rss() -> int:
-    import psutil
-
-    return psutil.Process().memory_info().rss
-
-
-def _vm_hwm() -> int:
-    with contextlib.suppress(OSError):
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    return 0
-
-
-def _start_peak(dask_worker) -> int:
-    import gc
-
-    _stop_peak(dask_worker)
-    gc.collect()
-    with contextlib.suppress(OSError):
-        with open("/proc/self/clear_refs", "w") as f:  # VmHWM back to the RSS now
-            f.write("5")
-    state = {"peak": _rss(), "stop": threading.Event()}
-
-    def loop():
-        while not state["stop"].wait(0.002):
-            state["peak"] = max(state["peak"], _rss())
-
-    state["thread"] = threading.Thread(target=loop, daemon=True, name="peak-rss")
-    state["thread"].start()
-    dask_worker._axisops_peak = state
-    return state["peak"]
-
-
-def _stop_peak(dask_worker):
-    state = getattr(dask_worker, "_axisops_peak", None)
-    if state is None:
-        return None
-    state["stop"].set()
-    state["thread"].join()
-    del dask_worker._axisops_peak
-    return max(state["peak"], _rss(), _vm_hwm())
-
 
 # ------------------------------------------------------------------ the data
 
@@ -236,11 +190,11 @@ def test_out_of_core_in_bounded_memory(cluster, name):
     graph, expected = WORKLOADS[name](P, Q, p, q)
     workers = set(client.scheduler_info()["workers"])
     assert len(workers) == WORKERS
-    idle = client.run(_start_peak)
+    idle = client.run(start_peak)
     t0 = time.perf_counter()
     result = client.compute(graph, sync=True)
     seconds = time.perf_counter() - t0
-    peaks = client.run(_stop_peak)
+    peaks = client.run(stop_peak)
     assert set(client.scheduler_info()["workers"]) == workers, "a worker died or restarted"
     assert set(peaks) == workers and None not in peaks.values(), "a worker restarted"
 

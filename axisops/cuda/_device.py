@@ -155,6 +155,41 @@ def device_array(x: Any) -> DeviceArray:
     return DeviceArray(array, shape, strides, dtype, kind, x, stream)
 
 
+def bool_as_bytes(d: DeviceArray) -> DeviceArray:
+    """*d* with bool seen as uint8 (the kernels compare, add and move bytes)."""
+    if d.dtype != np.bool_:
+        return d
+    return DeviceArray(d.array.view(np.uint8), d.shape, d.strides, np.dtype(np.uint8),
+                       d.kind, d.owner, d.stream)
+
+
+def in_c_order(d: DeviceArray) -> DeviceArray:
+    """*d* itself when it is C-contiguous (size-1 dimensions aside), else a
+    C-contiguous copy on its device and stream (``kernels.copy_c``, a thread per
+    element; bool moved as bytes)."""
+    itemsize = d.dtype.itemsize
+    c_strides, step = [], itemsize
+    for n in reversed(d.shape):
+        c_strides.append(step)
+        step *= n
+    if d.size <= 1 or all(s == c or n == 1 for s, c, n in
+                          zip(d.strides, reversed(c_strides), d.shape)):
+        return d
+    from . import kernels as K
+
+    source = bool_as_bytes(d)
+    moved = source.dtype
+    base, offset = flat_base(source)
+    geo = [offset, d.ndim, *dims(d.shape, [s // itemsize for s in d.strides])]
+    out = d.scratch((d.size,), moved)
+    block = threads_per_block()
+    K.copy_c[grid(d.size, block), block, d.stream](base, to_device_constants(geo, d.stream),
+                                                   out)
+    array = (out.view(d.dtype) if moved != d.dtype else out).reshape(d.shape)
+    return DeviceArray(array, d.shape, tuple(int(s) for s in array.strides), d.dtype, d.kind,
+                       d.owner, d.stream)
+
+
 def flat_base(d: DeviceArray) -> tuple[Any, int]:
     """(base, offset): a flat 1-D device array of *d*'s memory from the lowest
     address its elements occupy, and the element offset of ``d[0, ..., 0]`` in it

@@ -18,12 +18,11 @@ import numpy as np
 
 from .. import _complex, _dtypes
 from .. import gather as _np_gather
-from .._axes import normalize_axis
 from .._dispatch import numpy_function
 from .._layout import coalesce
 from . import _device as D
 from . import kernels as K
-from .reduce import _result, _viewed
+from .reduce import _result
 
 __all__ = ["take"]
 
@@ -40,16 +39,10 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
         _dtypes.check_dtype(d.dtype, op)
     code = _np_gather._mode(mode, op)
     idx = _indices_on_device(d, indices, op)
-    if axis is None:
-        outer, n_dims, rest = (), d.shape, ()
-        n_axes = slice(0, d.ndim)
-    else:
-        axis = normalize_axis(axis, d.ndim, op)
-        outer, n_dims, rest = d.shape[:axis], d.shape[axis:axis + 1], d.shape[axis + 1:]
-        n_axes = slice(axis, axis + 1)
+    outer, n_dims, rest, n_axes = _np_gather.take_dims(d.shape, axis, op)
     n = math.prod(n_dims)
     out_shape = outer + idx.shape + rest
-    fill = _fill(fill_value, d.dtype, code, op)
+    fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or n == 0:
         # reads nothing: the NumPy path on a stand-in gives the checks and the result
         host_idx = idx.array.copy_to_host() if idx.size else np.zeros(idx.shape, idx.dtype)
@@ -59,7 +52,7 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
         if host.size:
             flat.copy_to_device(np.ascontiguousarray(host).reshape(-1), stream=d.stream)
         return result
-    seen = _viewed(d)
+    seen = D.bool_as_bytes(d)
     base, offset = D.flat_base(seen)
     itemsize = d.dtype.itemsize
     strides = [s // itemsize if k > 1 else 0 for s, k in zip(d.strides, d.shape)]
@@ -101,30 +94,12 @@ def _indices_on_device(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:
         i = D.device_array(indices)
         if i.dtype.kind not in "iu":
             raise TypeError(f"{op}: indices must be integers, got {i.dtype}")
-        return _contiguous(i, d)
+        return D.in_c_order(i)
     host = np.ascontiguousarray(np.asarray(indices))
     if host.dtype.kind not in "iu":
         raise TypeError(f"{op}: indices must be integers, got {host.dtype}")
     array = cuda.to_device(host, stream=d.stream)
     return D.DeviceArray(array, host.shape, host.strides, host.dtype, "numba", array, d.stream)
-
-
-def _contiguous(i: D.DeviceArray, d: D.DeviceArray) -> D.DeviceArray:
-    c_strides, step = [], i.dtype.itemsize
-    for n in reversed(i.shape):
-        c_strides.append(step)
-        step *= n
-    if i.size <= 1 or all(s == c or n == 1 for s, c, n in
-                          zip(i.strides, reversed(c_strides), i.shape)):
-        return i
-    base, offset = D.flat_base(i)
-    strides = [s // i.dtype.itemsize for s in i.strides]
-    out = d.scratch((i.size,), i.dtype)
-    block = D.threads_per_block()
-    K.copy_c[D.grid(i.size, block), block, d.stream](
-        base, D.to_device_constants([offset, i.ndim, *D.dims(i.shape, strides)], d.stream), out)
-    array = out.reshape(i.shape) if i.ndim != 1 else out
-    return D.DeviceArray(array, i.shape, tuple(array.strides), i.dtype, "numba", array, d.stream)
 
 
 def _flat_positions(idx: D.DeviceArray, n: int, code: int, d: D.DeviceArray) -> Any:
@@ -138,13 +113,3 @@ def _flat_positions(idx: D.DeviceArray, n: int, code: int, d: D.DeviceArray) -> 
     K.unsigned_positions[D.grid(idx.size, block), block, d.stream](
         flat, n, code == K.MODE_WRAP, out)
     return out
-
-
-def _fill(fill_value, dtype: np.dtype, code: int, op: str) -> np.ndarray:
-    """fill_value as a 0-d array of *dtype*, checked as the NumPy path checks it (0
-    unless mode is fill)."""
-    if dtype.kind == "c":
-        if code != K.MODE_FILL:
-            return np.zeros((), dtype)
-        return np.asarray(fill_value).astype(dtype)
-    return _np_gather._fill(fill_value, dtype, code, op)

@@ -36,15 +36,17 @@ scans the later element takes over, PyTorch's rule), and -0.0 equals +0.0.
 """
 from __future__ import annotations
 
-import math
-
 from numba import cuda, int64, types, uint64
+
+from ..kernels import gather as _cpu_gather
+from ..kernels import scan as _cpu_scan
 
 #: Largest block of a lanes kernel (its shared memory is sized for it).
 MAX_BLOCK = 256
 OP_SUM, OP_PROD, OP_LOGADDEXP = 0, 1, 2
-#: The gathers' mode codes, the CPU kernels' (``axisops.kernels.gather``).
-MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = 0, 1, 2, 3
+#: The gathers' mode codes: the CPU kernels'.
+MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = (_cpu_gather.MODE_RAISE, _cpu_gather.MODE_WRAP,
+                                               _cpu_gather.MODE_CLIP, _cpu_gather.MODE_FILL)
 #: Where the dimension records start in a reduction's and a scan's geometry.
 RED_DIMS, SCAN_DIMS = 13, 16
 
@@ -95,17 +97,9 @@ def _combine(acc, v, op):
     return acc + v
 
 
-@cuda.jit(device=True, inline=True)
-def _log_add_exp(acc, x):
-    """As the CPU kernel (PyTorch's helper): NaN propagates; equal infinities give
-    themselves; otherwise max + log1p(exp(min - max))."""
-    if acc != acc or x != x:
-        return acc + x
-    mx = max(acc, x)
-    mn = min(acc, x)
-    if mn == mx and not math.isfinite(mn):
-        return x
-    return mx + math.log1p(math.exp(mn - mx))
+#: The CPU kernel's log-add-exp (PyTorch's rule), compiled for the device: one
+#: definition, so both paths treat NaN and infinities alike.
+_log_add_exp = cuda.jit(device=True, inline=True)(_cpu_scan._log_add_exp.py_func)
 
 
 @cuda.jit(device=True, inline=True)
@@ -650,19 +644,8 @@ def cast(src, dst):
 # ------------------------------------------------------------------------ gathers
 
 
-@cuda.jit(device=True, inline=True)
-def _resolve(i, n, mode):
-    """The position index *i* reads along an axis of *n* (> 0), or -1 (the CPU
-    kernel's rule): wrap ``i mod n``; clip to ``[0, n)``; raise and fill take
-    ``[-n, n)``, counting negatives from the end."""
-    if mode == MODE_WRAP:
-        r = i % n
-        return r + n if r < 0 else r
-    if mode == MODE_CLIP:
-        return 0 if i < 0 else (n - 1 if i >= n else i)
-    if i < 0:
-        i += n
-    return i if 0 <= i < n else -1
+#: The CPU kernel's index resolution by mode, compiled for the device.
+_resolve = cuda.jit(device=True, inline=True)(_cpu_gather._resolve.py_func)
 
 
 @cuda.jit(cache=True)

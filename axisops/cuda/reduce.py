@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _complex, _dtypes
+from .. import _dtypes
 from .._axes import normalize_axes, reduced_shape
 from .._layout import c_strides, reduction_view
 from . import _device as D
@@ -146,23 +146,19 @@ def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
 def _value(op: str, x, axis, keepdims: bool, dtype):
     d = D.device_array(x)
     axes = normalize_axes(axis, d.ndim, op)
-    res, acc = value_dtypes(op, d.dtype, dtype)
+    res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     count = math.prod(d.shape[k] for k in axes)
     if count == 0 or d.size == 0:
         return _filled(d, out_shape, res, op, count)
     ordered = op == "prod" and acc.kind in "fc"
     plan = _plan(d, axes, keepdims, False, ordered)
-    base, _ = D.flat_base(_viewed(d))
+    base, _ = D.flat_base(D.bool_as_bytes(d))
     zero = acc.type(0)
     ident = acc.type(1) if op == "prod" else zero
     partial = d.scratch((plan.chunks, plan.outputs), acc)
     code = K.OP_PROD if op == "prod" else K.OP_SUM
-    if plan.rows:
-        K.value_rows[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, d.stream](
-            base, plan.geo, plan.chunk_len, code, zero, ident, partial)
-    else:
-        K.value_lanes[(plan.outputs, plan.chunks), plan.block, d.stream](
+    _launch(plan, K.value_rows, K.value_lanes, d.stream,
             base, plan.geo, plan.chunk_len, code, zero, ident, partial)
     result, flat = _result(d, out_shape, res)
     divide_in = acc.type(count) if op == "mean" else zero  # complex: count + 0j
@@ -192,17 +188,13 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
     if d.size == 0:
         return _result(d, out_shape, res)[0]
     plan = _plan(d, axes, keepdims, want_index, False)
-    seen = _viewed(d)
+    seen = D.bool_as_bytes(d)
     base, _ = D.flat_base(seen)
     greater = op in ("max", "argmax")
     part_v = d.scratch((plan.chunks, plan.outputs), seen.dtype)
     part_i = d.scratch((plan.chunks, plan.outputs), np.int64)
     last = bool(select_last)
-    if plan.rows:
-        K.extreme_rows[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, d.stream](
-            base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
-    else:
-        K.extreme_lanes[(plan.outputs, plan.chunks), plan.block, d.stream](
+    _launch(plan, K.extreme_rows, K.extreme_lanes, d.stream,
             base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
     result, flat = _result(d, out_shape, res)
     nan = seen.dtype.type(np.nan) if seen.dtype.kind == "f" else seen.dtype.type(0)
@@ -215,25 +207,13 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
 # ------------------------------------------------------------------------ helpers
 
 
-def value_dtypes(op: str, x_dtype: np.dtype, dtype) -> tuple[np.dtype, np.dtype]:
-    """(result, accumulator) dtypes of sum, prod, mean, cumsum, cumprod: the NumPy
-    path's rules and errors; complex numbers accumulate in their own dtype (the
-    kernels add and multiply them as complex)."""
-    if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
-        res = _complex.result_dtype(op, x_dtype, dtype)
-        return res, res
-    _dtypes.check_dtype(x_dtype, op)
-    if op == "mean":
-        return _dtypes.mean_dtypes(x_dtype, dtype)
-    return _dtypes.sum_dtypes(x_dtype, dtype, op)
-
-
-def _viewed(d: D.DeviceArray) -> D.DeviceArray:
-    """*d* with bool seen as uint8 (the kernels compare and add bytes)."""
-    if d.dtype != np.bool_:
-        return d
-    return D.DeviceArray(d.array.view(np.uint8), d.shape, d.strides, np.dtype(np.uint8),
-                         d.kind, d.owner, d.stream)
+def _launch(plan: _Plan, rows_kernel, lanes_kernel, stream, *args) -> None:
+    """The plan's loop order: a thread per output (blocks of outputs) or a block per
+    output, times its chunks (grid y)."""
+    if plan.rows:
+        rows_kernel[(D.grid(plan.outputs, plan.block), plan.chunks), plan.block, stream](*args)
+    else:
+        lanes_kernel[(plan.outputs, plan.chunks), plan.block, stream](*args)
 
 
 def _result(d: D.DeviceArray, shape, dtype) -> tuple[Any, Any]:

@@ -15,7 +15,7 @@ from .._layout import scan_view
 from ..scan import ValuesIndices
 from . import _device as D
 from . import kernels as K
-from .reduce import _device_id, _result, _viewed, value_dtypes
+from .reduce import _device_id, _result
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
@@ -109,30 +109,10 @@ def _prepared(op: str, x, axis) -> tuple[D.DeviceArray, int, tuple[int, ...]]:
 
 
 def _flattened(d: D.DeviceArray) -> D.DeviceArray:
-    c_contiguous = d.strides == tuple(_c_byte_strides(d.shape, d.dtype.itemsize))
-    if c_contiguous or d.size <= 1:
-        flat = d.array.reshape(d.size) if d.ndim != 1 else d.array
-    else:
-        view = _viewed(d)
-        base, offset = D.flat_base(view)
-        itemsize = d.dtype.itemsize
-        strides = [s // itemsize for s in d.strides]
-        geo = D.to_device_constants([offset, d.ndim, *D.dims(d.shape, strides)], d.stream)
-        flat = d.scratch((d.size,), view.dtype)
-        K.copy_c[D.grid(d.size, D.threads_per_block()), D.threads_per_block(), d.stream](
-            base, geo, flat)
-        if d.dtype == np.bool_:
-            flat = flat.view(np.bool_)
+    c = D.in_c_order(d)
+    flat = c.array.reshape(c.size) if c.ndim != 1 else c.array
     return D.DeviceArray(flat, (d.size,), (d.dtype.itemsize,), d.dtype, d.kind, d.owner,
                          d.stream)
-
-
-def _c_byte_strides(shape, itemsize: int) -> list[int]:
-    out, step = [], itemsize
-    for n in reversed(shape):
-        out.append(step if n > 1 else 0)
-        step *= n
-    return out[::-1]
 
 
 # ------------------------------------------------------------------------- scans
@@ -145,7 +125,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
         res = d.dtype if d.dtype.kind == "f" else np.dtype(np.float64)
         acc = np.dtype(np.float64)
     else:
-        res, acc = value_dtypes(op, d.dtype, dtype)
+        res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
         if res == np.bool_:
             raise NotImplementedError(f"{op}: a bool result dtype is not supported on CUDA "
                                       "arrays yet")
@@ -154,7 +134,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
         return result
     ordered = op == "cumprod" and acc.kind in "fc"
     plan = _plan(d, axis, ordered, op != "logcumsumexp")
-    seen = _viewed(d)
+    seen = D.bool_as_bytes(d)
     base, _ = D.flat_base(seen)
     code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP}[op]
     zero = acc.type(0)
@@ -181,7 +161,7 @@ def _extreme(op: str, x, axis, index_dtype, greater: bool):
     indices, flat_i = _result(d, shape, index_dtype)
     if d.size:
         plan = _plan(d, axis, False, True)
-        seen = _viewed(d)
+        seen = D.bool_as_bytes(d)
         base, _ = D.flat_base(seen)
         carry_v = d.scratch((plan.tiles, plan.lanes), seen.dtype)
         carry_i = d.scratch((plan.tiles, plan.lanes), np.int64)

@@ -372,8 +372,6 @@ def _check_indices(indices, op: str) -> None:
 
 def _fill(fill_value, dtype: np.dtype, op: str) -> np.ndarray:
     """fill_value as a 0-d array of *dtype*, checked as the NumPy path checks it."""
-    if dtype.kind == "c":
-        return np.asarray(fill_value).astype(dtype)
     return _np_gather._fill(fill_value, dtype, _kernels.MODE_FILL, op)
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _complex, _dtypes
+from .. import _dtypes
 from .. import reduce as _np_reduce
 from .._axes import normalize_axes, reduced_shape
 from .._dispatch import numpy_function
@@ -73,7 +73,7 @@ def mean(x, axis=None, *, keepdims=False, dtype=None):
     """Lazy :func:`axisops.mean` of a dask array: the sum in the accumulator dtype,
     divided once by the count."""
     axes = normalize_axes(axis, x.ndim, "mean")
-    res, acc = _result_dtypes("mean", x.dtype, dtype)
+    res, acc = _dtypes.value_dtypes("mean", x.dtype, dtype)
     count = math.prod(x.shape[d] for d in axes)
     total = _value("sum", x, axes, keepdims, acc)
     if count == 0:
@@ -91,22 +91,10 @@ def min(x, axis=None, *, keepdims=False):
     return _extreme("min", _MIN, x, axis, keepdims)
 
 
-def _result_dtypes(op: str, x_dtype, dtype) -> tuple[np.dtype, np.dtype]:
-    """(result, accumulator) dtypes with the NumPy path's rules and errors, from
-    NumPy's dtype rules alone (building a graph runs no kernel)."""
-    if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
-        res = _complex.result_dtype(op, x_dtype, dtype)
-        return res, res
-    _dtypes.check_dtype(x_dtype, op)
-    if op == "mean":
-        return _dtypes.mean_dtypes(x_dtype, dtype)
-    return _dtypes.sum_dtypes(x_dtype, dtype, op)
-
-
 def _value(op: str, x, axis, keepdims: bool, dtype):
     da = _da()
     axes = normalize_axes(axis, x.ndim, op)
-    res, acc = _result_dtypes(op, x.dtype, dtype)
+    res, acc = _dtypes.value_dtypes(op, x.dtype, dtype)
     reduce = _SUM if op == "sum" else _PROD
     chunk = partial(_reduced, reduce=reduce, acc=acc)
     aggregate = partial(_reduced, reduce=reduce, acc=acc, result=res)
