@@ -43,6 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import axisops  # noqa: E402
+from axisops.bench.systems import core_count, machine_info  # noqa: E402
 
 
 def _size(text: str) -> int:
@@ -76,13 +77,6 @@ def build_parser() -> argparse.ArgumentParser:
 # Rows: (system, threads, runner factory). A runner computes the result once.
 
 
-def _core_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 def _torch(skip: bool):
     if skip:
         return None
@@ -90,7 +84,7 @@ def _torch(skip: bool):
         import torch
     except Exception:
         return None
-    torch.set_num_threads(_core_count())
+    torch.set_num_threads(core_count())
     return torch
 
 
@@ -238,17 +232,6 @@ def _cells(row):
     )
 
 
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _versions(torch) -> str:
     import numba
 
@@ -265,7 +248,7 @@ def _load() -> str:
 
 def header_line(size: int, repeat: int) -> str:
     return (f"float32[{size:,}] ({size * 4 / 1e6:.0f} MB), best and median of {repeat} "
-            f"round-robin calls, on {_cpu()} ({_core_count()} cores)")
+            f"round-robin calls, on {machine_info()['cpu']} ({core_count()} cores)")
 
 
 def format_table(rows, size, repeat, torch, load_before, load_after) -> str:

@@ -65,6 +65,7 @@ sys.path.insert(0, ROOT)
 
 import axisops  # noqa: E402
 from axisops.bench.memory import start_peak, stop_peak  # noqa: E402
+from axisops.bench.systems import machine_info  # noqa: E402
 
 B, C = 256, 512            # x is (A, B, C) float32: a row of axis 0 is 512 KiB
 PLANT = 100                # the planted maxima of P (P and Q are in [-8, 8) otherwise)
@@ -370,21 +371,10 @@ def _cells(row, limit) -> tuple:
             peak, seconds, check, *_outcome(row.get("native"), limit))
 
 
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def _machine() -> str:
     import psutil
 
-    return (f"{_cpu()}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
+    return (f"{machine_info()['cpu']}, {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
             f"{platform.system()} {platform.release()}")
 
 
