@@ -14,120 +14,23 @@ That every kernel also compiles for a real GPU is ``tests/test_cuda_compile.py``
 """
 from __future__ import annotations
 
-import math
-import sys
-import warnings
-
 import numpy as np
 import pytest
-from cases import cases, mismatch, order_sensitive, same_bits
+from cases import order_sensitive
+from cuda_support import (  # noqa: F401
+    DTYPES,
+    SIM,
+    axes_of,
+    check,
+    cuda,
+    device_cases,
+    host,
+    on_device,
+    quick_thread_switches,
+)
 
 import axisops
 import axisops.cuda
-
-cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
-SIM = bool(getattr(__import__("numba").config, "ENABLE_CUDASIM", False))
-if not SIM and not cuda.is_available():
-    pytest.skip("no CUDA GPU and the simulator is off", allow_module_level=True)
-
-DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.uint64, np.int64, np.float16, np.float32,
-          np.float64]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def quick_thread_switches():
-    # The simulator's block runner polls its threads; a short switch interval
-    # made a test's calls 3.6x faster.
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(5e-4)
-    yield
-    sys.setswitchinterval(old)
-
-
-def on_device(a: np.ndarray):
-    """*a* as a device array with the same strides (the simulator's wraps it)."""
-    if SIM:
-        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
-        return FakeCUDAArray(a)
-    return cuda.to_device(np.ascontiguousarray(a))
-
-
-def host(r) -> np.ndarray:
-    assert axisops.cuda.is_cuda_array(r), f"expected a device array, got {type(r)}"
-    return r.copy_to_host()
-
-
-def device_cases(dtypes):
-    """The edge cases a device array can be: up to 3-D, all but unaligned views."""
-    for name, a in cases(dtypes=dtypes, max_ndim=3):
-        if "unaligned" not in name:
-            yield name, a
-
-
-def axes_of(a: np.ndarray):
-    out: list = [None, -1]
-    if a.ndim >= 2:
-        out += [0, (0, a.ndim - 1)]
-    return out[: 2 + 2 * (a.ndim >= 2)] if a.ndim else [None]
-
-
-def float_bound(want: np.ndarray, scale: np.ndarray, count: int) -> np.ndarray:
-    """Reassociation may move a float sum by a few roundings of its terms' size."""
-    eps = np.finfo(want.dtype).eps
-    return 4 * eps * (np.abs(scale).astype(np.float64) + np.abs(want).astype(np.float64)) \
-        * max(1, math.ceil(math.log2(max(count, 2))))
-
-
-def outcome(fn, *args, **kwargs):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return fn(*args, **kwargs), None
-    except Exception as e:
-        return None, e
-
-
-def check(fn, a, exact: bool, collect: list, label: str, **kwargs):
-    """*fn* on the host (device keyword arrays copied back) against *fn* on the device."""
-    on_host = {k: v.copy_to_host() if axisops.cuda.is_cuda_array(v) else v
-               for k, v in kwargs.items()}
-    want, werr = outcome(fn, a, **on_host)
-    got, gerr = outcome(fn, on_device(a), **kwargs)
-    if werr is not None or gerr is not None:
-        if type(werr) is not type(gerr) or str(werr) != str(gerr):
-            collect.append(f"{label}: NumPy raised {werr!r}, device {gerr!r}")
-        return
-    pairs = zip(got, want) if isinstance(want, tuple) else [(got, want)]
-    for g, w in pairs:
-        w = np.asarray(w)
-        g = host(g)
-        if exact:
-            msg = same_bits(g, w)
-        elif w.dtype.kind == "c":  # each part within its bound
-            msg = (f"dtype {g.dtype}, expected {w.dtype}" if g.dtype != w.dtype else None) or \
-                next((m for part in (np.real, np.imag) if (m := mismatch(
-                    part(g), part(w), float_bound(part(w), np.abs(_scale(fn, a, on_host)),
-                                                  a.size)))), None)
-        else:
-            bound = float_bound(w, _scale(fn, a, on_host), a.size) if w.dtype.kind == "f" \
-                else None
-            msg = mismatch(g, w, bound)
-        if msg:
-            collect.append(f"{label}: {msg}")
-
-
-def _scale(fn, a, kwargs):
-    """The size of the terms: the same operator on |x| (sums), or the result."""
-    name = fn.__name__
-    if a.dtype.kind == "c":
-        return np.abs(np.asarray(fn(np.abs(a), **kwargs)))
-    if a.dtype.kind != "f" or name in ("prod", "cumprod", "logcumsumexp"):
-        return np.abs(np.asarray(fn(a, **kwargs), dtype=np.float64))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(fn(np.abs(a.astype(np.float64)), **kwargs))
-
 
 # ------------------------------------------------------------------- reductions
 

@@ -38,13 +38,21 @@ from ._device import is_cuda_array
 __all__ = ["is_cuda_array", "call", "OPERATORS"]
 
 
-def _operators() -> dict[tuple[str, str], Callable[..., Any]]:
-    from . import gather as _gather
-    from . import reduce as _reduce
-    from . import scan as _scan
+#: The modules of device operators. Each stands in for the NumPy-path module its
+#: ``NUMPY_MODULE`` names (``axisops.cuda.reduce`` for ``axisops.reduce`` when it
+#: names none), with the functions in its ``__all__``.
+_MODULES = ("reduce", "scan", "gather")
 
-    return {(f"axisops.{m.__name__.rsplit('.', 1)[1]}", name): getattr(m, name)
-            for m in (_reduce, _scan, _gather) for name in m.__all__}
+
+def _operators() -> dict[tuple[str, str], Callable[..., Any]]:
+    import importlib
+
+    table = {}
+    for short in _MODULES:
+        m = importlib.import_module(f"{__name__}.{short}")
+        numpy_module = getattr(m, "NUMPY_MODULE", f"axisops.{short}")
+        table.update({(numpy_module, name): getattr(m, name) for name in m.__all__})
+    return table
 
 
 #: The device implementation of each NumPy-path function, by (module, name);

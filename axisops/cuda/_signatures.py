@@ -9,12 +9,16 @@ True
 """
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 from .. import _dtypes
+
+#: Further kernel modules; each has a ``signatures()`` generator of the same form.
+KERNEL_MODULES: tuple[str, ...] = ()
 
 #: The contract's real dtypes (bool is read as uint8 by the kernels).
 DTYPES = [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
@@ -91,6 +95,8 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             yield (f"{kern.py_func.__name__} {name}", kern.py_func,
                    (x, geo, i64, i64, i64, boolean, boolean, c, c, arr(dt, 2), x))
     yield "cast float32->float16", K.cast.py_func, (arr(np.float32), arr(np.float16))
+    for short in KERNEL_MODULES:
+        yield from importlib.import_module(f"axisops.cuda.{short}").signatures()
 
 
 def compile_all(cc=(8, 0)) -> list[str]:
