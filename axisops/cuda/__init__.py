@@ -21,6 +21,9 @@ and allocates results of its own type on its device.
 
 * ``take`` (:mod:`axisops.cuda.gather`): a thread per output element, every mode,
   ``mode="raise"`` checked on the device with the CPU path's error.
+* ``unfold``, ``fold`` and their gradients (:mod:`axisops.cuda.window`,
+  :mod:`axisops.cuda.window_grad`): gathers, a thread per output element; fold
+  adds in increasing kernel index without atomics (the CPU path's bits).
 
 Complex arrays take sums, products, means, their scans and ``take``. The other
 gathers, scatter, windows and the gradients do not run on CUDA arrays yet: they
@@ -41,7 +44,7 @@ __all__ = ["is_cuda_array", "call", "OPERATORS"]
 #: The modules of device operators. Each stands in for the NumPy-path module its
 #: ``NUMPY_MODULE`` names (``axisops.cuda.reduce`` for ``axisops.reduce`` when it
 #: names none), with the functions in its ``__all__``.
-_MODULES = ("reduce", "scan", "gather")
+_MODULES = ("reduce", "scan", "gather", "window", "window_grad")
 
 
 def _operators() -> dict[tuple[str, str], Callable[..., Any]]:
