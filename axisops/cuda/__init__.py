@@ -44,7 +44,7 @@ __all__ = ["is_cuda_array", "call", "OPERATORS"]
 #: The modules of device operators. Each stands in for the NumPy-path module its
 #: ``NUMPY_MODULE`` names (``axisops.cuda.reduce`` for ``axisops.reduce`` when it
 #: names none), with the functions in its ``__all__``.
-_MODULES = ("reduce", "scan", "gather", "window", "window_grad")
+_MODULES = ("reduce", "scan", "gather", "scatter", "window", "window_grad")
 
 
 def _operators() -> dict[tuple[str, str], Callable[..., Any]]:

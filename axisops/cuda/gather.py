@@ -18,20 +18,29 @@ import numpy as np
 
 from .. import _complex, _dtypes
 from .. import gather as _np_gather
+from .._axes import normalize_axis
 from .._dispatch import numpy_function
-from .._layout import coalesce
+from .._indices import check_in_range
+from .._layout import c_strides, coalesce
 from . import _device as D
+from . import gather_kernels as GK
 from . import kernels as K
 from .reduce import _result
 
-__all__ = ["take"]
+__all__ = ["take", "take_along_axis", "gather_nd"]
 
-_NP_TAKE = numpy_function(_np_gather.take)
+_NUMPY = {"take": numpy_function(_np_gather.take),
+          "take_along_axis": numpy_function(_np_gather.take_along_axis),
+          "gather_nd": numpy_function(_np_gather.gather_nd)}
 
 
 def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     """:func:`axisops.take` on the device."""
-    op = "take"
+    return _take("take", x, indices, axis, mode, fill_value)
+
+
+def _take(op, x, indices, axis, mode, fill_value):
+    """take, or take_along_axis with ``axis=None`` (the same gather, named *op*)."""
     d = D.device_array(x)
     if d.dtype.kind == "c":
         _complex.check(d.dtype, op)
@@ -47,7 +56,7 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
         # reads nothing: the NumPy path on a stand-in gives the checks and the result
         host_idx = idx.array.copy_to_host() if idx.size else np.zeros(idx.shape, idx.dtype)
         stand = np.broadcast_to(np.zeros((), d.dtype), d.shape)
-        host = np.asarray(_NP_TAKE(stand, host_idx, axis, mode=mode, fill_value=fill_value))
+        host = np.asarray(_NUMPY[op](stand, host_idx, axis, mode=mode, fill_value=fill_value))
         result, flat = _result(d, out_shape, d.dtype)
         if host.size:
             flat.copy_to_device(np.ascontiguousarray(host).reshape(-1), stream=d.stream)
@@ -82,7 +91,116 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
     return result
 
 
+def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
+    """:func:`axisops.take_along_axis` on the device: a thread per output element."""
+    op = "take_along_axis"
+    d = D.device_array(x)
+    if d.dtype.kind == "c":
+        _complex.check(d.dtype, op)
+    else:
+        _dtypes.check_dtype(d.dtype, op)
+    idx = _indices_on_device(d, indices, op)
+    code = _np_gather._mode(mode, op)
+    if axis is None:
+        if idx.ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None indices must be 1-D, "
+                             f"got {idx.ndim} dimensions")
+        return _take(op, x, idx.owner if idx.kind != "numba" else idx.array, None, mode,
+                     fill_value)
+    if idx.ndim != d.ndim:
+        raise ValueError(f"take_along_axis: indices must have x's {d.ndim} dimensions, "
+                         f"got {idx.ndim}")
+    axis = normalize_axis(axis, d.ndim, op)
+    n = d.shape[axis]
+    out_shape = _np_gather._along_shape(d.shape, idx.shape, axis)
+    fill = _np_gather._fill(fill_value, d.dtype, code, op)
+    if math.prod(out_shape) == 0 or (n == 0 and code != K.MODE_FILL):
+        return _numpy_on_stand_in(op, d, idx, out_shape, axis, mode=mode, fill_value=fill_value)
+    seen = D.bool_as_bytes(d)
+    base, offset = D.flat_base(seen)
+    itemsize = d.dtype.itemsize
+    xs = [s // itemsize if k > 1 else 0 for s, k in zip(d.strides, d.shape)]
+    istr = [s if k > 1 else 0 for s, k in zip(c_strides(idx.shape), idx.shape)]
+    outer, (x_outer, i_outer) = coalesce(list(out_shape[:axis]), xs[:axis], istr[:axis])
+    rest, (x_rest, i_rest) = coalesce(list(out_shape[axis + 1:]), xs[axis + 1:],
+                                      istr[axis + 1:])
+    geo = [offset, len(outer), len(rest), xs[axis], istr[axis],
+           *D.divisor(math.prod(rest)), *D.divisor(out_shape[axis]),
+           *GK.dims_multi(outer, x_outer, i_outer), *GK.dims_multi(rest, x_rest, i_rest)]
+    positions = _flat_positions(idx, n, code, d)
+    result, flat = _result(d, out_shape, d.dtype)
+    out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
+    bad = _flag(d)
+    block = D.threads_per_block()
+    GK.take_along[D.grid(out.size, block), block, d.stream](
+        base, D.to_device_constants(geo, d.stream), positions, n, code,
+        seen.dtype.type(fill.view(seen.dtype)[()]), bad, out)
+    if code == K.MODE_RAISE and _raised(bad, d):
+        check_in_range(idx.array.copy_to_host(), n, op, negative=True)
+    return result
+
+
+def gather_nd(x, indices, *, batch_dims=0):
+    """:func:`axisops.gather_nd` on the device: a thread per output element, which
+    resolves its tuple's components and reads one element."""
+    op = "gather_nd"
+    d = D.device_array(x)
+    if d.dtype.kind == "c":
+        _complex.check(d.dtype, op)
+    else:
+        _dtypes.check_dtype(d.dtype, op)
+    idx = _indices_on_device(d, indices, op)
+    b, dims, out_shape = _np_gather._nd_shapes(d.shape, idx.stand_in(), batch_dims, op)
+    q = len(dims)
+    if math.prod(out_shape) == 0:  # the tuples are still checked, as on the CPU
+        return _numpy_on_stand_in(op, d, idx, out_shape, batch_dims=batch_dims)
+    seen = D.bool_as_bytes(d)
+    base, offset = D.flat_base(seen)
+    itemsize = d.dtype.itemsize
+    xs = [s // itemsize if k > 1 else 0 for s, k in zip(d.strides, d.shape)]
+    rest = d.shape[b + q:]
+    rows_per_batch = math.prod(idx.shape[b:-1])
+    geo = [offset, b, len(rest), *D.divisor(math.prod(rest)), *D.divisor(rows_per_batch),
+           *D.dims(d.shape[:b], xs[:b]), *D.dims(rest, xs[b + q:])]
+    for k in range(q):
+        geo += [dims[k], xs[b + k]]
+    positions = _flat_positions(idx, max(dims), K.MODE_RAISE, d)
+    result, flat = _result(d, out_shape, d.dtype)
+    out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
+    bad = _flag(d)
+    block = D.threads_per_block()
+    GK.gather_tuples[D.grid(out.size, block), block, d.stream](
+        base, D.to_device_constants(geo, d.stream), positions, q, bad, out)
+    if _raised(bad, d):
+        _np_gather._raise_first_tuple_error(idx.array.copy_to_host(), dims, op)
+    return result
+
+
 # ------------------------------------------------------------------------ helpers
+
+
+def _numpy_on_stand_in(op, d, idx, out_shape, *args, **kwargs):
+    """A gather that reads nothing of ``x``: the NumPy path on a zero-stride stand-in
+    (its checks of the index values and its errors), the result uploaded."""
+    host_idx = idx.array.copy_to_host() if idx.size else np.zeros(idx.shape, idx.dtype)
+    stand = np.broadcast_to(np.zeros((), d.dtype), d.shape)
+    host = np.asarray(_NUMPY[op](stand, host_idx, *args, **kwargs))
+    result, flat = _result(d, out_shape, d.dtype)
+    if host.size:
+        flat.copy_to_device(np.ascontiguousarray(host).reshape(-1), stream=d.stream)
+    return result
+
+
+def _flag(d: D.DeviceArray) -> Any:
+    """A one-element int64 device flag, cleared (set by a kernel that meets a bad index)."""
+    bad = d.scratch((1,), np.int64)
+    bad.copy_to_device(np.zeros(1, np.int64), stream=d.stream)
+    return bad
+
+
+def _raised(bad, d: D.DeviceArray) -> bool:
+    """Whether a kernel set the flag (waits for it)."""
+    return bool(bad.copy_to_host(stream=d.stream)[0])
 
 
 def _indices_on_device(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:
@@ -95,7 +213,9 @@ def _indices_on_device(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:
         if i.dtype.kind not in "iu":
             raise TypeError(f"{op}: indices must be integers, got {i.dtype}")
         return D.in_c_order(i)
-    host = np.ascontiguousarray(np.asarray(indices))
+    host = np.asarray(indices)
+    if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-D)
+        host = host.copy(order="C")
     if host.dtype.kind not in "iu":
         raise TypeError(f"{op}: indices must be integers, got {host.dtype}")
     array = cuda.to_device(host, stream=d.stream)

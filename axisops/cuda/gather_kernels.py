@@ -1,0 +1,378 @@
+"""CUDA kernels of take_along_axis, gather_nd and scatter (numba-cuda).
+
+As in :mod:`axisops.cuda.kernels`, a kernel reads its arrays as flat bases with
+element offsets and an int64 *geometry* made on the host, and divides only by
+multiply and shift (``_divmod``). A dimension record here carries one stride per
+array walked together: ``(size, stride_0, ..., stride_k, magic, shift)``
+(:func:`dims_multi`), so one unravel gives the offsets in every array at once.
+
+Gathers (``take_along``, ``gather_tuples``) are a thread per output element: the
+threads of a warp write neighbouring outputs and, along a contiguous row of
+``x``, read neighbouring elements. An index out of range under ``raise`` sets a
+flag; the launcher then finds the first bad index on the host and raises the
+NumPy path's error (the error path copies the indices; the common path reads one
+flag).
+
+Scatter is deterministic without atomics, by two ways that give the same bits:
+
+* *lanes* (``scatter_lanes``): a thread per lane (a position of ``indices``
+  outside ``axis``) applies its updates in order along the axis. Different
+  lanes never share a destination, and within one lane the order along the axis
+  is the C order of ``indices``: the NumPy path's order, so float sums are its
+  bits. Used when there are enough lanes to fill the GPU.
+* *runs* (few, long lanes): each update's destination (``scatter_keys``), a
+  stable merge sort of the positions by destination (``merge_pass``: each
+  element finds its place in the merged run by a binary search in the other
+  run, ties keeping the left run first), then a thread per run of equal
+  destinations applies them in order (``scatter_runs``).
+
+A destination starts from ``x``'s value and combines its updates in the working
+dtype (float16 in float32, rounded once by the launcher); max and min take an
+update that is greater (smaller) or NaN, so NaN propagates and ties keep the
+earlier value, as on the CPU.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+from numba import cuda, int64, uint64
+
+from ..kernels import gather as _cpu_gather
+from .kernels import _divmod, _mulhi, _resolve, _unravel
+
+OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = (_cpu_gather.OP_ASSIGN, _cpu_gather.OP_ADD,
+                                             _cpu_gather.OP_MUL, _cpu_gather.OP_MAX,
+                                             _cpu_gather.OP_MIN)
+
+
+def dims_multi(shape, *strides) -> list[int]:
+    """``[size, stride per array..., magic, shift]`` per dimension (see
+    ``_device.divisor``): the records :func:`_unravel2` and :func:`_unravel3` walk."""
+    from ._device import divisor
+
+    out: list[int] = []
+    for k, n in enumerate(shape):
+        out += [int(n), *(int(s[k]) for s in strides), *divisor(n)[1:]]
+    return out
+
+
+@cuda.jit(device=True, inline=True)
+def _unravel2(k, geo, start, count):
+    """(offset in array 0, offset in array 1) of flat index *k* over ``count``
+    records ``(size, s0, s1, magic, shift)`` from ``geo[start]`` (C order)."""
+    a = int64(0)
+    b = int64(0)
+    for e in range(count):
+        rec = start + 5 * (count - 1 - e)
+        u = uint64(k)
+        q = int64((_mulhi(u, uint64(geo[rec + 3])) + u) >> uint64(geo[rec + 4]))
+        r = k - q * geo[rec]
+        a += r * geo[rec + 1]
+        b += r * geo[rec + 2]
+        k = q
+    return a, b
+
+
+@cuda.jit(device=True, inline=True)
+def _unravel3(k, geo, start, count):
+    """As :func:`_unravel2` with three strides per record ``(size, s0, s1, s2,
+    magic, shift)``."""
+    a = int64(0)
+    b = int64(0)
+    c = int64(0)
+    for e in range(count):
+        rec = start + 6 * (count - 1 - e)
+        u = uint64(k)
+        q = int64((_mulhi(u, uint64(geo[rec + 4])) + u) >> uint64(geo[rec + 5]))
+        r = k - q * geo[rec]
+        a += r * geo[rec + 1]
+        b += r * geo[rec + 2]
+        c += r * geo[rec + 3]
+        k = q
+    return a, b, c
+
+
+# ------------------------------------------------------------------------ gathers
+
+
+@cuda.jit(cache=True)
+def take_along(base, geo, indices, n, mode, fill, bad, out):
+    """``take_along_axis``: output ``(q, j, r)`` (outer, along the axis, rest; flat in
+    C order) reads ``x[q, resolve(indices[q, j, r]), r]``. *geo* is ``[x offset,
+    no, nr, x axis stride, indices axis stride, (divisor of rest's size), (divisor
+    of m), outer records (size, x stride, indices stride, magic, shift), rest
+    records]``; broadcast dimensions have stride 0."""
+    o = cuda.grid(1)
+    if o >= out.size:
+        return
+    no = geo[1]
+    nr = geo[2]
+    qj, r = _divmod(o, geo, 5)
+    q, j = _divmod(qj, geo, 8)
+    xq, iq = _unravel2(q, geo, 11, no)
+    xr, ir = _unravel2(r, geo, 11 + 5 * no, nr)
+    i = _resolve(int64(indices[iq + j * geo[4] + ir]), n, mode)
+    if i < 0:
+        if mode == _cpu_gather.MODE_RAISE:
+            bad[0] = 1
+        out[o] = fill
+        return
+    out[o] = base[geo[0] + xq + xr + i * geo[3]]
+
+
+@cuda.jit(cache=True)
+def gather_tuples(base, geo, indices, q, bad, out):
+    """``gather_nd``: output ``(row, r)`` reads ``x[batch(row), t_0, ..., t_q-1, r]``
+    where ``t`` is the tuple ``indices[row]`` (C-contiguous, q per row), each
+    component resolved against its dimension. *geo* is ``[x offset, nb, nr,
+    (divisor of rest's size), (divisor of m, the rows per batch), batch dims,
+    rest dims (size, stride, magic, shift), then q pairs (size, stride)]``."""
+    o = cuda.grid(1)
+    if o >= out.size:
+        return
+    nb = geo[1]
+    nr = geo[2]
+    row, r = _divmod(o, geo, 3)
+    b, _ = _divmod(row, geo, 6)
+    start = 9 + 4 * (nb + nr)
+    src = geo[0] + _unravel(b, geo, 9, nb) + _unravel(r, geo, 9 + 4 * nb, nr)
+    for k in range(q):
+        d = geo[start + 2 * k]
+        i = _resolve(int64(indices[row * q + k]), d, _cpu_gather.MODE_RAISE)
+        if i < 0:
+            bad[0] = 1
+            return
+        src += i * geo[start + 2 * k + 1]
+    out[o] = base[src]
+
+
+# ------------------------------------------------------------------------ scatter
+
+
+@cuda.jit(device=True, inline=True)
+def _apply(acc, v, op):
+    """One update *v* combined into *acc* (the CPU kernel's rules)."""
+    if op == OP_ADD:
+        return acc + v
+    if op == OP_MUL:
+        return acc * v
+    if op == OP_MAX:
+        if v > acc or v != v:
+            return v
+        return acc
+    if op == OP_MIN:
+        if v < acc or v != v:
+            return v
+        return acc
+    return v
+
+
+@cuda.jit(cache=True)
+def scatter_lanes(out, geo, indices, upd, n, op, bad):
+    """A thread per lane ``(q, r)`` of ``indices`` (outside the axis) applies the m
+    updates of its lane in order along the axis to the C-contiguous *out* (the
+    working dtype, holding ``x``). *geo* is ``[updates offset, no, nr, m, out axis
+    stride, indices axis stride, updates axis stride, lanes, (divisor of rest's
+    size), outer records (size, out, indices, updates strides, magic, shift), rest
+    records]``."""
+    lane = cuda.grid(1)
+    if lane >= geo[7]:
+        return
+    no = geo[1]
+    nr = geo[2]
+    q, r = _divmod(lane, geo, 8)
+    oq, iq, uq = _unravel3(q, geo, 11, no)
+    orr, ir, ur = _unravel3(r, geo, 11 + 6 * no, nr)
+    dst = oq + orr
+    isrc = iq + ir
+    usrc = geo[0] + uq + ur
+    for j in range(geo[3]):
+        i = _resolve(int64(indices[isrc + j * geo[5]]), n, _cpu_gather.MODE_RAISE)
+        if i < 0:
+            bad[0] = 1
+            continue
+        d = dst + i * geo[4]
+        out[d] = _apply(out[d], upd[usrc + j * geo[6]], op)
+
+
+@cuda.jit(cache=True)
+def scatter_keys(geo, indices, n, bad, keys):
+    """Each update's destination in the C-contiguous output: update ``p`` (C order
+    of ``indices``, flat ``(q, j, r)``) goes to ``out[q, resolve(indices[p]), r]``.
+    *geo* is ``[m, out axis stride, no, nr, (divisor of rest's size), (divisor of
+    m), outer records (size, out stride, magic, shift), rest records]``."""
+    p = cuda.grid(1)
+    if p >= keys.size:
+        return
+    qj, r = _divmod(p, geo, 4)
+    q, _j = _divmod(qj, geo, 7)
+    i = _resolve(int64(indices[p]), n, _cpu_gather.MODE_RAISE)
+    if i < 0:
+        bad[0] = 1
+        keys[p] = -1
+        return
+    no = geo[2]
+    keys[p] = _unravel(q, geo, 10, no) + _unravel(r, geo, 10 + 4 * no, geo[3]) + i * geo[1]
+
+
+@cuda.jit(cache=True)
+def merge_pass(keys, vals, width, keys_out, vals_out):
+    """One pass of a stable merge sort by key: runs of *width* (a power of two)
+    merged in pairs. Each element's place is its position in its run plus the
+    count of the other run's elements before it: keys smaller than its own (from
+    the right run: smaller or equal, so equal keys keep the left run first)."""
+    t = cuda.grid(1)
+    total = keys.size
+    if t >= total:
+        return
+    lo = t - (t & (2 * width - 1))
+    mid = min(lo + width, total)
+    hi = min(lo + 2 * width, total)
+    key = keys[t]
+    if t < mid:  # left run: count the right run's keys < key
+        a = mid
+        b = hi
+        while a < b:
+            c = (a + b) >> 1
+            if keys[c] < key:
+                a = c + 1
+            else:
+                b = c
+        place = t + (a - mid)
+    else:  # right run: count the left run's keys <= key
+        a = lo
+        b = mid
+        while a < b:
+            c = (a + b) >> 1
+            if keys[c] <= key:
+                a = c + 1
+            else:
+                b = c
+        place = lo + (t - mid) + (a - lo)
+    keys_out[place] = key
+    vals_out[place] = vals[t]
+
+
+@cuda.jit(cache=True)
+def scatter_runs(out, geo, keys, order, upd, op):
+    """A thread per run of equal destinations in the sorted *keys* applies its
+    updates (``order`` gives their positions, in C order of ``indices``) to
+    ``out[key]``. *geo* is ``[updates offset, nd, dims of indices' shape with the
+    updates' strides (size, stride, magic, shift)]``."""
+    s = cuda.grid(1)
+    total = keys.size
+    if s >= total:
+        return
+    key = keys[s]
+    if s > 0 and keys[s - 1] == key:
+        return
+    acc = out[key]
+    e = s
+    while e < total and keys[e] == key:
+        acc = _apply(acc, upd[geo[0] + _unravel(order[e], geo, 2, geo[1])], op)
+        e += 1
+    out[key] = acc
+
+
+@cuda.jit(device=True, inline=True)
+def _apply_complex(acc, v, op):
+    """:func:`_apply` for complex numbers (no max or min: they have no order)."""
+    if op == OP_ADD:
+        return acc + v
+    if op == OP_MUL:
+        return acc * v
+    return v
+
+
+@cuda.jit(cache=True)
+def scatter_lanes_complex(out, geo, indices, upd, n, op, bad):
+    """:func:`scatter_lanes` of complex numbers (Numba types every branch, and
+    complex numbers have no ``>``)."""
+    lane = cuda.grid(1)
+    if lane >= geo[7]:
+        return
+    no = geo[1]
+    nr = geo[2]
+    q, r = _divmod(lane, geo, 8)
+    oq, iq, uq = _unravel3(q, geo, 11, no)
+    orr, ir, ur = _unravel3(r, geo, 11 + 6 * no, nr)
+    dst = oq + orr
+    isrc = iq + ir
+    usrc = geo[0] + uq + ur
+    for j in range(geo[3]):
+        i = _resolve(int64(indices[isrc + j * geo[5]]), n, _cpu_gather.MODE_RAISE)
+        if i < 0:
+            bad[0] = 1
+            continue
+        d = dst + i * geo[4]
+        out[d] = _apply_complex(out[d], upd[usrc + j * geo[6]], op)
+
+
+@cuda.jit(cache=True)
+def scatter_runs_complex(out, geo, keys, order, upd, op):
+    """:func:`scatter_runs` of complex numbers."""
+    s = cuda.grid(1)
+    total = keys.size
+    if s >= total:
+        return
+    key = keys[s]
+    if s > 0 and keys[s - 1] == key:
+        return
+    acc = out[key]
+    e = s
+    while e < total and keys[e] == key:
+        acc = _apply_complex(acc, upd[geo[0] + _unravel(order[e], geo, 2, geo[1])], op)
+        e += 1
+    out[key] = acc
+
+
+@cuda.jit(cache=True)
+def iota(out):
+    """``out[k] = k``."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = k
+
+
+# ------------------------------------------------------------ compile-only check
+
+
+def signatures() -> Iterator[tuple[str, Any, tuple]]:
+    """(name, Python function, argument types) of every specialisation the
+    launchers in :mod:`axisops.cuda.gather` and :mod:`axisops.cuda.scatter` make."""
+    from numba import from_dtype, types
+
+    from ._signatures import DTYPES
+
+    def arr(dtype):
+        return types.Array(from_dtype(np.dtype(dtype)), 1, "C")
+
+    i64, geo = types.int64, arr(np.int64)
+    values = [*DTYPES, np.complex64, np.complex128]
+    for dt in values:
+        name = np.dtype(dt).name
+        x, v = arr(dt), from_dtype(np.dtype(dt))
+        for index in (np.int64, np.int32, np.uint32):
+            iname = np.dtype(index).name
+            yield (f"take_along {name} {iname}", take_along.py_func,
+                   (x, geo, arr(index), i64, i64, v, arr(np.int64), x))
+            yield (f"gather_tuples {name} {iname}", gather_tuples.py_func,
+                   (x, geo, arr(index), i64, arr(np.int64), x))
+        work = np.float32 if dt == np.float16 else dt
+        complex_ = np.dtype(dt).kind == "c"
+        lanes_kernel = scatter_lanes_complex if complex_ else scatter_lanes
+        runs_kernel = scatter_runs_complex if complex_ else scatter_runs
+        for w in {work, dt}:  # float16: float32 with a reduce, moved as itself without
+            for index in (np.int64, np.int32):
+                yield (f"scatter_lanes {name}->{np.dtype(w).name} {np.dtype(index).name}",
+                       lanes_kernel.py_func,
+                       (arr(w), geo, arr(index), x, i64, i64, arr(np.int64)))
+            yield (f"scatter_runs {name}->{np.dtype(w).name}", runs_kernel.py_func,
+                   (arr(w), geo, geo, geo, x, i64))
+    for index in (np.int64, np.int32, np.uint32):
+        yield (f"scatter_keys {np.dtype(index).name}", scatter_keys.py_func,
+               (geo, arr(index), i64, arr(np.int64), geo))
+    yield "merge_pass", merge_pass.py_func, (geo, geo, i64, geo, geo)
+    yield "iota", iota.py_func, (geo,)

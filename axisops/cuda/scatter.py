@@ -1,0 +1,210 @@
+"""``scatter`` of CUDA arrays (see :mod:`axisops.cuda`): deterministic, no atomics.
+
+The result starts as a C-contiguous copy of ``x`` in the working dtype (``x``'s;
+float32 for float16 with a ``reduce``, rounded once at the end, as on the CPU).
+The updates of one destination are applied in C order of ``indices``, starting
+from ``x``'s value, so every run gives the NumPy path's bits (float ``"add"``
+included). Two ways, by shape (:mod:`axisops.cuda.gather_kernels`):
+
+* many lanes (positions of ``indices`` outside ``axis``): a thread per lane walks
+  its updates along the axis;
+* few long lanes: the updates are sorted by destination (a stable merge sort on
+  the device) and a thread per destination applies its run in order.
+
+The NumPy path's checks run first, on host stand-ins of the arrays (shapes and
+dtypes; the index values only where the CPU reads them to check an empty axis);
+an index out of range sets a flag in the kernel, and the error is the NumPy
+path's, raised from a host copy of the indices. Updates are uploaded from the
+host (only what broadcasting needs), and device updates of another dtype are
+cast by their own library (PyTorch's ``to``, CuPy's ``astype``; a Numba device
+array through the host), as the NumPy path casts them (``same_kind``).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .. import _complex, _dtypes
+from .. import gather as _np_gather
+from .._indices import check_in_range
+from .._layout import c_strides, coalesce
+from . import _device as D
+from . import gather_kernels as GK
+from . import kernels as K
+from .gather import _flag, _flat_positions, _indices_on_device, _raised
+from .reduce import _result
+
+__all__ = ["scatter"]
+NUMPY_MODULE = "axisops.gather"
+
+_REDUCES = {None: GK.OP_ASSIGN, "add": GK.OP_ADD, "mul": GK.OP_MUL, "max": GK.OP_MAX,
+            "min": GK.OP_MIN}
+
+
+def enough_lanes() -> int:
+    """Lanes from which a thread per lane keeps the device busy (fewer, longer
+    lanes are sorted by destination instead)."""
+    return D.resident_threads()
+
+
+def scatter(x, indices, updates, axis, *, reduce=None):
+    """:func:`axisops.scatter` on the device."""
+    op = "scatter"
+    d = D.device_array(x)
+    dt = d.dtype
+    if dt.kind == "c":  # as the NumPy path: checked, then the parts' checks
+        _complex.check(dt, op)
+        if reduce in ("max", "min"):
+            _dtypes.check_dtype(dt, op)
+        if reduce == "mul":
+            warnings.warn("axisops.scatter: complex 'mul' on the device multiplies in the "
+                          "NumPy path's order, but the GPU may fuse its multiply-adds: the "
+                          "bits can differ from the CPU's in the last place", RuntimeWarning,
+                          stacklevel=3)
+    idx = _indices_on_device(d, indices, op)
+    u_on_device = D.is_cuda_array(updates)
+    u_dev = D.device_array(updates) if u_on_device else None
+    part = np.dtype(dt.char.lower()) if dt.kind == "c" else dt  # the parts' dtype
+    x_stand = np.broadcast_to(np.zeros((), part), d.shape)
+    i_stand = (idx.array.copy_to_host() if d.size == 0 and idx.size
+               else np.broadcast_to(np.zeros((), idx.dtype), idx.shape))
+    if u_dev is not None:
+        u_kind = u_dev.dtype if u_dev.dtype.kind != "c" else np.dtype(u_dev.dtype.char.lower())
+        u_check: Any = np.broadcast_to(np.zeros((), u_kind), u_dev.shape)
+    elif dt.kind == "c" and type(updates) not in (bool, int, float):
+        u_check = np.asarray(updates)
+        if u_check.dtype.kind == "c":
+            u_check = u_check.real
+    else:
+        u_check = updates
+    _, _, _, axis = _np_gather._scatter_args(x_stand, i_stand, u_check, axis, reduce, op)
+    code = _REDUCES[reduce]
+    if dt == np.bool_:  # or and and are max and min of 0 and 1
+        code = {GK.OP_ADD: GK.OP_MAX, GK.OP_MUL: GK.OP_MIN}.get(code, code)
+    work = np.dtype(np.float32) if dt == np.float16 and reduce is not None else dt
+    result, flat = _result(d, d.shape, dt)
+    moved = np.dtype(np.uint8) if dt == np.bool_ else dt
+    out = flat.view(moved) if moved != dt else flat
+    target = out if work == dt else d.scratch((d.size,), work)
+    if d.size:
+        _copy_into(d, target)
+    if idx.size:
+        upd, u_offset, u_strides = _updates(d, updates, u_dev, idx.shape, moved)
+        positions = _flat_positions(idx, d.shape[axis], K.MODE_RAISE, d)
+        bad = _flag(d)
+        lanes = idx.size // idx.shape[axis]
+        if lanes >= enough_lanes() or idx.shape[axis] == 1:
+            _by_lanes(d, target, idx.shape, axis, positions, upd, u_offset, u_strides, code, bad)
+        else:
+            _by_runs(d, target, idx.shape, axis, positions, upd, u_offset, u_strides, code, bad)
+        if _raised(bad, d):
+            check_in_range(idx.array.copy_to_host(), d.shape[axis], op, negative=True)
+    if work != dt:
+        block = D.threads_per_block()
+        K.cast[D.grid(d.size, block), block, d.stream](target, out)
+    return result
+
+
+def _copy_into(d: D.DeviceArray, target) -> None:
+    """``x`` in C order into the flat *target* (converted to its dtype)."""
+    seen = D.bool_as_bytes(d)
+    base, offset = D.flat_base(seen)
+    itemsize = d.dtype.itemsize
+    geo = [offset, d.ndim, *D.dims(d.shape, [s // itemsize for s in d.strides])]
+    block = D.threads_per_block()
+    K.copy_c[D.grid(d.size, block), block, d.stream](
+        base, D.to_device_constants(geo, d.stream), target)
+
+
+def _updates(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
+    """(flat base, element offset, element strides over *shape*) of the updates in
+    ``x``'s dtype (*moved*: bool as bytes): their leading part when larger than
+    *shape*, stride 0 where they broadcast."""
+    dt = d.dtype
+    if u_dev is None:
+        u = _np_gather._as_updates(updates, dt, "scatter")
+        if (u.shape != shape and u.ndim == len(shape)
+                and all(a >= s for a, s in zip(u.shape, shape))):
+            u = u[tuple(slice(0, s) for s in shape)]
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            host = np.ascontiguousarray(u.astype(dt))
+        from numba import cuda
+
+        array = cuda.to_device(host.view(moved) if moved != dt else host, stream=d.stream)
+        u_dev = D.DeviceArray(array, host.shape, host.strides, moved, "numba", array, d.stream)
+    else:
+        if u_dev.dtype != dt:
+            u_dev = D.device_array(_cast(u_dev, dt))
+        u_dev = D.bool_as_bytes(u_dev)
+    base, offset = D.flat_base(u_dev)
+    itemsize = u_dev.dtype.itemsize
+    own = [s // itemsize if k > 1 else 0 for s, k in zip(u_dev.strides, u_dev.shape)]
+    skip = len(shape) - u_dev.ndim  # broadcast: missing dimensions get stride 0
+    strides = [0 if k < skip else own[k - skip] for k in range(len(shape))]
+    return base, offset, strides
+
+
+def _cast(u: D.DeviceArray, dtype: np.dtype):
+    """Device updates cast to *dtype* by their own library (same_kind, checked)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if u.kind == "torch":
+            return u.owner.to(D._torch_dtype(dtype))
+        if u.kind == "cupy":
+            return u.owner.astype(dtype)
+        from numba import cuda
+
+        return cuda.to_device(np.ascontiguousarray(u.array.copy_to_host().astype(dtype)),
+                              stream=u.stream)
+
+
+def _by_lanes(d, target, shape, axis, positions, upd, u_offset, u_strides, code, bad) -> None:
+    """A thread per lane of *shape* outside *axis* (``gather_kernels.scatter_lanes``)."""
+    o_strides, i_strides = c_strides(d.shape), c_strides(shape)
+    outer, (o_outer, i_outer, u_outer) = coalesce(list(shape[:axis]), o_strides[:axis],
+                                                  i_strides[:axis], u_strides[:axis])
+    rest, (o_rest, i_rest, u_rest) = coalesce(list(shape[axis + 1:]), o_strides[axis + 1:],
+                                              i_strides[axis + 1:], u_strides[axis + 1:])
+    lanes = math.prod(outer) * math.prod(rest)
+    geo = [u_offset, len(outer), len(rest), shape[axis], o_strides[axis], i_strides[axis],
+           u_strides[axis], lanes, *D.divisor(math.prod(rest)),
+           *GK.dims_multi(outer, o_outer, i_outer, u_outer),
+           *GK.dims_multi(rest, o_rest, i_rest, u_rest)]
+    block = D.threads_per_block()
+    kernel = GK.scatter_lanes_complex if d.dtype.kind == "c" else GK.scatter_lanes
+    kernel[D.grid(lanes, block), block, d.stream](
+        target, D.to_device_constants(geo, d.stream), positions, upd, d.shape[axis], code, bad)
+
+
+def _by_runs(d, target, shape, axis, positions, upd, u_offset, u_strides, code, bad) -> None:
+    """Sorted by destination, a thread per run (``scatter_keys``, ``merge_pass``,
+    ``scatter_runs``)."""
+    o_strides = c_strides(d.shape)
+    outer, (o_outer,) = coalesce(list(shape[:axis]), o_strides[:axis])
+    rest, (o_rest,) = coalesce(list(shape[axis + 1:]), o_strides[axis + 1:])
+    total = math.prod(shape)
+    geo = [shape[axis], o_strides[axis], len(outer), len(rest), *D.divisor(math.prod(rest)),
+           *D.divisor(shape[axis]), *D.dims(outer, o_outer), *D.dims(rest, o_rest)]
+    block = D.threads_per_block()
+    blocks = D.grid(total, block)
+    keys = d.scratch((total,), np.int64)
+    GK.scatter_keys[blocks, block, d.stream](D.to_device_constants(geo, d.stream), positions,
+                                             d.shape[axis], bad, keys)
+    if _raised(bad, d):
+        return  # the caller raises
+    order = d.scratch((total,), np.int64)
+    GK.iota[blocks, block, d.stream](order)
+    keys_out, order_out = d.scratch((total,), np.int64), d.scratch((total,), np.int64)
+    width = 1
+    while width < total:
+        GK.merge_pass[blocks, block, d.stream](keys, order, width, keys_out, order_out)
+        keys, keys_out, order, order_out = keys_out, keys, order_out, order
+        width *= 2
+    run_geo = [u_offset, len(shape), *D.dims(shape, u_strides)]
+    kernel = GK.scatter_runs_complex if d.dtype.kind == "c" else GK.scatter_runs
+    kernel[blocks, block, d.stream](target, D.to_device_constants(run_geo, d.stream),
+                                             keys, order, upd, code)
