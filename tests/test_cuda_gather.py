@@ -5,6 +5,8 @@ and sorted by destination) with repeated destinations, NaN and ties.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from cuda_support import check, device_cases, host, on_device, quick_thread_switches  # noqa: F401
@@ -235,4 +237,132 @@ def test_scatter_errors_are_the_numpy_paths(scatter_way):
         check(axisops.scatter, x, True, problems, label, **kwargs)
     check(axisops.scatter, x[:0], True, problems, "empty axis", indices=np.array([[5]]),
           updates=1, axis=0)
+    assert not problems, "\n".join(problems)
+
+
+# -------------------------------------------------------------------- gradients
+
+
+GRAD_DTYPES = [np.int32, np.float16, np.float32, np.float64, np.complex64]
+
+
+def gradient_of(a, dtype, rng):
+    g = rng.standard_normal(a.shape) * 4
+    if np.dtype(dtype).kind == "c":
+        return (g + 1j * g[..., ::-1]).astype(dtype)
+    return g.astype(dtype)
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "fill"])
+@pytest.mark.parametrize("dtype", GRAD_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_gather_gradients_match_the_numpy_paths_bits(mode, dtype, scatter_way):
+    rng = np.random.default_rng(12)
+    problems: list[str] = []
+    for x_shape, axis in [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((6,), None)]:
+        n = math.prod(x_shape) if axis is None else x_shape[axis]
+        low, high = (-n, n) if mode == "raise" else (-2 * n, 2 * n)
+        # take: repeats, so destinations get several additions
+        idx = rng.integers(low, high, (7,) if axis is None else (2, 4))
+        fwd = np.zeros(x_shape)
+        g = gradient_of(axisops.take(fwd, idx, axis, mode=mode), dtype, rng)
+        check(axisops.grad.take, g, True, problems, f"take {x_shape} {axis}",
+              indices=on_device(idx.astype(np.int32)), x_shape=x_shape, axis=axis, mode=mode)
+        # take_along_axis, with the leading part of x (indices smaller)
+        along = rng.integers(low, high, (7,) if axis is None else
+                             tuple(5 if k == axis else max(1, s - 1) for k, s in
+                                   enumerate(x_shape)))
+        g = gradient_of(axisops.take_along_axis(fwd, along, axis, mode=mode), dtype, rng)
+        check(axisops.grad.take_along_axis, g, True, problems, f"along {x_shape} {axis}",
+              indices=along, x_shape=x_shape, axis=axis, mode=mode)
+    # gather_nd, with batch dimensions and repeated tuples
+    x_shape = (2, 3, 4)
+    for batch_dims, q in [(0, 1), (0, 2), (1, 1), (1, 2)]:
+        dims = x_shape[batch_dims:batch_dims + q]
+        tuples = np.stack([rng.integers(-d, d, x_shape[:batch_dims] + (5,)) for d in dims], -1)
+        g = gradient_of(axisops.gather_nd(np.zeros(x_shape), tuples, batch_dims=batch_dims),
+                        dtype, rng)
+        check(axisops.grad.gather_nd, g, True, problems, f"gather_nd {batch_dims} {q}",
+              indices=on_device(tuples), x_shape=x_shape, batch_dims=batch_dims)
+    assert not problems, "\n".join(problems)
+
+
+def test_take_along_axis_gradient_sums_broadcast_copies_to_rounding(scatter_way):
+    rng = np.random.default_rng(13)
+    g = rng.standard_normal((4, 6)).astype(np.float32)
+    idx = rng.integers(0, 3, (4, 6))
+    want = axisops.grad.take_along_axis(g, idx, (1, 3), 1)  # x was (1, 3), broadcast to 4 rows
+    got = host(axisops.grad.take_along_axis(on_device(g), idx, (1, 3), 1))
+    assert got.dtype == np.float32 and got.shape == (1, 3)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_gather_gradient_errors_are_the_numpy_paths(scatter_way):
+    g = np.ones((2, 4))
+    problems: list[str] = []
+    for label, fn, kwargs in [
+        ("take bad", axisops.grad.take, dict(indices=on_device(np.array([[0, 5, 1, 2]])),
+                                             x_shape=(2, 3), axis=1)),
+        ("take shape", axisops.grad.take, dict(indices=np.array([0, 1, 2]), x_shape=(2, 3),
+                                               axis=1)),
+        ("take mode", axisops.grad.take, dict(indices=np.array([0, 1, 2, 0]), x_shape=(2, 3),
+                                              axis=1, mode="nope")),
+        ("take axis", axisops.grad.take, dict(indices=np.array([0, 1, 2, 0]), x_shape=(2, 3),
+                                              axis=3)),
+        ("take empty axis", axisops.grad.take, dict(indices=np.array([0, 1, 2, 0]),
+                                                    x_shape=(2, 0), axis=1)),
+        ("along bad", axisops.grad.take_along_axis,
+         dict(indices=np.array([[0, 1, 2, -5], [0, 0, 0, 0]]), x_shape=(2, 4), axis=1)),
+        ("along dims", axisops.grad.take_along_axis, dict(indices=np.zeros(4, np.int64),
+                                                          x_shape=(2, 4), axis=1)),
+        ("nd bad", axisops.grad.gather_nd, dict(indices=np.array([[0, 9], [1, 1]]),
+                                                x_shape=(2, 3, 4))),
+        ("nd shape", axisops.grad.gather_nd, dict(indices=np.array([[0], [1]]),
+                                                  x_shape=(2, 3, 4))),
+        ("float indices", axisops.grad.take, dict(indices=np.zeros(4), x_shape=(2, 3), axis=1)),
+    ]:
+        check(fn, g, True, problems, label, **kwargs)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float16, np.float32, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+def test_scatter_gradient_matches_the_numpy_path(reduce, dtype, scatter_way):
+    rng = np.random.default_rng(14)
+    problems: list[str] = []
+    for x_shape, axis, i_shape in [((5,), 0, (7,)), ((3, 4), 0, (5, 3)), ((3, 4), 1, (2, 6)),
+                                   ((2, 3, 4), 2, (2, 2, 5))]:
+        n = x_shape[axis]
+        x = (rng.integers(-2, 3, x_shape)).astype(dtype)  # ties with the updates
+        if np.dtype(dtype).kind == "f":
+            x.reshape(-1)[0] = np.nan
+        idx = rng.integers(-n, n, i_shape)
+        upd = rng.integers(-2, 3, i_shape).astype(dtype)
+        g = rng.standard_normal(x_shape).astype(np.float32 if dtype == np.bool_ else dtype)
+        label = f"{x_shape} axis={axis}"
+        check(axisops.grad.scatter, g, True, problems, label, x=on_device(x),
+              indices=on_device(idx), updates=on_device(upd), axis=axis, reduce=reduce)
+        larger = np.concatenate([upd, upd], axis=axis) if upd.ndim else upd
+        check(axisops.grad.scatter, g, True, problems, f"{label} larger updates", x=x,
+              indices=idx, updates=larger, axis=axis, reduce=reduce)
+        row = upd.reshape(-1)[:i_shape[-1]]  # broadcast along the leading dimensions
+        check(axisops.grad.scatter, g, True, problems, f"{label} broadcast", x=on_device(x),
+              indices=idx, updates=on_device(np.ascontiguousarray(row)), axis=axis,
+              reduce=reduce)
+    assert not problems, "\n".join(problems)
+
+
+def test_scatter_gradient_errors_are_the_numpy_paths(scatter_way):
+    g, x = np.ones((3, 4)), np.zeros((3, 4))
+    problems: list[str] = []
+    for label, kwargs in {
+        "out of range": dict(x=on_device(x), indices=on_device(np.array([[0, 3]])), updates=1.0,
+                             axis=0),
+        "g shape": dict(x=np.zeros((3, 5)), indices=np.array([[0]]), updates=1.0, axis=0),
+        "bad reduce": dict(x=x, indices=np.array([[0]]), updates=1.0, axis=0, reduce="sum"),
+        "float indices": dict(x=x, indices=np.array([[0.0]]), updates=1.0, axis=0),
+        "int x float updates": dict(x=x.astype(np.int32), indices=np.array([[0]]),
+                                    updates=on_device(np.ones((1, 1))), axis=0),
+    }.items():
+        check(axisops.grad.scatter, g, True, problems, label, **kwargs)
     assert not problems, "\n".join(problems)

@@ -24,6 +24,11 @@ and allocates results of its own type on its device.
 * ``unfold``, ``fold`` and their gradients (:mod:`axisops.cuda.window`,
   :mod:`axisops.cuda.window_grad`): gathers, a thread per output element; fold
   adds in increasing kernel index without atomics (the CPU path's bits).
+* The gradients of the reductions and scans (:mod:`axisops.cuda.reduce_grad`,
+  :mod:`axisops.cuda.scan_grad`): sum/mean broadcasts and the max/min tie split
+  (the CPU path's bits, from the device max and sum), prod/cumprod/logcumsumexp a
+  thread per row or lane in index order without division (the CPU's kernels),
+  cumsum by the device scan, cummax/cummin a scatter-add per lane in index order.
 
 Complex arrays take sums, products, means, their scans and ``take``. The other
 gathers, scatter, windows and the gradients do not run on CUDA arrays yet: they
@@ -44,7 +49,8 @@ __all__ = ["is_cuda_array", "call", "OPERATORS"]
 #: The modules of device operators. Each stands in for the NumPy-path module its
 #: ``NUMPY_MODULE`` names (``axisops.cuda.reduce`` for ``axisops.reduce`` when it
 #: names none), with the functions in its ``__all__``.
-_MODULES = ("reduce", "scan", "gather", "scatter", "window", "window_grad")
+_MODULES = ("reduce", "scan", "gather", "scatter", "gather_grad", "window", "window_grad",
+            "reduce_grad", "scan_grad")
 
 
 def _operators() -> dict[tuple[str, str], Callable[..., Any]]:

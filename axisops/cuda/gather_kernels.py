@@ -41,6 +41,7 @@ from numba import cuda, int64, uint64
 
 from ..kernels import gather as _cpu_gather
 from .kernels import _divmod, _mulhi, _resolve, _unravel
+from .kernels import cast as _cast
 
 OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = (_cpu_gather.OP_ASSIGN, _cpu_gather.OP_ADD,
                                              _cpu_gather.OP_MUL, _cpu_gather.OP_MAX,
@@ -170,7 +171,7 @@ def _apply(acc, v, op):
 
 
 @cuda.jit(cache=True)
-def scatter_lanes(out, geo, indices, upd, n, op, bad):
+def scatter_lanes(out, geo, indices, upd, n, op, mode, bad):
     """A thread per lane ``(q, r)`` of ``indices`` (outside the axis) applies the m
     updates of its lane in order along the axis to the C-contiguous *out* (the
     working dtype, holding ``x``). *geo* is ``[updates offset, no, nr, m, out axis
@@ -189,32 +190,38 @@ def scatter_lanes(out, geo, indices, upd, n, op, bad):
     isrc = iq + ir
     usrc = geo[0] + uq + ur
     for j in range(geo[3]):
-        i = _resolve(int64(indices[isrc + j * geo[5]]), n, _cpu_gather.MODE_RAISE)
-        if i < 0:
-            bad[0] = 1
+        i = _resolve(int64(indices[isrc + j * geo[5]]), n, mode)
+        if i < 0:  # out of range: an error under raise, no contribution under fill
+            if mode == _cpu_gather.MODE_RAISE:
+                bad[0] = 1
             continue
         d = dst + i * geo[4]
         out[d] = _apply(out[d], upd[usrc + j * geo[6]], op)
 
 
 @cuda.jit(cache=True)
-def scatter_keys(geo, indices, n, bad, keys):
-    """Each update's destination in the C-contiguous output: update ``p`` (C order
-    of ``indices``, flat ``(q, j, r)``) goes to ``out[q, resolve(indices[p]), r]``.
-    *geo* is ``[m, out axis stride, no, nr, (divisor of rest's size), (divisor of
-    m), outer records (size, out stride, magic, shift), rest records]``."""
+def scatter_keys(geo, indices, n, mode, bad, keys):
+    """Each update's destination in the C-contiguous output: update ``p`` (flat
+    ``(q, j, r)`` over the updates' shape) goes to ``out[q, resolve(indices[q, j,
+    r]), r]``, or nowhere (-1) when its index is out of range. *geo* is ``[m, out
+    axis stride, indices axis stride, no, nr, (divisor of rest's size), (divisor
+    of m), outer records (size, out stride, indices stride, magic, shift), rest
+    records]``."""
     p = cuda.grid(1)
     if p >= keys.size:
         return
-    qj, r = _divmod(p, geo, 4)
-    q, _j = _divmod(qj, geo, 7)
-    i = _resolve(int64(indices[p]), n, _cpu_gather.MODE_RAISE)
+    no = geo[3]
+    qj, r = _divmod(p, geo, 5)
+    q, j = _divmod(qj, geo, 8)
+    oq, iq = _unravel2(q, geo, 11, no)
+    orr, ir = _unravel2(r, geo, 11 + 5 * no, geo[4])
+    i = _resolve(int64(indices[iq + j * geo[2] + ir]), n, mode)
     if i < 0:
-        bad[0] = 1
+        if mode == _cpu_gather.MODE_RAISE:
+            bad[0] = 1
         keys[p] = -1
         return
-    no = geo[2]
-    keys[p] = _unravel(q, geo, 10, no) + _unravel(r, geo, 10 + 4 * no, geo[3]) + i * geo[1]
+    keys[p] = oq + orr + i * geo[1]
 
 
 @cuda.jit(cache=True)
@@ -266,7 +273,7 @@ def scatter_runs(out, geo, keys, order, upd, op):
     if s >= total:
         return
     key = keys[s]
-    if s > 0 and keys[s - 1] == key:
+    if key < 0 or (s > 0 and keys[s - 1] == key):  # nowhere, or not the run's first
         return
     acc = out[key]
     e = s
@@ -287,7 +294,7 @@ def _apply_complex(acc, v, op):
 
 
 @cuda.jit(cache=True)
-def scatter_lanes_complex(out, geo, indices, upd, n, op, bad):
+def scatter_lanes_complex(out, geo, indices, upd, n, op, mode, bad):
     """:func:`scatter_lanes` of complex numbers (Numba types every branch, and
     complex numbers have no ``>``)."""
     lane = cuda.grid(1)
@@ -302,9 +309,10 @@ def scatter_lanes_complex(out, geo, indices, upd, n, op, bad):
     isrc = iq + ir
     usrc = geo[0] + uq + ur
     for j in range(geo[3]):
-        i = _resolve(int64(indices[isrc + j * geo[5]]), n, _cpu_gather.MODE_RAISE)
-        if i < 0:
-            bad[0] = 1
+        i = _resolve(int64(indices[isrc + j * geo[5]]), n, mode)
+        if i < 0:  # out of range: an error under raise, no contribution under fill
+            if mode == _cpu_gather.MODE_RAISE:
+                bad[0] = 1
             continue
         d = dst + i * geo[4]
         out[d] = _apply_complex(out[d], upd[usrc + j * geo[6]], op)
@@ -318,7 +326,7 @@ def scatter_runs_complex(out, geo, keys, order, upd, op):
     if s >= total:
         return
     key = keys[s]
-    if s > 0 and keys[s - 1] == key:
+    if key < 0 or (s > 0 and keys[s - 1] == key):  # nowhere, or not the run's first
         return
     acc = out[key]
     e = s
@@ -329,11 +337,170 @@ def scatter_runs_complex(out, geo, keys, order, upd, op):
 
 
 @cuda.jit(cache=True)
+def flat_tuples(indices, geo, q, bad, out):
+    """``gather_nd``'s tuples as flat indices over their dimensions (C order): a
+    thread per tuple; *geo* is q pairs (size, C stride). A component out of range
+    sets the flag."""
+    row = cuda.grid(1)
+    if row >= out.size:
+        return
+    flat = int64(0)
+    for k in range(q):
+        i = _resolve(int64(indices[row * q + k]), geo[2 * k], _cpu_gather.MODE_RAISE)
+        if i < 0:
+            bad[0] = 1
+            i = 0
+        flat += i * geo[2 * k + 1]
+    out[row] = flat
+
+
+@cuda.jit(cache=True)
+def fill(out, value):
+    """``out[k] = value``."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = value
+
+
+@cuda.jit(cache=True)
+def pad_leading(src, geo, out):
+    """``out`` (flat, C order over a shape) = *src* (C-contiguous over a leading part
+    of that shape) where it reaches, else 0. *geo* is ``[ndim, records (size,
+    src stride, magic, shift), the leading part's sizes]``."""
+    k = cuda.grid(1)
+    if k >= out.size:
+        return
+    nd = geo[0]
+    off = int64(0)
+    rest = k
+    for e in range(nd):
+        dim = nd - 1 - e
+        rec = 1 + 4 * dim
+        u = uint64(rest)
+        q = int64((_mulhi(u, uint64(geo[rec + 2])) + u) >> uint64(geo[rec + 3]))
+        c = rest - q * geo[rec]
+        if c >= geo[1 + 4 * nd + dim]:
+            out[k] = 0
+            return
+        off += c * geo[rec + 1]
+        rest = q
+    out[k] = src[off]
+
+
+@cuda.jit(cache=True)
 def iota(out):
     """``out[k] = k``."""
     k = cuda.grid(1)
     if k < out.size:
         out[k] = k
+
+
+# ------------------------------------------------------- the gradient of scatter
+#
+# ``keys[p]`` is update p's flat destination (``scatter_keys``), ``g``, ``x`` and
+# the forward's result are C-contiguous and flat; each kernel is a thread per
+# element of its output and computes what the NumPy path's ``grad.scatter``
+# computes with NumPy, in the same order of operations.
+
+
+@cuda.jit(device=True, inline=True)
+def _same(a, b):
+    """a == b, NaN equal to NaN."""
+    return a == b or (a != a and b != b)
+
+
+@cuda.jit(cache=True)
+def kept_x(g, last, out):
+    """reduce=None: ``x``'s element keeps its gradient where no update wrote."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = g[k] if last[k] < 0 else 0
+
+
+@cuda.jit(cache=True)
+def won_update(g, last, keys, out):
+    """reduce=None: an update gets its destination's gradient if it was the last."""
+    p = cuda.grid(1)
+    if p < out.size:
+        key = keys[p]
+        out[p] = g[key] if last[key] == p else 0
+
+
+@cuda.jit(cache=True)
+def at_keys(a, keys, out):
+    """``out[p] = a[keys[p]]``: *a* read at each update's destination."""
+    p = cuda.grid(1)
+    if p < out.size:
+        out[p] = a[keys[p]]
+
+
+@cuda.jit(cache=True)
+def same_mask(a, b, out):
+    """``out[k] = 1`` where ``a[k]`` is ``b[k]`` (NaN is NaN), else 0."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = 1 if _same(a[k], b[k]) else 0
+
+
+@cuda.jit(cache=True)
+def same_at_keys(u, result, keys, out):
+    """``out[p] = 1`` where update p is the result at its destination."""
+    p = cuda.grid(1)
+    if p < out.size:
+        out[p] = 1 if _same(u[p], result[keys[p]]) else 0
+
+
+@cuda.jit(cache=True)
+def shares_x(g, from_x, count, out):
+    """max/min: ``g / count`` where ``x``'s element is the result, else 0."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = g[k] / count[k] if from_x[k] != 0 else 0
+
+
+@cuda.jit(cache=True)
+def shares_updates(g, from_u, count, keys, out):
+    """max/min: each update equal to the result gets its destination's share."""
+    p = cuda.grid(1)
+    if p < out.size:
+        key = keys[p]
+        out[p] = g[key] / count[key] if from_u[p] != 0 else 0
+
+
+@cuda.jit(cache=True)
+def times(a, b, out):
+    """``out[k] = a[k] * b[k]``."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = a[k] * b[k]
+
+
+@cuda.jit(cache=True)
+def product_grads(g, x, keys, order, u, one, out):
+    """reduce="mul": a thread per run of equal destinations (*keys* sorted, *order*
+    the updates' positions) gives each update ``g * x * (the product of the run's
+    other updates)`` at its destination: a prefix product forward and a suffix
+    product backward, no division (the CPU's ``segment_exclusive_products``)."""
+    s = cuda.grid(1)
+    total = keys.size
+    if s >= total:
+        return
+    key = keys[s]
+    if s > 0 and keys[s - 1] == key:
+        return
+    e = s
+    acc = one
+    while e < total and keys[e] == key:
+        out[order[e]] = acc
+        acc = acc * u[order[e]]
+        e += 1
+    acc = one
+    scale = g[key] * x[key]
+    while e > s:
+        e -= 1
+        p = order[e]
+        out[p] = scale * (out[p] * acc)
+        acc = acc * u[p]
 
 
 # ------------------------------------------------------------ compile-only check
@@ -368,11 +535,43 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             for index in (np.int64, np.int32):
                 yield (f"scatter_lanes {name}->{np.dtype(w).name} {np.dtype(index).name}",
                        lanes_kernel.py_func,
-                       (arr(w), geo, arr(index), x, i64, i64, arr(np.int64)))
+                       (arr(w), geo, arr(index), x, i64, i64, i64, arr(np.int64)))
             yield (f"scatter_runs {name}->{np.dtype(w).name}", runs_kernel.py_func,
                    (arr(w), geo, geo, geo, x, i64))
     for index in (np.int64, np.int32, np.uint32):
         yield (f"scatter_keys {np.dtype(index).name}", scatter_keys.py_func,
-               (geo, arr(index), i64, arr(np.int64), geo))
+               (geo, arr(index), i64, i64, arr(np.int64), geo))
     yield "merge_pass", merge_pass.py_func, (geo, geo, i64, geo, geo)
+    for index in (np.int64, np.int32, np.uint32):
+        yield (f"flat_tuples {np.dtype(index).name}", flat_tuples.py_func,
+               (arr(index), geo, i64, arr(np.int64), geo))
+    for dt in values:
+        yield f"fill {np.dtype(dt).name}", fill.py_func, (arr(dt), from_dtype(np.dtype(dt)))
+    yield "fill int64", fill.py_func, (geo, types.int64)
+    for w in (np.float32, np.float64):  # the gradient of scatter, in its working dtype
+        wn, work = np.dtype(w).name, arr(w)
+        yield f"cast {wn}->{wn}", _cast.py_func, (work, work)
+        yield f"kept_x {wn}", kept_x.py_func, (work, geo, work)
+        yield f"won_update {wn}", won_update.py_func, (work, geo, geo, work)
+        yield f"at_keys {wn}", at_keys.py_func, (work, geo, work)
+        yield f"shares_x {wn}", shares_x.py_func, (work, work, work, work)
+        yield f"shares_updates {wn}", shares_updates.py_func, (work, work, work, geo, work)
+        yield f"times {wn}", times.py_func, (work, work, work)
+        yield f"pad_leading {wn}", pad_leading.py_func, (work, geo, work)
+        yield (f"product_grads {wn}", product_grads.py_func,
+               (work, work, geo, geo, work, from_dtype(np.dtype(w)), work))
+        for dt in DTYPES:
+            xa = arr(dt)
+            yield f"same_mask {np.dtype(dt).name}->{wn}", same_mask.py_func, (xa, xa, work)
+            yield (f"same_at_keys {np.dtype(dt).name}->{wn}", same_at_keys.py_func,
+                   (xa, xa, geo, work))
+    for src in DTYPES:  # updates converted to x's dtype, g of the gathers' gradients to float64
+        for dst in DTYPES:
+            if np.can_cast(src, dst, "same_kind") and src != dst:
+                yield (f"cast {np.dtype(src).name}->{np.dtype(dst).name}", _cast.py_func,
+                       (arr(src), arr(dst)))
+    for src, dst in ((np.complex64, np.complex128), (np.float32, np.complex64),
+                     (np.float64, np.complex128)):
+        yield f"cast {np.dtype(src).name}->{np.dtype(dst).name}", _cast.py_func, (arr(src),
+                                                                                  arr(dst))
     yield "iota", iota.py_func, (geo,)

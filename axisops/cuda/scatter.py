@@ -14,7 +14,9 @@ included). Two ways, by shape (:mod:`axisops.cuda.gather_kernels`):
 The NumPy path's checks run first, on host stand-ins of the arrays (shapes and
 dtypes; the index values only where the CPU reads them to check an empty axis);
 an index out of range sets a flag in the kernel, and the error is the NumPy
-path's, raised from a host copy of the indices. Updates are uploaded from the
+path's, raised from a host copy of the indices. Complex ``"mul"`` multiplies in
+the NumPy path's order, but a GPU compiler may fuse a complex product's multiply
+and add: its last bits can differ from the CPU's. Updates are uploaded from the
 host (only what broadcasting needs), and device updates of another dtype are
 cast by their own library (PyTorch's ``to``, CuPy's ``astype``; a Numba device
 array through the host), as the NumPy path casts them (``same_kind``).
@@ -55,18 +57,40 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     op = "scatter"
     d = D.device_array(x)
     dt = d.dtype
+    idx, u_dev, axis = checked(op, d, indices, updates, axis, reduce)
+    code = _REDUCES[reduce]
+    if dt == np.bool_:  # or and and are max and min of 0 and 1
+        code = {GK.OP_ADD: GK.OP_MAX, GK.OP_MUL: GK.OP_MIN}.get(code, code)
+    work = np.dtype(np.float32) if dt == np.float16 and reduce is not None else dt
+    result, flat = _result(d, d.shape, dt)
+    moved = np.dtype(np.uint8) if dt == np.bool_ else dt
+    out = flat.view(moved) if moved != dt else flat
+    target = out if work == dt else d.scratch((d.size,), work)
+    if d.size:
+        _copy_into(d, target)
+    if idx.size:
+        upd, u_offset, u_strides = _updates(d, updates, u_dev, idx.shape, moved)
+        positions = _flat_positions(idx, d.shape[axis], K.MODE_RAISE, d)
+        o_strides = c_strides(d.shape)[:idx.ndim]
+        if scatter_into(d, target, o_strides, idx.shape, axis, positions, c_strides(idx.shape),
+                        upd, u_offset, u_strides, d.shape[axis], code, K.MODE_RAISE):
+            check_in_range(idx.array.copy_to_host(), d.shape[axis], op, negative=True)
+    if work != dt:
+        block = D.threads_per_block()
+        K.cast[D.grid(d.size, block), block, d.stream](target, out)
+    return result
+
+
+def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce):
+    """(indices on the device, device updates or None, axis): the NumPy path's
+    checks of a scatter of *d*, in its order, on host stand-ins of the arrays."""
+    dt = d.dtype
     if dt.kind == "c":  # as the NumPy path: checked, then the parts' checks
         _complex.check(dt, op)
         if reduce in ("max", "min"):
             _dtypes.check_dtype(dt, op)
-        if reduce == "mul":
-            warnings.warn("axisops.scatter: complex 'mul' on the device multiplies in the "
-                          "NumPy path's order, but the GPU may fuse its multiply-adds: the "
-                          "bits can differ from the CPU's in the last place", RuntimeWarning,
-                          stacklevel=3)
     idx = _indices_on_device(d, indices, op)
-    u_on_device = D.is_cuda_array(updates)
-    u_dev = D.device_array(updates) if u_on_device else None
+    u_dev = D.device_array(updates) if D.is_cuda_array(updates) else None
     part = np.dtype(dt.char.lower()) if dt.kind == "c" else dt  # the parts' dtype
     x_stand = np.broadcast_to(np.zeros((), part), d.shape)
     i_stand = (idx.array.copy_to_host() if d.size == 0 and idx.size
@@ -81,31 +105,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     else:
         u_check = updates
     _, _, _, axis = _np_gather._scatter_args(x_stand, i_stand, u_check, axis, reduce, op)
-    code = _REDUCES[reduce]
-    if dt == np.bool_:  # or and and are max and min of 0 and 1
-        code = {GK.OP_ADD: GK.OP_MAX, GK.OP_MUL: GK.OP_MIN}.get(code, code)
-    work = np.dtype(np.float32) if dt == np.float16 and reduce is not None else dt
-    result, flat = _result(d, d.shape, dt)
-    moved = np.dtype(np.uint8) if dt == np.bool_ else dt
-    out = flat.view(moved) if moved != dt else flat
-    target = out if work == dt else d.scratch((d.size,), work)
-    if d.size:
-        _copy_into(d, target)
-    if idx.size:
-        upd, u_offset, u_strides = _updates(d, updates, u_dev, idx.shape, moved)
-        positions = _flat_positions(idx, d.shape[axis], K.MODE_RAISE, d)
-        bad = _flag(d)
-        lanes = idx.size // idx.shape[axis]
-        if lanes >= enough_lanes() or idx.shape[axis] == 1:
-            _by_lanes(d, target, idx.shape, axis, positions, upd, u_offset, u_strides, code, bad)
-        else:
-            _by_runs(d, target, idx.shape, axis, positions, upd, u_offset, u_strides, code, bad)
-        if _raised(bad, d):
-            check_in_range(idx.array.copy_to_host(), d.shape[axis], op, negative=True)
-    if work != dt:
-        block = D.threads_per_block()
-        K.cast[D.grid(d.size, block), block, d.stream](target, out)
-    return result
+    return idx, u_dev, axis
 
 
 def _copy_into(d: D.DeviceArray, target) -> None:
@@ -138,7 +138,7 @@ def _updates(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
         u_dev = D.DeviceArray(array, host.shape, host.strides, moved, "numba", array, d.stream)
     else:
         if u_dev.dtype != dt:
-            u_dev = D.device_array(_cast(u_dev, dt))
+            u_dev = as_dtype(u_dev, dt)
         u_dev = D.bool_as_bytes(u_dev)
     base, offset = D.flat_base(u_dev)
     itemsize = u_dev.dtype.itemsize
@@ -148,26 +148,52 @@ def _updates(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
     return base, offset, strides
 
 
-def _cast(u: D.DeviceArray, dtype: np.dtype):
-    """Device updates cast to *dtype* by their own library (same_kind, checked)."""
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if u.kind == "torch":
-            return u.owner.to(D._torch_dtype(dtype))
-        if u.kind == "cupy":
-            return u.owner.astype(dtype)
-        from numba import cuda
+def as_dtype(a: D.DeviceArray, dtype: np.dtype) -> D.DeviceArray:
+    """*a* converted to *dtype* on its device: a new C-contiguous Numba array
+    (``kernels.cast``, one conversion per element, as NumPy's ``astype``)."""
+    dtype = np.dtype(dtype)
+    src = D.bool_as_bytes(D.in_c_order(a))
+    out = a.scratch(a.shape, dtype)
+    if a.size:
+        block = D.threads_per_block()
+        K.cast[D.grid(a.size, block), block, a.stream](src.array.reshape(a.size),
+                                                       out.reshape(a.size))
+    return D.DeviceArray(out, a.shape, tuple(int(s) for s in out.strides), dtype, a.kind,
+                         a.owner, a.stream)
 
-        return cuda.to_device(np.ascontiguousarray(u.array.copy_to_host().astype(dtype)),
-                              stream=u.stream)
+
+def scatter_into(d: D.DeviceArray, target, out_strides, shape, axis: int, positions,
+                 i_strides, upd, u_offset: int, u_strides, n: int, code: int,
+                 mode: int) -> bool:
+    """Apply the updates of *shape* to the flat *target* (the working dtype):
+    update ``p = (q, j, r)`` (C order, *axis* the j) combines with ``target[q .
+    out_strides + resolve(indices[p]) * out_strides[axis] + r . out_strides]`` by
+    *code*; *positions* are the flat indices read with *i_strides*, *upd* the flat
+    updates read from *u_offset* with *u_strides* (stride 0 where either
+    broadcasts; an out stride 0 sums over that dimension). True when an index was
+    out of range under ``raise`` (nothing is applied in that case by the sorted
+    way; the caller raises). The NumPy path's scatter, also under the gradients
+    of the gathers (``mode`` as the forward's)."""
+    shape = list(shape)
+    lanes = math.prod(shape) // shape[axis] if shape[axis] else 0
+    # lanes own their destinations unless the output is broadcast across them
+    own = all(s != 0 or k == 1 for a, (s, k) in enumerate(zip(out_strides, shape)) if a != axis)
+    bad = _flag(d)
+    if own and (lanes >= enough_lanes() or shape[axis] == 1):
+        _by_lanes(d, target, out_strides, shape, axis, positions, i_strides, upd, u_offset,
+                  u_strides, n, code, mode, bad)
+    else:
+        _by_runs(d, target, out_strides, shape, axis, positions, i_strides, upd, u_offset,
+                 u_strides, n, code, mode, bad)
+    return _raised(bad, d)
 
 
-def _by_lanes(d, target, shape, axis, positions, upd, u_offset, u_strides, code, bad) -> None:
+def _by_lanes(d, target, o_strides, shape, axis, positions, i_strides, upd, u_offset,
+              u_strides, n, code, mode, bad) -> None:
     """A thread per lane of *shape* outside *axis* (``gather_kernels.scatter_lanes``)."""
-    o_strides, i_strides = c_strides(d.shape), c_strides(shape)
-    outer, (o_outer, i_outer, u_outer) = coalesce(list(shape[:axis]), o_strides[:axis],
+    outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], o_strides[:axis],
                                                   i_strides[:axis], u_strides[:axis])
-    rest, (o_rest, i_rest, u_rest) = coalesce(list(shape[axis + 1:]), o_strides[axis + 1:],
+    rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], o_strides[axis + 1:],
                                               i_strides[axis + 1:], u_strides[axis + 1:])
     lanes = math.prod(outer) * math.prod(rest)
     geo = [u_offset, len(outer), len(rest), shape[axis], o_strides[axis], i_strides[axis],
@@ -175,27 +201,49 @@ def _by_lanes(d, target, shape, axis, positions, upd, u_offset, u_strides, code,
            *GK.dims_multi(outer, o_outer, i_outer, u_outer),
            *GK.dims_multi(rest, o_rest, i_rest, u_rest)]
     block = D.threads_per_block()
-    kernel = GK.scatter_lanes_complex if d.dtype.kind == "c" else GK.scatter_lanes
+    kernel = GK.scatter_lanes_complex if upd.dtype.kind == "c" else GK.scatter_lanes
     kernel[D.grid(lanes, block), block, d.stream](
-        target, D.to_device_constants(geo, d.stream), positions, upd, d.shape[axis], code, bad)
+        target, D.to_device_constants(geo, d.stream), positions, upd, n, code, mode, bad)
 
 
-def _by_runs(d, target, shape, axis, positions, upd, u_offset, u_strides, code, bad) -> None:
+def _by_runs(d, target, o_strides, shape, axis, positions, i_strides, upd, u_offset,
+             u_strides, n, code, mode, bad) -> None:
     """Sorted by destination, a thread per run (``scatter_keys``, ``merge_pass``,
     ``scatter_runs``)."""
-    o_strides = c_strides(d.shape)
-    outer, (o_outer,) = coalesce(list(shape[:axis]), o_strides[:axis])
-    rest, (o_rest,) = coalesce(list(shape[axis + 1:]), o_strides[axis + 1:])
+    keys, order = destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad)
+    if keys is None:
+        return  # an index out of range under raise: the caller raises
     total = math.prod(shape)
-    geo = [shape[axis], o_strides[axis], len(outer), len(rest), *D.divisor(math.prod(rest)),
-           *D.divisor(shape[axis]), *D.dims(outer, o_outer), *D.dims(rest, o_rest)]
+    block = D.threads_per_block()
+    run_geo = [u_offset, len(shape), *D.dims(shape, u_strides)]
+    kernel = GK.scatter_runs_complex if upd.dtype.kind == "c" else GK.scatter_runs
+    kernel[D.grid(total, block), block, d.stream](
+        target, D.to_device_constants(run_geo, d.stream), keys, order, upd, code)
+
+
+def destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad,
+                 sort: bool = True):
+    """(keys, order): each update's flat destination (-1 for none) and, sorted by
+    destination (stable: C order within one), the updates' positions; with
+    *sort* False the keys in the updates' C order and no order. (None, None)
+    when an index was out of range under raise."""
+    shape = list(shape)
+    outer, (o_outer, i_outer) = coalesce(shape[:axis], o_strides[:axis], i_strides[:axis])
+    rest, (o_rest, i_rest) = coalesce(shape[axis + 1:], o_strides[axis + 1:],
+                                      i_strides[axis + 1:])
+    total = math.prod(shape)
+    geo = [shape[axis], o_strides[axis], i_strides[axis], len(outer), len(rest),
+           *D.divisor(math.prod(rest)), *D.divisor(shape[axis]),
+           *GK.dims_multi(outer, o_outer, i_outer), *GK.dims_multi(rest, o_rest, i_rest)]
     block = D.threads_per_block()
     blocks = D.grid(total, block)
     keys = d.scratch((total,), np.int64)
-    GK.scatter_keys[blocks, block, d.stream](D.to_device_constants(geo, d.stream), positions,
-                                             d.shape[axis], bad, keys)
-    if _raised(bad, d):
-        return  # the caller raises
+    GK.scatter_keys[blocks, block, d.stream](D.to_device_constants(geo, d.stream), positions, n,
+                                             mode, bad, keys)
+    if mode == K.MODE_RAISE and _raised(bad, d):
+        return None, None
+    if not sort:
+        return keys, None
     order = d.scratch((total,), np.int64)
     GK.iota[blocks, block, d.stream](order)
     keys_out, order_out = d.scratch((total,), np.int64), d.scratch((total,), np.int64)
@@ -204,7 +252,4 @@ def _by_runs(d, target, shape, axis, positions, upd, u_offset, u_strides, code, 
         GK.merge_pass[blocks, block, d.stream](keys, order, width, keys_out, order_out)
         keys, keys_out, order, order_out = keys_out, keys, order_out, order
         width *= 2
-    run_geo = [u_offset, len(shape), *D.dims(shape, u_strides)]
-    kernel = GK.scatter_runs_complex if d.dtype.kind == "c" else GK.scatter_runs
-    kernel[blocks, block, d.stream](target, D.to_device_constants(run_geo, d.stream),
-                                             keys, order, upd, code)
+    return keys, order
