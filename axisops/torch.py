@@ -27,8 +27,12 @@ namespace ``axisops`` (``torch.ops.axisops.cummax``, ``torch.ops.axisops.grad_ta
 Arguments that are not tensors are normalised before the operator is called
 (axes to a list, dtypes to ``torch.dtype``, window sizes to one int per spatial
 dimension), so bad arguments raise the NumPy path's exceptions before anything
-is traced. CUDA tensors never come here: :mod:`axisops.cuda` runs them on their
-device (reductions and scans so far, without autograd).
+is traced.
+
+CUDA tensors are run on their device by :mod:`axisops.cuda`; those that autograd
+or ``torch.compile`` must see come here, to the same registered operators, whose
+CUDA kernel (``register_kernel("cuda")``) is the device implementation: the
+backward of a CUDA tensor is the device gradient, on its device.
 
 >>> import torch, axisops
 >>> x = torch.tensor([[1., 3., 2.], [4., 0., 5.]], requires_grad=True)
@@ -170,9 +174,10 @@ def _torch_dtype(dtype) -> torch.dtype:
         raise TypeError(f"axisops: dtype {np.dtype(dtype)} has no torch equivalent") from None
 
 
-def _numpy_call(name: str, args: tuple, array: Callable[[torch.Tensor], np.ndarray]) -> Any:
+def _numpy_call(name: str, args: tuple, array: Callable[[torch.Tensor], Any],
+                run: Callable[..., Any] | None = None) -> Any:
     """The NumPy-path function of operator *name* on its arguments, each tensor
-    turned into an array by *array*."""
+    turned into an array by *array* (or, with *run*, ``run(function, kwargs)``)."""
     spec = _SPECS[name]
     kwargs: dict[str, Any] = {}
     for (n, kind), value in zip(_TYPES[name].items(), args):
@@ -189,7 +194,7 @@ def _numpy_call(name: str, args: tuple, array: Callable[[torch.Tensor], np.ndarr
     if "padding" in kwargs:  # (begin, end) pairs, flattened for the schema
         flat = kwargs["padding"]
         kwargs["padding"] = tuple(zip(flat[::2], flat[1::2]))
-    return spec.func(**kwargs)
+    return spec.func(**kwargs) if run is None else run(spec.func, kwargs)
 
 
 def _results(name: str, result: Any, convert: Callable[[Any], Any]) -> Any:
@@ -211,6 +216,19 @@ def _run(name: str, *args):
         return inputs[-1]
 
     return _results(name, _numpy_call(name, args, view), lambda r: _tensor_of(r, inputs))
+
+
+def _run_cuda(name: str, *args):
+    """The CUDA kernel of operator *name*: the device implementation
+    (:func:`axisops.cuda.run`) on the CUDA tensors themselves; its results are new
+    tensors on their device (never views of an input)."""
+    from . import cuda as _cuda
+
+    def view(t: torch.Tensor) -> torch.Tensor:
+        return t.resolve_conj().resolve_neg() if t.is_conj() or t.is_neg() else t
+
+    result = _numpy_call(name, args, view, lambda func, kwargs: _cuda.run(func, (), kwargs))
+    return _results(name, result, lambda r: r)
 
 
 def _array(t: torch.Tensor) -> np.ndarray:
@@ -252,6 +270,7 @@ def _define(name: str) -> Any:
     op = torch.library.custom_op(f"{_LIB}::{name}", functools.partial(_run, name),
                                  mutates_args=(), schema=schema)
     op.register_fake(functools.partial(_fake, name))
+    op.register_kernel("cuda", functools.partial(_run_cuda, name))
     return op
 
 
@@ -392,13 +411,17 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     name = _NAMES[func]
     tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
     for t in tensors:
-        if t.device.type != "cpu":
+        if t.device.type not in ("cpu", "cuda"):
             raise TypeError(f"{name}: tensors on {t.device.type} are not supported yet "
-                            "(only CPU tensors)")
+                            "(only CPU and CUDA tensors)")
         if t.dtype not in _NUMPY_OF:
             raise TypeError(f"{name.replace('grad_', 'grad.')}: unsupported dtype {t.dtype}")
     if (all(type(t) is torch.Tensor for t in tensors) and not torch.compiler.is_compiling()
             and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))):
+        if any(t.is_cuda for t in tensors):
+            from . import cuda as _cuda
+
+            return _cuda.run(func, args, kwargs)
         return _eager(func, args, kwargs)
     bound = _SIGNATURES[func].bind(*args, **kwargs)
     bound.apply_defaults()

@@ -70,17 +70,31 @@ OPERATORS: dict[tuple[str, str], Callable[..., Any]] = {}
 
 
 def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """``func(*args, **kwargs)`` with a CUDA array first: on its device."""
+    """``func(*args, **kwargs)`` with a CUDA array first: on its device.
+
+    PyTorch tensors that autograd must see (one requires grad and grad mode is
+    on), and calls that ``torch.compile`` traces, go through the registered
+    operator (:mod:`axisops.torch`), whose CUDA kernel comes back to :func:`run`."""
+    if _needs_torch_operator(args, kwargs):
+        from .. import torch as _torch
+
+        return _torch.call(func, args, kwargs)
+    return run(func, args, kwargs)
+
+
+def run(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """The device implementation of *func* on these arguments, on the device of the
+    first CUDA array among them."""
     if not OPERATORS:
         OPERATORS.update(_operators())
-    _refuse_autograd(args, kwargs)
     numpy_func = _dispatch.numpy_function(func)
     device = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
     if device is None:
         raise NotImplementedError(
             f"axisops.{numpy_func.__name__} does not run on CUDA arrays yet; copy the "
             "arrays to the host (for example .cpu() or .get()) to use the CPU path")
-    index = _device_index(args[0]) if args else None
+    first = next((a for a in (*args, *kwargs.values()) if is_cuda_array(a)), None)
+    index = None if first is None else _device_index(first)
     if index is None:
         return device(*args, **kwargs)
     from numba import cuda
@@ -89,15 +103,15 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return device(*args, **kwargs)
 
 
-def _refuse_autograd(args: tuple, kwargs: dict) -> None:
-    """A CUDA tensor that requires grad would lose its graph here: say so instead."""
+def _needs_torch_operator(args: tuple, kwargs: dict) -> bool:
     import sys
 
     torch = sys.modules.get("torch")
-    if torch is None or not torch.is_grad_enabled():
-        return
-    for a in (*args, *kwargs.values()):
-        if isinstance(a, torch.Tensor) and a.requires_grad:
-            raise NotImplementedError(
-                "axisops: autograd through CUDA tensors is not supported yet; call it on "
-                "detached tensors (or under torch.no_grad()), or on CPU tensors")
+    if torch is None:
+        return False
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+    if not tensors:
+        return False
+    if torch.compiler.is_compiling() or any(type(t) is not torch.Tensor for t in tensors):
+        return True
+    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
