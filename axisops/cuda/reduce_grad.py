@@ -1,0 +1,305 @@
+"""Gradients of the reductions on CUDA arrays: ``axisops.grad.sum, mean, prod, max,
+min`` when ``g`` is a CUDA array (see :mod:`axisops.cuda`).
+
+The checks and errors are the NumPy path's own (``grad._expand`` and the dtype
+checks, run on host stand-ins that hold one zero), then:
+
+* ``sum`` and ``mean`` broadcast ``g`` over the reduced axes with a thread per
+  element of the result (``kernels.copy_c`` on ``g`` seen with zero strides; the
+  mean divides as it copies, by the count converted to ``g``'s dtype as NumPy
+  does, each complex part apart): the NumPy path's bits;
+* ``max``/``min``: the forward's extreme (the device :func:`axisops.cuda.reduce.max`),
+  a byte per element ``x == extreme``, their count per slice (the device
+  ``sum``), then ``(g / count) * hit`` in float64 (complex128: NumPy's complex
+  division, by parts) rounded once: the NumPy path's bits, NaN slices NaN;
+* ``prod``: a thread per output of the forward walks its elements in index order
+  (``grad_kernels.prod_rows``): products before and after each element, no
+  division, and the CPU's exponent-apart recomputation where a running product
+  leaves the normal floats, so zeros are exact and a finite gradient stays finite.
+
+``x`` (``prod``, ``max``, ``min``) may be a CUDA array or a host array, uploaded.
+Results are arrays of ``g``'s type on its device and stream. The helpers here
+(operands, geometry records, conversions) serve :mod:`axisops.cuda.scan_grad` too.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import _complex, _dtypes
+from .. import grad as _np_grad
+from .._layout import c_strides, coalesce
+from . import _device as D
+from . import grad_kernels as GK
+from . import kernels as K
+from . import reduce as _reduce
+from .reduce import _device_id, _result
+
+NUMPY_MODULE = "axisops.grad"
+__all__ = ["sum", "mean", "prod", "max", "min"]
+
+
+def sum(g, x_shape, axis=None, keepdims=False):
+    """:func:`axisops.grad.sum` on the device: ``g`` broadcast to ``x_shape``."""
+    d = D.device_array(g)
+    x_shape, axes, _ = _np_grad._expand(stand_in(d), x_shape, axis, keepdims, "grad.sum")
+    result, flat = _result(d, x_shape, d.dtype)
+    size = math.prod(x_shape)
+    if size:
+        src = operand(d)
+        geo = [src.offset, len(x_shape),
+               *D.dims(x_shape, spread(src.strides, len(x_shape), axes, keepdims))]
+        launch(K.copy_c, d, size, src.base, constants(geo, d), as_bytes(flat))
+    return result
+
+
+def mean(g, x_shape, axis=None, keepdims=False):
+    """:func:`axisops.grad.mean` on the device: ``g / count`` broadcast to ``x_shape``."""
+    d = D.device_array(g)
+    x_shape, axes, _ = _np_grad._expand(stand_in(d), x_shape, axis, keepdims, "grad.mean")
+    res = d.dtype if d.dtype.kind in "fc" else np.dtype(np.float64)
+    result, flat = _result(d, x_shape, res)
+    size = math.prod(x_shape)
+    if size == 0:  # also every count of 0 (a reduced axis of length 0)
+        return result
+    src = converted(d, operand(d), d.shape, res)
+    part = _complex.part_dtype(res) if res.kind == "c" else res
+    # NumPy converts the count to g's dtype, then divides (float16: in float32)
+    count = part.type(math.prod(x_shape[k] for k in axes))
+    if part == np.float16:
+        count = np.float32(count)
+    geo = [src.offset, len(x_shape),
+           *D.dims(x_shape, spread(src.strides, len(x_shape), axes, keepdims))]
+    kernel = GK.divide_parts_c if res.kind == "c" else GK.divide_c
+    launch(kernel, d, size, src.base, constants(geo, d), count, flat)
+    return result
+
+
+def prod(g, x, axis=None, keepdims=False):
+    """:func:`axisops.grad.prod` on the device: ``g`` times the product of the other
+    elements, in index order, without division."""
+    op = "grad.prod"
+    d = D.device_array(g)
+    x_host, x_dev = secondary(x)
+    g_host = stand_in(d)
+    complex_ = _np_grad._is_complex(g_host, x_host)
+    if not complex_:
+        _dtypes.check_dtype(x_host.dtype, op)
+    x_shape, axes, _ = _np_grad._expand(g_host, x_host.shape, axis, keepdims, op)
+    if complex_:
+        res = np.result_type(x_host.dtype, d.dtype, np.complex64)
+        _complex.check(res, op)
+    else:
+        res = np.result_type(x_host.dtype, d.dtype, np.float16)
+    result, flat = _result(d, x_shape, res)
+    size = math.prod(x_shape)
+    if size == 0:
+        return result
+    work = np.dtype(np.float32) if res == np.float16 else res
+    xs = converted(d, operand(x_dev or upload(d, x_host)), x_shape, work)
+    gs = converted(d, operand(d), d.shape, work)
+    g_strides = spread(gs.strides, len(x_shape), axes, keepdims)
+    out = flat if work == res else d.scratch((size,), work)
+    out_strides = c_strides(x_shape)
+    kept = [k for k in range(len(x_shape)) if k not in axes]
+    nk, kept_records = records([x_shape[k] for k in kept], [xs.strides[k] for k in kept],
+                               [g_strides[k] for k in kept], [out_strides[k] for k in kept])
+    nr, red_records = records([x_shape[k] for k in axes], [xs.strides[k] for k in axes],
+                              [0] * len(axes), [out_strides[k] for k in axes])
+    count = math.prod(x_shape[k] for k in axes)
+    rows = size // count
+    geo = constants([count, xs.offset, gs.offset, 0, nk, *kept_records, nr, *red_records], d)
+    if complex_:
+        launch(GK.prod_rows_complex, d, rows, geo, rows, xs.base, gs.base, work.type(1), out)
+    else:
+        launch(GK.prod_rows, d, rows, geo, rows, xs.base, gs.base, work_constants(work, d),
+               max_exponent(work), out)
+    if out is not flat:
+        launch(K.cast, d, size, out, flat)
+    return result
+
+
+def max(g, x, axis=None, keepdims=False):
+    """:func:`axisops.grad.max` on the device: ``g`` split evenly between tied maxima."""
+    return _extreme(g, x, axis, keepdims, _reduce.max, "grad.max")
+
+
+def min(g, x, axis=None, keepdims=False):
+    """:func:`axisops.grad.min` on the device: ``g`` split evenly between tied minima."""
+    return _extreme(g, x, axis, keepdims, _reduce.min, "grad.min")
+
+
+def _extreme(g, x, axis, keepdims, forward, op):
+    d = D.device_array(g)
+    x_host, x_dev = secondary(x)
+    _dtypes.check_dtype(x_host.dtype, op)
+    x_shape, axes, _ = _np_grad._expand(stand_in(d), x_host.shape, axis, keepdims, op)
+    if builtins.any(x_shape[k] == 0 for k in axes):
+        raise ValueError(f"{op}: the forward reduces an empty set, so there is no gradient")
+    size = math.prod(x_shape)
+    if size == 0:
+        return _result(d, x_shape, np.result_type(d.dtype, x_host.dtype, np.float16))[0]
+    res = d.dtype if d.dtype.kind == "f" else np.result_type(d.dtype, x_host.dtype, np.float16)
+    xd = x_dev or upload(d, x_host)
+    extreme = D.device_array(forward(xd.owner, axes, keepdims=True))
+    xs, es = operand(xd), operand(extreme)
+    nd, recs = records(x_shape, xs.strides, es.strides)
+    hit_owner, hit = d.empty(x_shape, np.int8)
+    hit = hit.reshape(size)
+    launch(GK.mark_equal, d, size, constants([xs.offset, es.offset, 0, nd, *recs], d), size,
+           xs.base, es.base, hit)
+    count = operand(D.device_array(_reduce.sum(hit_owner, axes, keepdims=True)))  # int64
+    # an integer g is divided in float64 (its conversion to res first is exact there)
+    gs = converted(d, operand(d), d.shape, np.float64) if d.dtype.kind in "biu" else operand(d)
+    nd, recs = records(x_shape, spread(gs.strides, len(x_shape), axes, keepdims), count.strides)
+    result, flat = _result(d, x_shape, res)
+    kernel = GK.split_ties_complex if res.kind == "c" else GK.split_ties
+    launch(kernel, d, size, constants([gs.offset, count.offset, 0, nd, *recs], d), size,
+           gs.base, count.base, hit, flat)
+    return result
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def stand_in(d: D.DeviceArray) -> np.ndarray:
+    """A host array with *d*'s dtype and shape whose memory is one zero: the NumPy
+    path's checks read shapes and dtypes from it, never device memory."""
+    return np.broadcast_to(np.zeros((), d.dtype), d.shape)
+
+
+@dataclass
+class Operand:
+    """A strided array as a kernel reads it."""
+
+    base: Any             # flat 1-D device array (bool seen as uint8)
+    offset: int           # element offset of the first element in base
+    strides: list[int]    # element strides, one per dimension (0 where its size is 1)
+    dtype: np.dtype       # base's dtype
+
+
+def operand(d: D.DeviceArray) -> Operand:
+    seen = D.bool_as_bytes(d)
+    base, offset = D.flat_base(seen)
+    item = d.dtype.itemsize
+    return Operand(base, offset, [s // item if n > 1 else 0 for s, n in zip(d.strides, d.shape)],
+                   seen.dtype)
+
+
+def real_part(d: D.DeviceArray) -> Operand:
+    """The real parts of a complex array, as an operand of its part dtype (a view)."""
+    src = operand(d)
+    part = _complex.part_dtype(d.dtype)
+    return Operand(src.base.view(part), 2 * src.offset, [2 * s for s in src.strides], part)
+
+
+def converted(d: D.DeviceArray, src: Operand, shape, dtype, c_order: bool = False) -> Operand:
+    """*src* (of *shape*) in *dtype*: itself, or a C-ordered copy converted as NumPy's
+    ``astype`` converts (``kernels.copy_c``); with *c_order*, C-ordered in any case."""
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    size = math.prod(shape)
+    c = [s if n > 1 else 0 for s, n in zip(c_strides(shape), shape)]
+    if src.dtype == dtype and (not c_order or src.strides == c):
+        return src
+    out = d.scratch((builtins.max(size, 1),), dtype)
+    if size:
+        geo = [src.offset, len(shape), *D.dims(shape, src.strides)]
+        launch(K.copy_c, d, size, src.base, constants(geo, d), out)
+    return Operand(out, 0, c, dtype)
+
+
+def spread(strides, ndim: int, axes, keepdims: bool) -> list[int]:
+    """The strides of ``g`` (the forward's result) over the forward input's
+    dimensions: 0 along the reduced axes, so that it broadcasts."""
+    it = iter(strides)
+    out = []
+    for k in range(ndim):
+        if k in axes:
+            if keepdims:
+                next(it)
+            out.append(0)
+        else:
+            out.append(next(it))
+    return out
+
+
+def secondary(value) -> tuple[np.ndarray, D.DeviceArray | None]:
+    """(a host array to check, the device array) of an argument after ``g``: a CUDA
+    array's stand-in and itself, or a host value as NumPy reads it and None (it is
+    uploaded by :func:`upload` once the checks pass)."""
+    if D.is_cuda_array(value):
+        dev = D.device_array(value)
+        return stand_in(dev), dev
+    return _dtypes.as_array(value), None
+
+
+def upload(d: D.DeviceArray, host: np.ndarray) -> D.DeviceArray:
+    """A host array copied to *d*'s device on its stream."""
+    from numba import cuda
+
+    array = cuda.to_device(np.ascontiguousarray(host).reshape(host.shape), stream=d.stream)
+    return D.DeviceArray(array, host.shape, tuple(int(s) for s in array.strides), host.dtype,
+                         "numba", array, d.stream)
+
+
+def records(shape, *strides) -> tuple[int, list[int]]:
+    """(ndim, records): ``(size, magic, shift, stride_a, stride_b, stride_c)`` per
+    dimension, neighbouring dimensions merged where every operand allows it."""
+    merged, lists = coalesce(list(shape), *strides)
+    lists += [[0] * len(merged)] * (3 - len(lists))
+    out: list[int] = []
+    for k, n in enumerate(merged):
+        out += [n, *D.divisor(n)[1:], lists[0][k], lists[1][k], lists[2][k]]
+    return len(merged), out
+
+
+_CONSTANTS: dict[tuple, Any] = {}
+
+
+def constants(values, d: D.DeviceArray) -> Any:
+    """*values* as a small int64 device array (a kernel's geometry), made once per
+    (values, device)."""
+    key = (tuple(int(v) for v in values), _device_id(d))
+    array = _CONSTANTS.get(key)
+    if array is None:
+        if len(_CONSTANTS) > 4096:
+            _CONSTANTS.clear()
+        array = _CONSTANTS[key] = D.to_device_constants(values, d.stream)
+    return array
+
+
+_WORK: dict[tuple, Any] = {}
+
+
+def work_constants(dtype: np.dtype, d: D.DeviceArray) -> Any:
+    """``grad_kernels``' constants of a real work dtype on the device (C_ONE, ...)."""
+    key = (np.dtype(dtype).str, _device_id(d))
+    array = _WORK.get(key)
+    if array is None:
+        info = np.finfo(dtype)
+        host = np.array([1, 0.5, info.smallest_normal, info.max, np.inf], dtype)
+        from numba import cuda
+
+        array = _WORK[key] = cuda.to_device(host, stream=d.stream)
+    return array
+
+
+def max_exponent(dtype: np.dtype) -> int:
+    """The largest frexp exponent of a finite number of *dtype* (float32: 128)."""
+    return int(np.finfo(dtype).maxexp)
+
+
+def as_bytes(flat):
+    """A bool result's flat device array seen as uint8 (what the kernels store)."""
+    return flat.view(np.uint8) if flat.dtype == np.bool_ else flat
+
+
+def launch(kernel, d: D.DeviceArray, threads: int, *args) -> None:
+    """*kernel* with a thread per item of *threads*, on *d*'s stream."""
+    block = D.threads_per_block()
+    kernel[D.grid(threads, block), block, d.stream](*args)
