@@ -85,8 +85,23 @@ def test_reduction_options_and_errors():
     for op in ("max", "argmin", "cummax", "logcumsumexp"):  # no order: the NumPy path's TypeError
         check(getattr(axisops, op), a.astype(np.complex64), True, problems, f"complex {op}", axis=0)
     assert not problems, "\n".join(problems)
-    with pytest.raises(NotImplementedError, match="take_along_axis does not run on CUDA"):
-        axisops.take_along_axis(d, np.zeros((1, 6), np.int64), axis=0)
+    with pytest.raises(NotImplementedError, match="scatter of complex numbers does not run"):
+        axisops.grad.scatter(on_device(np.zeros(3, np.complex64)), np.zeros(3, np.complex64),
+                             np.zeros(1, np.int64), np.ones(1, np.complex64), 0)
+
+
+def test_unravel_is_the_numpy_paths():
+    problems: list[str] = []
+    x = np.random.default_rng(3).standard_normal((3, 4, 5)).astype(np.float32)
+    for axis in [None, (0, 2), 1, (1, 2), ()]:
+        idx = axisops.argmax(x, axis=axis)
+        for dtype in (np.int64, np.int32, np.uint8):
+            check(axisops.unravel, np.asarray(idx).astype(dtype), True, problems,
+                  f"axis={axis} {np.dtype(dtype).name}", shape=x.shape, axis=axis)
+    for label, idx in {"out of range": np.array([3, 60, -1]), "negative": np.array([-2]),
+                       "floats": np.array([1.0])}.items():
+        check(axisops.unravel, idx, True, problems, label, shape=x.shape, axis=None)
+    assert not problems, "\n".join(problems)
 
 
 def test_zero_dimensional_results_are_device_arrays():
@@ -164,6 +179,18 @@ def test_long_scans_are_tiled():
     check(axisops.cumsum, a[:140].astype(np.int32), True, problems, "cumsum reverse",
           reverse=True)
     check(axisops.logcumsumexp, a[:140], False, problems, "logcumsumexp")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_logical_scans_are_the_numpy_paths_bits(op):
+    problems: list[str] = []
+    for name, a in device_cases([np.bool_, np.int8, np.float32, np.complex64]):
+        for axis in [None, -1] + ([0] if a.ndim >= 2 else []):
+            for exclusive, reverse in [(False, False), (True, False), (False, True)]:
+                check(getattr(axisops, op), a, True, problems,
+                      f"{name} axis={axis} exclusive={exclusive} reverse={reverse}", axis=axis,
+                      dtype=np.bool_, exclusive=exclusive, reverse=reverse)
     assert not problems, "\n".join(problems)
 
 

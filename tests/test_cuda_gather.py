@@ -366,3 +366,34 @@ def test_scatter_gradient_errors_are_the_numpy_paths(scatter_way):
     }.items():
         check(axisops.grad.scatter, g, True, problems, label, **kwargs)
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.complex64],
+                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("reduce", [None, "add", "max"])
+def test_scatter_of_shared_indices_sorts_them_once(dtype, reduce, monkeypatch):
+    if reduce == "max" and np.dtype(dtype).kind == "c":
+        return
+    ran: list[str] = []
+    real = device_scatter._by_shared_runs
+    monkeypatch.setattr(device_scatter, "_by_shared_runs",
+                        lambda *a: ran.append("shared") or real(*a))
+    rng = np.random.default_rng(15)
+    problems: list[str] = []
+    x = rng.integers(-3, 4, (3, 5)).astype(dtype)
+    for axis, pattern_shape, shape in [(0, (7, 1), (7, 5)), (1, (1, 6), (3, 6)),
+                                       (0, (7, 1), (7, 4))]:
+        n = x.shape[axis]
+        pattern = rng.integers(-n, n, pattern_shape)
+        expanded = np.broadcast_to(pattern, shape)  # strides 0 outside the axis
+        upd = rng.integers(-3, 4, shape).astype(dtype)
+        for indices in (expanded, on_device(expanded)):
+            check(axisops.scatter, x, True, problems, f"axis={axis} {shape}", indices=indices,
+                  updates=on_device(upd), axis=axis, reduce=reduce)
+        bad = pattern.copy()
+        bad.reshape(-1)[-1] = n + 2
+        check(axisops.scatter, x, True, problems, f"axis={axis} out of range",
+              indices=on_device(np.broadcast_to(bad, shape)), updates=on_device(upd), axis=axis,
+              reduce=reduce)
+    assert not problems, "\n".join(problems)
+    assert ran, "the shared-index way did not run"

@@ -13,7 +13,12 @@ Workloads (float32): sum, max and argmax along the strided axis 0 and the
 contiguous axis 1 of a 256 MiB (16384, 4096) matrix and of a small (64, 512)
 one; mean along axis 1; cumsum along axis 0 and 1; cummax along axis 0 (a
 non-last axis), along one long row of 64M elements, and cumsum along dim 0 of a
-(1M, 2) tensor (pytorch#122170). ``--quick`` divides the large sizes by 16.
+(1M, 2) tensor (pytorch#122170); take of rows and of columns, take_along_axis along
+both axes (int64 indices), scatter add of (64K, 1K) updates into (4K, 1K) with
+shared row indices (embedding style) and with indices per element, against
+PyTorch's atomic ``scatter_add`` and its deterministic mode; unfold and fold 3x3
+of a (16, 64, 64, 64) batch, and a 3x3 convolution's backward written with them,
+against PyTorch's unfold/fold and cuDNN. ``--quick`` divides the large sizes by 16.
 
 >>> rows = [{"workload": "sum axis=0", "shape": (4, 8), "bytes": 160, "axisops_s": 1e-6,
 ...          "peers": {"torch": 2e-6}}]
@@ -22,6 +27,7 @@ non-last axis), along one long row of 64M elements, and cumsum along dim 0 of a
 """
 from __future__ import annotations
 
+import itertools
 import statistics
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -56,7 +62,7 @@ def peak_bandwidth() -> float:
     return 2.0 * dev.MEMORY_CLOCK_RATE * 1e3 * dev.GLOBAL_MEMORY_BUS_WIDTH / 8
 
 
-def _workloads(torch, quick: bool) -> list[dict[str, Any]]:
+def _reduce_scan_workloads(torch, quick: bool):
     import axisops
 
     big = (16384 // (4 if quick else 1), 4096 // (4 if quick else 1))
@@ -72,10 +78,12 @@ def _workloads(torch, quick: bool) -> list[dict[str, Any]]:
     def add(name, shape, ours, theirs, cupy_fn=None, out_bytes=None):
         x = data(shape)
         written = out_bytes(x) if out_bytes else 0
-        out.append({"workload": name, "shape": shape, "x": x,
-                    "bytes": x.numel() * 4 + written,
-                    "axisops": (lambda f, x=x: (lambda: f(x)))(ours),
-                    "torch": (lambda f, x=x: (lambda: f(x)))(theirs), "cupy": cupy_fn})
+        peers = {"torch": (lambda f, x=x: (lambda: f(x)))(theirs)}
+        cupy_call = _cupy_call(cupy_fn, x)
+        if cupy_call is not None:
+            peers["cupy"] = cupy_call
+        out.append(_row(name, shape, x.numel() * 4 + written,
+                        (lambda f, x=x: (lambda: f(x)))(ours), peers))
 
     for shape in (big, (64, 512)):
         for axis in (0, 1):
@@ -101,6 +109,123 @@ def _workloads(torch, quick: bool) -> list[dict[str, Any]]:
     add("cumsum axis=0 of (N, 2)", tall, lambda x: axisops.cumsum(x, axis=0),
         lambda x: torch.cumsum(x, dim=0), ("cumsum", 0), lambda x: x.numel() * 4)
     return out
+
+
+def _gather_workloads(torch, quick: bool):
+    """take, take_along_axis and scatter add at 256 MiB (``--quick``: 16 MiB), each
+    made when the bench reaches it."""
+    import axisops
+
+    rows, cols = (16384 // 4, 4096 // 4) if quick else (16384, 4096)
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.randn((rows, cols), device="cuda", generator=gen)
+
+    def ints(high, shape):
+        return torch.randint(0, high, shape, device="cuda", generator=gen)
+
+    for axis in (0, 1):
+        idx = ints(x.shape[axis], (x.shape[axis] // 2,))
+        moved = idx.numel() * x.numel() // x.shape[axis]
+        yield _row(f"take {'rows' if axis == 0 else 'columns'} (axis={axis})", (rows, cols),
+                   moved * 8 + idx.numel() * 8,
+                   lambda a=axis, i=idx: axisops.take(x, i, axis=a),
+                   {"torch": lambda a=axis, i=idx: torch.index_select(x, a, i),
+                    **_cupy("take", x, idx, axis)})
+    for axis in (1, 0):
+        idx = ints(x.shape[axis], x.shape)
+        yield _row(f"take_along_axis axis={axis}", (rows, cols), x.numel() * (4 + 8 + 4),
+                   lambda a=axis, i=idx: axisops.take_along_axis(x, i, axis=a),
+                   {"torch": lambda a=axis, i=idx: torch.gather(x, a, i),
+                    **_cupy("take_along_axis", x, idx, axis)})
+    # scatter add of (N, D) updates into (V, D): embedding-style shared row indices
+    # (an expanded (N, 1) tensor), then independent indices per element
+    n, d, v = (rows * 4, cols // 4, rows // 4)
+    upd = torch.randn((n, d), device="cuda", generator=gen)
+    target = torch.zeros((v, d), device="cuda")
+    for label, index in (("shared rows", ints(v, (n, 1)).expand(n, d)),
+                         ("per element", ints(v, (n, d)))):
+        bytes_ = upd.numel() * 4 + (index.numel() if label == "per element" else n) * 8 \
+            + target.numel() * 8
+        yield _row(f"scatter add, {label}", (n, d), bytes_,
+                   lambda i=index: axisops.scatter(target, i, upd, 0, reduce="add"), {
+                       "torch": lambda i=index: target.scatter_add(0, i, upd),
+                       "torch deterministic": _deterministic(
+                           torch, lambda i=index: target.scatter_add(0, i, upd))})
+
+
+def _window_workloads(torch, quick: bool):
+    """unfold and fold 3x3 (padding 1) of a (16, 64, 64, 64) float32 batch, and a
+    3x3 convolution's backward (weight and input gradients) written with them,
+    against PyTorch's unfold/fold and its cuDNN backward."""
+    import torch.nn.functional as F
+
+    import axisops
+
+    batch = 4 if quick else 16
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    shape = (batch, 64, 64, 64)
+    x = torch.randn(shape, device="cuda", generator=gen)
+    cols = torch.randn((batch, 64 * 9, 64 * 64), device="cuda", generator=gen)
+    yield _row("unfold 3x3", shape, x.numel() * 4 + cols.numel() * 4,
+               lambda: axisops.unfold(x, 3, padding=1),
+               {"torch": lambda: F.unfold(x, 3, padding=1)})
+    yield _row("fold 3x3", tuple(cols.shape), x.numel() * 4 + cols.numel() * 4,
+               lambda: axisops.fold(cols, (64, 64), 3, padding=1),
+               {"torch": lambda: F.fold(cols, (64, 64), 3, padding=1)})
+    weight = torch.randn((64, 64, 3, 3), device="cuda", generator=gen)
+    g = torch.randn(shape, device="cuda", generator=gen)
+
+    def backward(unfold, fold):  # im2col: dW = g . cols^T, dx = fold(W^T . g)
+        gm = g.reshape(batch, 64, -1)
+        grad_w = torch.matmul(gm, unfold(x).transpose(1, 2)).sum(0).reshape(weight.shape)
+        grad_x = fold(torch.matmul(weight.reshape(64, -1).t(), gm))
+        return grad_w, grad_x
+
+    def cudnn():
+        return torch.ops.aten.convolution_backward(g, x, weight, None, [1, 1], [1, 1], [1, 1],
+                                                   False, [0, 0], 1, [True, True, False])
+
+    yield _row("conv 3x3 backward (dW, dx)", shape, 3 * x.numel() * 4 + weight.numel() * 4,
+               lambda: backward(lambda a: axisops.unfold(a, 3, padding=1),
+                                lambda c: axisops.fold(c, (64, 64), 3, padding=1)),
+               {"torch unfold/fold": lambda: backward(lambda a: F.unfold(a, 3, padding=1),
+                                                      lambda c: F.fold(c, (64, 64), 3,
+                                                                       padding=1)),
+                "torch cuDNN": cudnn})
+
+
+def _row(name, shape, bytes_, ours, peers) -> dict[str, Any]:
+    return {"workload": name, "shape": shape, "bytes": bytes_, "axisops": ours,
+            "peers": {k: f for k, f in peers.items() if f is not None}}
+
+
+def _cupy(name: str, x, indices, axis: int) -> dict[str, Callable[[], Any]]:
+    """{"cupy": CuPy's *name* on zero-copy views of the tensors} when CuPy is
+    installed, else {}."""
+    try:
+        import cupy
+    except ImportError:
+        return {}
+    fn, c, i = getattr(cupy, name), cupy.asarray(x), cupy.asarray(indices)
+    return {"cupy": lambda: fn(c, i, axis=axis)}
+
+
+def _deterministic(torch, f):
+    """*f* under ``torch.use_deterministic_algorithms(True)``; None when PyTorch has
+    no deterministic version of it (it raises)."""
+    def call():
+        was = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+        try:
+            return f()
+        finally:
+            torch.use_deterministic_algorithms(was)
+
+    try:
+        call()
+    except RuntimeError:
+        return None
+    return call
 
 
 def _cupy_call(spec, x) -> Callable[[], Any] | None:
@@ -138,11 +263,9 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
     torch = _check_gpu()
     repeat = repeat or (5 if quick else 20)
     rows = []
-    for w in _workloads(torch, quick):
-        calls = {"axisops": w["axisops"], "torch": w["torch"]}
-        cupy_call = _cupy_call(w["cupy"], w["x"])
-        if cupy_call is not None:
-            calls["cupy"] = cupy_call
+    for w in itertools.chain(_reduce_scan_workloads(torch, quick),
+                             _gather_workloads(torch, quick), _window_workloads(torch, quick)):
+        calls = {"axisops": w["axisops"], **w["peers"]}
         medians = _time(torch, calls, repeat)
         rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
                      "axisops_s": medians.pop("axisops"), "peers": medians})
@@ -150,7 +273,6 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
             print(f"{w['workload']:<26} {w['shape']}  axisops {rows[-1]['axisops_s'] * 1e6:9.1f} us  "
                   + "  ".join(f"{k} {v * 1e6:9.1f} us" for k, v in medians.items()),
                   file=progress, flush=True)
-        del w["x"]
     props = torch.cuda.get_device_properties(0)
     return {"meta": {"gpu": props.name, "bandwidth": peak_bandwidth(), "repeat": repeat,
                      "quick": quick, "machine": machine_info(), "versions": versions(),

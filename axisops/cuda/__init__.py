@@ -19,20 +19,27 @@ and allocates results of its own type on its device.
   long against the number of lanes is tiled (tile totals, a scan of them, each
   tile from its carry-in), so cummax along a long single row uses the whole GPU.
 
-* ``take`` (:mod:`axisops.cuda.gather`): a thread per output element, every mode,
-  ``mode="raise"`` checked on the device with the CPU path's error.
-* ``unfold``, ``fold`` and their gradients (:mod:`axisops.cuda.window`,
-  :mod:`axisops.cuda.window_grad`): gathers, a thread per output element; fold
-  adds in increasing kernel index without atomics (the CPU path's bits).
-* The gradients of the reductions and scans (:mod:`axisops.cuda.reduce_grad`,
-  :mod:`axisops.cuda.scan_grad`): sum/mean broadcasts and the max/min tie split
-  (the CPU path's bits, from the device max and sum), prod/cumprod/logcumsumexp a
-  thread per row or lane in index order without division (the CPU's kernels),
-  cumsum by the device scan, cummax/cummin a scatter-add per lane in index order.
+* Gathers (:mod:`axisops.cuda.gather`): ``take``, ``take_along_axis``,
+  ``gather_nd``, a thread per output element, every mode, ``mode="raise"``
+  checked on the device with the CPU path's error.
+* ``scatter`` (:mod:`axisops.cuda.scatter`): deterministic without atomics, each
+  destination's updates applied in C order of the indices (the CPU path's bits):
+  shared indices sorted once, a thread per lane, or a device merge sort by
+  destination and a thread per run, by shape.
+* ``unfold``, ``fold`` (:mod:`axisops.cuda.window`): gathers, a thread per
+  output element; fold adds in increasing kernel index without atomics.
+* Every gradient of :mod:`axisops.grad` (:mod:`axisops.cuda.reduce_grad`,
+  :mod:`axisops.cuda.scan_grad`, :mod:`axisops.cuda.gather_grad`,
+  :mod:`axisops.cuda.window_grad`): sum/mean broadcasts and the max/min tie
+  split (the CPU path's bits, from the device max and sum), prod/cumprod/
+  logcumsumexp a thread per row or lane in index order without division (the
+  CPU's kernels), cumsum by the device scan, cummax/cummin and the gathers'
+  gradients a deterministic scatter-add, scatter's from its destinations.
 
-Complex arrays take sums, products, means, their scans and ``take``. The other
-gathers, scatter, windows and the gradients do not run on CUDA arrays yet: they
-raise ``NotImplementedError`` (copy to the host for the CPU path).
+PyTorch tensors that autograd or ``torch.compile`` must see go through the
+registered operators of :mod:`axisops.torch`, whose CUDA kernel is :func:`run`.
+Not on the device: the complex gradient of ``scatter`` (``NotImplementedError``;
+copy to the host for the CPU path).
 """
 from __future__ import annotations
 

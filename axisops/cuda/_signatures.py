@@ -75,6 +75,7 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
                 yield (f"{kern.py_func.__name__} {name} {np.dtype(index)}", kern.py_func,
                        (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
         yield f"copy_c {name}", K.copy_c.py_func, (x, geo, x)
+        yield f"truth_c {name}", K.truth_c.py_func, (x, geo, boolean, arr(np.int64))
     for dt in [*DTYPES, np.complex64, np.complex128]:  # take
         # the index dtypes convert to int64 alike: one signed and one unsigned narrow
         # dtype stand for the others (uint64 goes through unsigned_positions)
@@ -95,6 +96,13 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             yield (f"{kern.py_func.__name__} {name}", kern.py_func,
                    (x, geo, i64, i64, i64, boolean, boolean, c, c, arr(dt, 2), x))
     yield "cast float32->float16", K.cast.py_func, (arr(np.float32), arr(np.float16))
+    yield "test_c", K.test_c.py_func, (arr(np.int64), boolean, arr(np.uint8))
+    for index in (np.int64, np.int32, np.uint64, np.uint8):
+        yield (f"unravel_c {np.dtype(index).name}", K.unravel_c.py_func,
+               (arr(index), geo, i64, arr(np.int64), arr(np.int64, 2)))
+    for dt in (np.complex64, np.complex128):
+        yield (f"truth_c {np.dtype(dt).name}", K.truth_c.py_func,
+               (arr(dt), geo, boolean, arr(np.int64)))
     for short in KERNEL_MODULES:
         yield from importlib.import_module(f"axisops.cuda.{short}").signatures()
 

@@ -150,7 +150,7 @@ def scatter(g, x, indices, updates, axis, reduce=None):
     x_obj = x if D.is_cuda_array(x) else d.array
     given_shape = tuple(int(s) for s in np.shape(updates)) if not D.is_cuda_array(updates) \
         else D.device_array(updates).shape
-    idx, u_dev, axis = _scatter.checked(op, d, indices, updates, axis, reduce)
+    idx, u_dev, axis, _ = _scatter.checked(op, d, indices, updates, axis, reduce)
     if gd.dtype.kind == "c":
         raise TypeError(f"{op}: unsupported dtype {gd.dtype} for g")
     dtype, work = g_dtypes(gd, d.shape, op)

@@ -20,6 +20,9 @@ Scatter is deterministic without atomics, by two ways that give the same bits:
   lanes never share a destination, and within one lane the order along the axis
   is the C order of ``indices``: the NumPy path's order, so float sums are its
   bits. Used when there are enough lanes to fill the GPU.
+* *shared runs* (every lane reads the same indices): the indices along the axis
+  sorted by destination once, then a thread per (sorted index, lane) applies
+  the run it heads (``scatter_shared_runs``);
 * *runs* (few, long lanes): each update's destination (``scatter_keys``), a
   stable merge sort of the positions by destination (``merge_pass``: each
   element finds its place in the merged run by a binary search in the other
@@ -283,6 +286,33 @@ def scatter_runs(out, geo, keys, order, upd, op):
     out[key] = acc
 
 
+@cuda.jit(cache=True)
+def scatter_shared_runs(out, geo, keys, order, upd, op):
+    """Lanes sharing one index pattern: thread ``t = (s, lane)`` (lanes fastest)
+    applies, if sorted position ``s`` heads a run of equal destinations, that
+    run's updates of its lane in order to ``out[key + lane]``. *keys* are the
+    destinations' offsets along the axis, *order* the sorted positions along it;
+    *geo* is ``[updates offset, updates axis stride, nd, (divisor of the lanes),
+    lane records (size, out stride, updates stride, magic, shift)]``."""
+    t = cuda.grid(1)
+    total = keys.size
+    s, lane = _divmod(t, geo, 3)
+    if s >= total:
+        return
+    key = keys[s]
+    if key < 0 or (s > 0 and keys[s - 1] == key):
+        return
+    o_lane, u_lane = _unravel2(lane, geo, 6, geo[2])
+    dst = o_lane + key
+    base = geo[0] + u_lane
+    acc = out[dst]
+    e = s
+    while e < total and keys[e] == key:
+        acc = _apply(acc, upd[base + order[e] * geo[1]], op)
+        e += 1
+    out[dst] = acc
+
+
 @cuda.jit(device=True, inline=True)
 def _apply_complex(acc, v, op):
     """:func:`_apply` for complex numbers (no max or min: they have no order)."""
@@ -334,6 +364,28 @@ def scatter_runs_complex(out, geo, keys, order, upd, op):
         acc = _apply_complex(acc, upd[geo[0] + _unravel(order[e], geo, 2, geo[1])], op)
         e += 1
     out[key] = acc
+
+
+@cuda.jit(cache=True)
+def scatter_shared_runs_complex(out, geo, keys, order, upd, op):
+    """:func:`scatter_shared_runs` of complex numbers."""
+    t = cuda.grid(1)
+    total = keys.size
+    s, lane = _divmod(t, geo, 3)
+    if s >= total:
+        return
+    key = keys[s]
+    if key < 0 or (s > 0 and keys[s - 1] == key):
+        return
+    o_lane, u_lane = _unravel2(lane, geo, 6, geo[2])
+    dst = o_lane + key
+    base = geo[0] + u_lane
+    acc = out[dst]
+    e = s
+    while e < total and keys[e] == key:
+        acc = _apply_complex(acc, upd[base + order[e] * geo[1]], op)
+        e += 1
+    out[dst] = acc
 
 
 @cuda.jit(cache=True)
@@ -537,6 +589,9 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
                        lanes_kernel.py_func,
                        (arr(w), geo, arr(index), x, i64, i64, i64, arr(np.int64)))
             yield (f"scatter_runs {name}->{np.dtype(w).name}", runs_kernel.py_func,
+                   (arr(w), geo, geo, geo, x, i64))
+            shared_kernel = scatter_shared_runs_complex if complex_ else scatter_shared_runs
+            yield (f"scatter_shared_runs {name}->{np.dtype(w).name}", shared_kernel.py_func,
                    (arr(w), geo, geo, geo, x, i64))
     for index in (np.int64, np.int32, np.uint32):
         yield (f"scatter_keys {np.dtype(index).name}", scatter_keys.py_func,

@@ -634,6 +634,47 @@ def copy_c(base, geo, out):
 
 
 @cuda.jit(cache=True)
+def unravel_c(idx, geo, count, bad, out):
+    """``unravel``: the coordinates of ``idx[k]`` in the C-ordered block of *geo*'s
+    ``nd`` dimensions (``[nd, records (size, 1, magic, shift)]``), one row of *out*
+    per dimension; an index outside ``[0, count)`` sets the flag."""
+    k = cuda.grid(1)
+    if k >= idx.size:
+        return
+    v = int64(idx[k])
+    if idx[k] < 0 or uint64(idx[k]) >= uint64(count):
+        bad[0] = 1
+        return
+    nd = geo[0]
+    for e in range(nd):
+        dim = nd - 1 - e
+        rec = 1 + 4 * dim
+        u = uint64(v)
+        q = int64((_mulhi(u, uint64(geo[rec + 2])) + u) >> uint64(geo[rec + 3]))
+        out[dim, k] = v - q * geo[rec]
+        v = q
+
+
+@cuda.jit(cache=True)
+def truth_c(base, geo, nonzero, out):
+    """``out`` (flat, C order, int64) = 1 where the strided array of *geo* ``[offset,
+    ndim, dims]`` is nonzero (*nonzero*) or zero (not *nonzero*), else 0: the
+    counts a logical scan is made of."""
+    k = cuda.grid(1)
+    if k < out.size:
+        v = base[geo[0] + _unravel(k, geo, 2, geo[1])]
+        out[k] = 1 if (v != 0) == nonzero else 0
+
+
+@cuda.jit(cache=True)
+def test_c(counts, nonzero, out):
+    """``out[k]`` (bytes of bools) = ``counts[k] != 0`` (*nonzero*) or ``== 0``."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = 1 if (counts[k] != 0) == nonzero else 0
+
+
+@cuda.jit(cache=True)
 def cast(src, dst):
     """``dst[k] = src[k]`` converted to dst's dtype (one rounding), a thread each."""
     k = cuda.grid(1)

@@ -22,7 +22,7 @@ from .._layout import c_strides, reduction_view
 from . import _device as D
 from . import kernels as K
 
-__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin"]
+__all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
 
 
 def sum(x, axis=None, *, keepdims=False, dtype=None):
@@ -235,3 +235,40 @@ def _filled(d: D.DeviceArray, shape, dtype: np.dtype, op: str, count: int):
     if host.size:
         flat.copy_to_device(host.reshape(-1), stream=d.stream)
     return result
+
+
+def unravel(idx, shape, axis):
+    """:func:`axisops.unravel` on the device: a thread per index writes its
+    coordinates in the reduced block; one int64 array of ``idx``'s shape (a 0-d
+    array for a 0-d ``idx``) per reduced axis. An index out of range sets a flag,
+    and the NumPy path raises its error from a host copy."""
+    from .. import reduce as _np_reduce
+    from .._dispatch import numpy_function
+
+    shape = tuple(int(n) for n in shape)
+    axes = normalize_axes(axis, len(shape), "unravel")
+    d = D.device_array(idx)
+    if d.dtype.kind not in "iu":
+        raise TypeError(f"unravel: indices must be integers, got {d.dtype}")
+    block = tuple(shape[a] for a in axes)
+    if not block:
+        return ()
+    c = D.in_c_order(d)
+    flat = c.array.reshape(c.size) if c.array.ndim != 1 else c.array
+    coords = d.scratch((len(block), d.size), np.int64)
+    bad = d.scratch((1,), np.int64)
+    bad.copy_to_device(np.zeros(1, np.int64), stream=d.stream)
+    if d.size:
+        geo = [len(block), *D.dims(block, [1] * len(block))]
+        block_threads = D.threads_per_block()
+        K.unravel_c[D.grid(d.size, block_threads), block_threads, d.stream](
+            flat, D.to_device_constants(geo, d.stream), math.prod(block), bad, coords)
+        if bad.copy_to_host(stream=d.stream)[0]:
+            numpy_function(_np_reduce.unravel)(c.array.copy_to_host(), shape, axis)
+    out = []
+    for row in range(len(block)):
+        result, target = _result(d, d.shape, np.int64)
+        if d.size:
+            target.copy_to_device(coords[row], stream=d.stream)
+        out.append(result)
+    return tuple(out)

@@ -127,8 +127,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     else:
         res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
         if res == np.bool_:
-            raise NotImplementedError(f"{op}: a bool result dtype is not supported on CUDA "
-                                      "arrays yet")
+            return _logical(op, d, axis, shape, exclusive, reverse)
     result, flat = _result(d, shape, res)
     if d.size == 0:
         return result
@@ -148,6 +147,29 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
             bool(reverse), zero, ident, carry, out)
     if out is not flat:
         _round_to(out, flat, d)
+    return result
+
+
+def _logical(op: str, d: D.DeviceArray, axis, shape, exclusive: bool, reverse: bool):
+    """cumsum (an or-scan) or cumprod (an and-scan) with ``dtype=bool``: the running
+    count of the nonzero (zero) elements, by the int64 scan, then whether it is
+    nonzero (still zero). Bits: exact."""
+    result, flat = _result(d, shape, np.bool_)
+    if d.size == 0:
+        return result
+    seen = D.bool_as_bytes(d)
+    base, offset = D.flat_base(seen)
+    itemsize = d.dtype.itemsize
+    geo = [offset, d.ndim, *D.dims(d.shape, [s // itemsize for s in d.strides])]
+    counts = d.scratch(d.shape, np.int64)
+    block = D.threads_per_block()
+    blocks = D.grid(d.size, block)
+    any_scan = op == "cumsum"
+    K.truth_c[blocks, block, d.stream](base, D.to_device_constants(geo, d.stream), any_scan,
+                                      counts.reshape(d.size))
+    scanned = _values("cumsum", counts, None if d.ndim == 0 else axis, np.int64, exclusive,
+                      reverse)
+    K.test_c[blocks, block, d.stream](scanned.reshape(d.size), any_scan, flat.view(np.uint8))
     return result
 
 

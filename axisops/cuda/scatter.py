@@ -6,6 +6,10 @@ The updates of one destination are applied in C order of ``indices``, starting
 from ``x``'s value, so every run gives the NumPy path's bits (float ``"add"``
 included). Two ways, by shape (:mod:`axisops.cuda.gather_kernels`):
 
+* lanes that share their indices (an expanded index tensor, a broadcast one, the
+  gradient of ``take``): the indices along the axis are sorted by destination
+  once, and a thread per (sorted index, lane) applies the run of equal
+  destinations it heads, neighbouring threads in neighbouring lanes;
 * many lanes (positions of ``indices`` outside ``axis``): a thread per lane walks
   its updates along the axis;
 * few long lanes: the updates are sorted by destination (a stable merge sort on
@@ -57,7 +61,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     op = "scatter"
     d = D.device_array(x)
     dt = d.dtype
-    idx, u_dev, axis = checked(op, d, indices, updates, axis, reduce)
+    idx, u_dev, axis, shared_shape = checked(op, d, indices, updates, axis, reduce, shared=True)
     code = _REDUCES[reduce]
     if dt == np.bool_:  # or and and are max and min of 0 and 1
         code = {GK.OP_ADD: GK.OP_MAX, GK.OP_MUL: GK.OP_MIN}.get(code, code)
@@ -69,32 +73,46 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     if d.size:
         _copy_into(d, target)
     if idx.size:
-        upd, u_offset, u_strides = _updates(d, updates, u_dev, idx.shape, moved)
+        shape = shared_shape or idx.shape
+        i_strides = c_strides(idx.shape) if shared_shape is None else \
+            [1 if a == axis else 0 for a in range(len(shape))]
+        upd, u_offset, u_strides = _updates(d, updates, u_dev, shape, moved)
         positions = _flat_positions(idx, d.shape[axis], K.MODE_RAISE, d)
-        o_strides = c_strides(d.shape)[:idx.ndim]
-        if scatter_into(d, target, o_strides, idx.shape, axis, positions, c_strides(idx.shape),
+        o_strides = c_strides(d.shape)[:len(shape)]
+        if scatter_into(d, target, o_strides, shape, axis, positions, i_strides,
                         upd, u_offset, u_strides, d.shape[axis], code, K.MODE_RAISE):
-            check_in_range(idx.array.copy_to_host(), d.shape[axis], op, negative=True)
+            host = idx.array.copy_to_host()
+            if shared_shape is not None:  # the pattern as the indices were: broadcast
+                host = np.broadcast_to(host.reshape([-1 if a == axis else 1 for a in
+                                                     range(len(shape))]), shape)
+            check_in_range(host, d.shape[axis], op, negative=True)
     if work != dt:
         block = D.threads_per_block()
         K.cast[D.grid(d.size, block), block, d.stream](target, out)
     return result
 
 
-def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce):
-    """(indices on the device, device updates or None, axis): the NumPy path's
-    checks of a scatter of *d*, in its order, on host stand-ins of the arrays."""
+def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce, shared: bool = False):
+    """(indices on the device, device updates or None, axis, shape): the NumPy
+    path's checks of a scatter of *d*, in its order, on host stand-ins of the
+    arrays. *shape* is None, or, with *shared* when every lane reads the same
+    indices (their strides are 0 but along *axis*: an expanded tensor, a NumPy
+    broadcast), the indices' shape: the indices returned are then only the 1-D
+    pattern along the axis (no copy of the expansion is made)."""
     dt = d.dtype
     if dt.kind == "c":  # as the NumPy path: checked, then the parts' checks
         _complex.check(dt, op)
         if reduce in ("max", "min"):
             _dtypes.check_dtype(dt, op)
-    idx = _indices_on_device(d, indices, op)
+    on_device = D.is_cuda_array(indices)
+    raw: Any = D.device_array(indices) if on_device else np.asarray(indices)
     u_dev = D.device_array(updates) if D.is_cuda_array(updates) else None
     part = np.dtype(dt.char.lower()) if dt.kind == "c" else dt  # the parts' dtype
     x_stand = np.broadcast_to(np.zeros((), part), d.shape)
-    i_stand = (idx.array.copy_to_host() if d.size == 0 and idx.size
-               else np.broadcast_to(np.zeros((), idx.dtype), idx.shape))
+    host = None
+    if d.size == 0 and math.prod(raw.shape):  # the NumPy path reads them: an empty axis
+        host = raw.array.copy_to_host() if on_device else raw
+    i_stand = host if host is not None else np.broadcast_to(np.zeros((), raw.dtype), raw.shape)
     if u_dev is not None:
         u_kind = u_dev.dtype if u_dev.dtype.kind != "c" else np.dtype(u_dev.dtype.char.lower())
         u_check: Any = np.broadcast_to(np.zeros((), u_kind), u_dev.shape)
@@ -105,7 +123,16 @@ def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce):
     else:
         u_check = updates
     _, _, _, axis = _np_gather._scatter_args(x_stand, i_stand, u_check, axis, reduce, op)
-    return idx, u_dev, axis
+    shape = tuple(int(k) for k in raw.shape)
+    count = 1
+    for k in shape:
+        count *= k
+    if shared and count and shape[axis] < count and all(
+            st == 0 or k == 1 for a, (st, k) in enumerate(zip(raw.strides, shape)) if a != axis):
+        pattern = tuple(slice(None) if a == axis else 0 for a in range(len(shape)))
+        source = indices[pattern] if on_device else np.ascontiguousarray(raw[pattern])
+        return _indices_on_device(d, source, op), u_dev, axis, shape
+    return _indices_on_device(d, indices, op), u_dev, axis, None
 
 
 def _copy_into(d: D.DeviceArray, target) -> None:
@@ -179,7 +206,11 @@ def scatter_into(d: D.DeviceArray, target, out_strides, shape, axis: int, positi
     # lanes own their destinations unless the output is broadcast across them
     own = all(s != 0 or k == 1 for a, (s, k) in enumerate(zip(out_strides, shape)) if a != axis)
     bad = _flag(d)
-    if own and (lanes >= enough_lanes() or shape[axis] == 1):
+    shared = lanes > 1 and all(s == 0 for a, s in enumerate(i_strides) if a != axis)
+    if own and shared:
+        _by_shared_runs(d, target, out_strides, shape, axis, positions, i_strides[axis], upd,
+                        u_offset, u_strides, n, code, mode, bad)
+    elif own and (lanes >= enough_lanes() or shape[axis] == 1):
         _by_lanes(d, target, out_strides, shape, axis, positions, i_strides, upd, u_offset,
                   u_strides, n, code, mode, bad)
     else:
@@ -219,6 +250,30 @@ def _by_runs(d, target, o_strides, shape, axis, positions, i_strides, upd, u_off
     kernel = GK.scatter_runs_complex if upd.dtype.kind == "c" else GK.scatter_runs
     kernel[D.grid(total, block), block, d.stream](
         target, D.to_device_constants(run_geo, d.stream), keys, order, upd, code)
+
+
+def _by_shared_runs(d, target, o_strides, shape, axis, positions, i_axis_stride, upd, u_offset,
+                    u_strides, n, code, mode, bad) -> None:
+    """Every lane reads the same indices (strides 0 outside *axis*: an expanded
+    index tensor, the gradient of ``take``): the m indices are sorted by
+    destination once, and a thread per (sorted position, lane), lanes fastest,
+    applies the run it heads in order (``scatter_shared_runs``)."""
+    m = shape[axis]
+    keys, order = destinations(d, [o_strides[axis]], [m], 0, positions, [i_axis_stride], n, mode,
+                               bad)
+    if keys is None:
+        return  # an index out of range under raise: the caller raises
+    lane_shape = [k for a, k in enumerate(shape) if a != axis]
+    lane_o = [s for a, s in enumerate(o_strides) if a != axis]
+    lane_u = [s for a, s in enumerate(u_strides) if a != axis]
+    lane_shape, (lane_o, lane_u) = coalesce(lane_shape, lane_o, lane_u)
+    lanes = math.prod(lane_shape)
+    geo = [u_offset, u_strides[axis], len(lane_shape), *D.divisor(lanes),
+           *GK.dims_multi(lane_shape, lane_o, lane_u)]
+    block = D.threads_per_block()
+    kernel = GK.scatter_shared_runs_complex if upd.dtype.kind == "c" else GK.scatter_shared_runs
+    kernel[D.grid(m * lanes, block), block, d.stream](
+        target, D.to_device_constants(geo, d.stream), keys, order, upd, code)
 
 
 def destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad,
