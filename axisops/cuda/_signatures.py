@@ -107,13 +107,21 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
         yield from importlib.import_module(f"axisops.cuda.{short}").signatures()
 
 
-def compile_all(cc=(8, 0)) -> list[str]:
-    """Compile every signature to PTX for compute capability *cc*; the names that
-    failed, with their errors (empty when all compile)."""
+def compile_all(cc=(8, 0), part: int = 0, parts: int = 1) -> list[str]:
+    """Compile every signature (each distinct one once; with *parts*, every
+    *parts*-th from *part*, for processes working side by side) to PTX for
+    compute capability *cc*; the names that failed, with their errors (empty when
+    all compile)."""
     from numba import cuda
 
     failed = []
+    seen = set()
+    distinct = []
     for name, func, args in signatures():
+        if (func, args) not in seen:
+            seen.add((func, args))
+            distinct.append((name, func, args))
+    for name, func, args in distinct[part::parts]:
         try:
             cuda.compile_ptx(func, args, cc=cc)
         except Exception as e:
