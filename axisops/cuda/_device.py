@@ -285,6 +285,19 @@ def dims(shape, strides) -> list[int]:
     return out
 
 
+def flag(d: DeviceArray) -> Any:
+    """A one-element int64 device flag, cleared, on *d*'s device and stream (a
+    kernel that meets a bad index sets it)."""
+    bad = d.scratch((1,), np.int64)
+    bad.copy_to_device(np.zeros(1, np.int64), stream=d.stream)
+    return bad
+
+
+def is_set(bad, d: DeviceArray) -> bool:
+    """Whether a kernel set the *bad* flag (reading it waits for the kernel)."""
+    return bool(bad.copy_to_host(stream=d.stream)[0])
+
+
 def to_device_constants(values, stream) -> Any:
     """A small int64 device array of *values* (kernel geometry)."""
     from numba import cuda

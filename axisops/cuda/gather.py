@@ -53,14 +53,7 @@ def _take(op, x, indices, axis, mode, fill_value):
     out_shape = outer + idx.shape + rest
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or n == 0:
-        # reads nothing: the NumPy path on a stand-in gives the checks and the result
-        host_idx = idx.array.copy_to_host() if idx.size else np.zeros(idx.shape, idx.dtype)
-        stand = np.broadcast_to(np.zeros((), d.dtype), d.shape)
-        host = np.asarray(_NUMPY[op](stand, host_idx, axis, mode=mode, fill_value=fill_value))
-        result, flat = _result(d, out_shape, d.dtype)
-        if host.size:
-            flat.copy_to_device(np.ascontiguousarray(host).reshape(-1), stream=d.stream)
-        return result
+        return _numpy_on_stand_in(op, d, idx, out_shape, axis, mode=mode, fill_value=fill_value)
     seen = D.bool_as_bytes(d)
     base, offset = D.flat_base(seen)
     itemsize = d.dtype.itemsize
@@ -130,12 +123,12 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     positions = _flat_positions(idx, n, code, d)
     result, flat = _result(d, out_shape, d.dtype)
     out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
-    bad = _flag(d)
+    bad = D.flag(d)
     block = D.threads_per_block()
     GK.take_along[D.grid(out.size, block), block, d.stream](
         base, D.to_device_constants(geo, d.stream), positions, n, code,
         seen.dtype.type(fill.view(seen.dtype)[()]), bad, out)
-    if code == K.MODE_RAISE and _raised(bad, d):
+    if code == K.MODE_RAISE and D.is_set(bad, d):
         check_in_range(idx.array.copy_to_host(), n, op, negative=True)
     return result
 
@@ -167,11 +160,11 @@ def gather_nd(x, indices, *, batch_dims=0):
     positions = _flat_positions(idx, max(dims), K.MODE_RAISE, d)
     result, flat = _result(d, out_shape, d.dtype)
     out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
-    bad = _flag(d)
+    bad = D.flag(d)
     block = D.threads_per_block()
     GK.gather_tuples[D.grid(out.size, block), block, d.stream](
         base, D.to_device_constants(geo, d.stream), positions, q, bad, out)
-    if _raised(bad, d):
+    if D.is_set(bad, d):
         _np_gather._raise_first_tuple_error(idx.array.copy_to_host(), dims, op)
     return result
 
@@ -189,18 +182,6 @@ def _numpy_on_stand_in(op, d, idx, out_shape, *args, **kwargs):
     if host.size:
         flat.copy_to_device(np.ascontiguousarray(host).reshape(-1), stream=d.stream)
     return result
-
-
-def _flag(d: D.DeviceArray) -> Any:
-    """A one-element int64 device flag, cleared (set by a kernel that meets a bad index)."""
-    bad = d.scratch((1,), np.int64)
-    bad.copy_to_device(np.zeros(1, np.int64), stream=d.stream)
-    return bad
-
-
-def _raised(bad, d: D.DeviceArray) -> bool:
-    """Whether a kernel set the flag (waits for it)."""
-    return bool(bad.copy_to_host(stream=d.stream)[0])
 
 
 def _indices_on_device(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:

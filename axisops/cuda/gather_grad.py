@@ -29,7 +29,7 @@ from . import _device as D
 from . import gather_kernels as GK
 from . import kernels as K
 from . import scatter as _scatter
-from .gather import _flag, _flat_positions, _indices_on_device, _raised
+from .gather import _flat_positions, _indices_on_device
 from .reduce import _result
 from .scatter import as_dtype, scatter_into
 
@@ -111,12 +111,12 @@ def gather_nd(g, indices, x_shape, batch_dims=0):
     flat = gd.scratch((rows,), np.int64)
     if rows:  # every tuple is checked first, as on the CPU
         geo = [v for k in range(q) for v in (dims[k], c_strides(dims)[k])]
-        bad = _flag(gd)
+        bad = D.flag(gd)
         block = D.threads_per_block()
         GK.flat_tuples[D.grid(rows, block), block, gd.stream](
             _flat_positions(idx, max(dims), K.MODE_RAISE, gd), D.to_device_constants(geo, gd.stream),
             q, bad, flat)
-        if _raised(bad, gd):
+        if D.is_set(bad, gd):
             _np_gather._raise_first_tuple_error(idx.array.copy_to_host(), dims, op)
     dtype, work = g_dtypes(gd, out_shape, op)
     batch, n = math.prod(x_shape[:b]), math.prod(dims)
@@ -169,7 +169,7 @@ def scatter(g, x, indices, updates, axis, reduce=None):
     keys = order = None
     positions = _flat_positions(idx, n, K.MODE_RAISE, gd) if total else None
     if total:
-        bad = _flag(gd)
+        bad = D.flag(gd)
         keys, order = _scatter.destinations(gd, x_strides, idx.shape, axis, positions, i_strides,
                                             n, K.MODE_RAISE, bad, sort=reduce == "mul")
         if keys is None:

@@ -256,14 +256,13 @@ def unravel(idx, shape, axis):
     c = D.in_c_order(d)
     flat = c.array.reshape(c.size) if c.array.ndim != 1 else c.array
     coords = d.scratch((len(block), d.size), np.int64)
-    bad = d.scratch((1,), np.int64)
-    bad.copy_to_device(np.zeros(1, np.int64), stream=d.stream)
+    bad = D.flag(d)
     if d.size:
         geo = [len(block), *D.dims(block, [1] * len(block))]
         block_threads = D.threads_per_block()
         K.unravel_c[D.grid(d.size, block_threads), block_threads, d.stream](
             flat, D.to_device_constants(geo, d.stream), math.prod(block), bad, coords)
-        if bad.copy_to_host(stream=d.stream)[0]:
+        if D.is_set(bad, d):
             numpy_function(_np_reduce.unravel)(c.array.copy_to_host(), shape, axis)
     out = []
     for row in range(len(block)):

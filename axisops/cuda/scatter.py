@@ -40,7 +40,7 @@ from .._layout import c_strides, coalesce
 from . import _device as D
 from . import gather_kernels as GK
 from . import kernels as K
-from .gather import _flag, _flat_positions, _indices_on_device, _raised
+from .gather import _flat_positions, _indices_on_device
 from .reduce import _result
 
 __all__ = ["scatter"]
@@ -205,7 +205,7 @@ def scatter_into(d: D.DeviceArray, target, out_strides, shape, axis: int, positi
     lanes = math.prod(shape) // shape[axis] if shape[axis] else 0
     # lanes own their destinations unless the output is broadcast across them
     own = all(s != 0 or k == 1 for a, (s, k) in enumerate(zip(out_strides, shape)) if a != axis)
-    bad = _flag(d)
+    bad = D.flag(d)
     shared = lanes > 1 and all(s == 0 for a, s in enumerate(i_strides) if a != axis)
     if own and shared:
         _by_shared_runs(d, target, out_strides, shape, axis, positions, i_strides[axis], upd,
@@ -216,7 +216,7 @@ def scatter_into(d: D.DeviceArray, target, out_strides, shape, axis: int, positi
     else:
         _by_runs(d, target, out_strides, shape, axis, positions, i_strides, upd, u_offset,
                  u_strides, n, code, mode, bad)
-    return _raised(bad, d)
+    return D.is_set(bad, d)
 
 
 def _by_lanes(d, target, o_strides, shape, axis, positions, i_strides, upd, u_offset,
@@ -295,7 +295,7 @@ def destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad,
     keys = d.scratch((total,), np.int64)
     GK.scatter_keys[blocks, block, d.stream](D.to_device_constants(geo, d.stream), positions, n,
                                              mode, bad, keys)
-    if mode == K.MODE_RAISE and _raised(bad, d):
+    if mode == K.MODE_RAISE and D.is_set(bad, d):
         return None, None
     if not sort:
         return keys, None
