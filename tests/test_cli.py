@@ -494,3 +494,31 @@ def test_bench_device_table_and_report(tmp_path):
     device.write_markdown(data, str(path), "axisops bench --device cuda")
     text = path.read_text()
     assert text.startswith("# axisops on CUDA: Test GPU") and "2.00 TB/s" in text and table in text
+
+
+def test_bench_device_workloads_run_and_agree_on_the_cpu():
+    # the CUDA bench's workloads, made on the CPU: every call runs once, and
+    # axisops' result matches each peer's (the bench's own code, without a GPU)
+    import torch
+
+    from axisops.bench import device
+
+    names = []
+    for w in device.workloads(torch, quick=True, device="cpu"):
+        ours = w["axisops"]()
+        for call in w["peers"].values():
+            theirs = call()
+            if "cummax" in w["workload"]:  # (values, indices): the values
+                pairs = [(ours[0], theirs.values)]
+            elif isinstance(ours, tuple):  # the convolution's (dx, dW)
+                pairs = list(zip(ours, theirs))
+            else:
+                pairs = [(ours, theirs)]
+            for a, b in pairs:  # float sums may be associated otherwise: scaled bounds
+                scale = float(b.abs().max()) if b.is_floating_point() and b.numel() else 1.0
+                torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5 * max(1.0, scale))
+        assert w["bytes"] > 0
+        names.append(w["workload"])
+    assert {"take rows (axis=0)", "take_along_axis axis=0", "scatter add, shared rows",
+            "scatter add, per element", "unfold 3x3", "fold 3x3",
+            "conv 3x3 backward (dx, dW)"} <= set(names)

@@ -62,16 +62,16 @@ def peak_bandwidth() -> float:
     return 2.0 * dev.MEMORY_CLOCK_RATE * 1e3 * dev.GLOBAL_MEMORY_BUS_WIDTH / 8
 
 
-def _reduce_scan_workloads(torch, quick: bool):
+def _reduce_scan_workloads(torch, quick: bool, device: str = "cuda"):
     import axisops
 
     big = (16384 // (4 if quick else 1), 4096 // (4 if quick else 1))
     long_row = (1, (1 << 26) // (16 if quick else 1))
     tall = ((1 << 20) // (16 if quick else 1), 2)
-    gen = torch.Generator(device="cuda").manual_seed(0)
+    gen = torch.Generator(device=device).manual_seed(0)
 
     def data(shape):
-        return torch.randn(shape, device="cuda", generator=gen, dtype=torch.float32)
+        return torch.randn(shape, device=device, generator=gen, dtype=torch.float32)
 
     out: list[dict[str, Any]] = []
 
@@ -111,17 +111,17 @@ def _reduce_scan_workloads(torch, quick: bool):
     return out
 
 
-def _gather_workloads(torch, quick: bool):
+def _gather_workloads(torch, quick: bool, device: str = "cuda"):
     """take, take_along_axis and scatter add at 256 MiB (``--quick``: 16 MiB), each
     made when the bench reaches it."""
     import axisops
 
     rows, cols = (16384 // 4, 4096 // 4) if quick else (16384, 4096)
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    x = torch.randn((rows, cols), device="cuda", generator=gen)
+    gen = torch.Generator(device=device).manual_seed(1)
+    x = torch.randn((rows, cols), device=device, generator=gen)
 
     def ints(high, shape):
-        return torch.randint(0, high, shape, device="cuda", generator=gen)
+        return torch.randint(0, high, shape, device=device, generator=gen)
 
     for axis in (0, 1):
         idx = ints(x.shape[axis], (x.shape[axis] // 2,))
@@ -140,8 +140,8 @@ def _gather_workloads(torch, quick: bool):
     # scatter add of (N, D) updates into (V, D): embedding-style shared row indices
     # (an expanded (N, 1) tensor), then independent indices per element
     n, d, v = (rows * 4, cols // 4, rows // 4)
-    upd = torch.randn((n, d), device="cuda", generator=gen)
-    target = torch.zeros((v, d), device="cuda")
+    upd = torch.randn((n, d), device=device, generator=gen)
+    target = torch.zeros((v, d), device=device)
     for label, index in (("shared rows", ints(v, (n, 1)).expand(n, d)),
                          ("per element", ints(v, (n, d)))):
         bytes_ = upd.numel() * 4 + (index.numel() if label == "per element" else n) * 8 \
@@ -153,7 +153,7 @@ def _gather_workloads(torch, quick: bool):
                            torch, lambda i=index: target.scatter_add(0, i, upd))})
 
 
-def _window_workloads(torch, quick: bool):
+def _window_workloads(torch, quick: bool, device: str = "cuda"):
     """unfold and fold 3x3 (padding 1) of a (16, 64, 64, 64) float32 batch, and a
     3x3 convolution's backward (weight and input gradients) written with them,
     against PyTorch's unfold/fold and its cuDNN backward."""
@@ -162,36 +162,44 @@ def _window_workloads(torch, quick: bool):
     import axisops
 
     batch = 4 if quick else 16
-    gen = torch.Generator(device="cuda").manual_seed(2)
+    gen = torch.Generator(device=device).manual_seed(2)
     shape = (batch, 64, 64, 64)
-    x = torch.randn(shape, device="cuda", generator=gen)
-    cols = torch.randn((batch, 64 * 9, 64 * 64), device="cuda", generator=gen)
+    x = torch.randn(shape, device=device, generator=gen)
+    cols = torch.randn((batch, 64 * 9, 64 * 64), device=device, generator=gen)
     yield _row("unfold 3x3", shape, x.numel() * 4 + cols.numel() * 4,
                lambda: axisops.unfold(x, 3, padding=1),
                {"torch": lambda: F.unfold(x, 3, padding=1)})
     yield _row("fold 3x3", tuple(cols.shape), x.numel() * 4 + cols.numel() * 4,
                lambda: axisops.fold(cols, (64, 64), 3, padding=1),
                {"torch": lambda: F.fold(cols, (64, 64), 3, padding=1)})
-    weight = torch.randn((64, 64, 3, 3), device="cuda", generator=gen)
-    g = torch.randn(shape, device="cuda", generator=gen)
+    weight = torch.randn((64, 64, 3, 3), device=device, generator=gen)
+    g = torch.randn(shape, device=device, generator=gen)
 
-    def backward(unfold, fold):  # im2col: dW = g . cols^T, dx = fold(W^T . g)
+    def backward(unfold, fold):  # im2col: dx = fold(W^T . g), dW = g . cols^T
         gm = g.reshape(batch, 64, -1)
-        grad_w = torch.matmul(gm, unfold(x).transpose(1, 2)).sum(0).reshape(weight.shape)
         grad_x = fold(torch.matmul(weight.reshape(64, -1).t(), gm))
-        return grad_w, grad_x
+        grad_w = torch.matmul(gm, unfold(x).transpose(1, 2)).sum(0).reshape(weight.shape)
+        return grad_x, grad_w
 
-    def cudnn():
+    def cudnn():  # (dx, dW), as convolution_backward orders them
         return torch.ops.aten.convolution_backward(g, x, weight, None, [1, 1], [1, 1], [1, 1],
-                                                   False, [0, 0], 1, [True, True, False])
+                                                   False, [0, 0], 1, [True, True, False])[:2]
 
-    yield _row("conv 3x3 backward (dW, dx)", shape, 3 * x.numel() * 4 + weight.numel() * 4,
+    yield _row("conv 3x3 backward (dx, dW)", shape, 3 * x.numel() * 4 + weight.numel() * 4,
                lambda: backward(lambda a: axisops.unfold(a, 3, padding=1),
                                 lambda c: axisops.fold(c, (64, 64), 3, padding=1)),
                {"torch unfold/fold": lambda: backward(lambda a: F.unfold(a, 3, padding=1),
                                                       lambda c: F.fold(c, (64, 64), 3,
                                                                        padding=1)),
                 "torch cuDNN": cudnn})
+
+
+def workloads(torch, quick: bool, device: str = "cuda"):
+    """Every workload, made one at a time on *device* (``"cpu"`` in the tests, which
+    call each once: the bench's own code is checked without a GPU)."""
+    return itertools.chain(_reduce_scan_workloads(torch, quick, device),
+                           _gather_workloads(torch, quick, device),
+                           _window_workloads(torch, quick, device))
 
 
 def _row(name, shape, bytes_, ours, peers) -> dict[str, Any]:
@@ -263,8 +271,7 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
     torch = _check_gpu()
     repeat = repeat or (5 if quick else 20)
     rows = []
-    for w in itertools.chain(_reduce_scan_workloads(torch, quick),
-                             _gather_workloads(torch, quick), _window_workloads(torch, quick)):
+    for w in workloads(torch, quick):
         calls = {"axisops": w["axisops"], **w["peers"]}
         medians = _time(torch, calls, repeat)
         rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
