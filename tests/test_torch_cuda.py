@@ -83,3 +83,17 @@ def test_a_cuda_call_that_autograd_must_see_goes_to_the_registered_operator(monk
     with torch.no_grad():  # nothing to record: straight to the device runner
         monkeypatch.setattr(axisops.cuda, "run", lambda f, a, k: "device")
         assert axisops.cuda.call(axisops.take, (x, torch.tensor([2, 0]), 1), {}) == "device"
+
+
+def test_every_operator_has_a_device_implementation_taking_its_schemas_names():
+    # the CUDA kernel passes every schema argument by name to the device function
+    import inspect
+
+    pytest.importorskip("numba.cuda")
+    table = axisops.cuda._operators()
+    for name, spec in T._SPECS.items():
+        f = numpy_function(spec.func)
+        device = table.get((f.__module__, f.__name__))
+        assert device is not None, name
+        missing = set(T._TYPES[name]) - set(inspect.signature(device).parameters)
+        assert not missing, (name, missing)
