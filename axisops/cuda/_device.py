@@ -299,7 +299,32 @@ def is_set(bad, d: DeviceArray) -> bool:
 
 
 def to_device_constants(values, stream) -> Any:
-    """A small int64 device array of *values* (kernel geometry)."""
+    """A small int64 device array of *values* (kernel geometry), read-only.
+
+    Geometries depend only on shapes, strides and options, so each is uploaded
+    once per device and kept (``_CONSTANTS``, the most recent 4096): a repeated
+    call of a small operator launches without a host-to-device copy. The upload
+    is synchronous, so the array is complete before any stream reads it."""
     from numba import cuda
 
-    return cuda.to_device(np.ascontiguousarray(values, dtype=np.int64), stream=stream)
+    key = (tuple(int(v) for v in values), _current_device())
+    array = _CONSTANTS.pop(key, None)
+    if array is None:
+        array = cuda.to_device(np.ascontiguousarray(key[0], dtype=np.int64))
+        if len(_CONSTANTS) >= _MAX_CONSTANTS:
+            del _CONSTANTS[next(iter(_CONSTANTS))]  # the least recently used
+    _CONSTANTS[key] = array
+    return array
+
+
+#: Uploaded geometries by (values, device), least recently used first.
+_CONSTANTS: dict[tuple, Any] = {}
+_MAX_CONSTANTS = 4096
+
+
+def _current_device() -> int:
+    if simulated():
+        return 0
+    from numba import cuda
+
+    return int(cuda.get_current_device().id)
