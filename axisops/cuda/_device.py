@@ -295,7 +295,17 @@ def flag(d: DeviceArray) -> Any:
 
 def is_set(bad, d: DeviceArray) -> bool:
     """Whether a kernel set the *bad* flag (reading it waits for the kernel)."""
-    return bool(bad.copy_to_host(stream=d.stream)[0])
+    return bool(to_host(bad, d)[0])
+
+
+def to_host(array, d: DeviceArray) -> np.ndarray:
+    """*array* (a Numba device array) copied to the host on *d*'s stream, after the
+    work queued there: a copy on a stream is asynchronous, so the stream is
+    waited for (a copy on the default stream would not wait for a non-blocking
+    stream, such as PyTorch's side streams)."""
+    host = array.copy_to_host(stream=d.stream)
+    d.stream.synchronize()
+    return host
 
 
 def to_device_constants(values, stream) -> Any:

@@ -75,9 +75,9 @@ def _take(op, x, indices, axis, mode, fill_value):
         base, D.to_device_constants(geo, d.stream), positions, n, code,
         seen.dtype.type(fill.view(seen.dtype)[()]), bad, out)
     if code == K.MODE_RAISE:
-        first = int(bad.copy_to_host(stream=d.stream)[0])  # waits for the kernel
+        first = int(D.to_host(bad, d)[0])  # waits for the kernel
         if first < idx.size:
-            value = idx.array.reshape(idx.size)[first:first + 1].copy_to_host()[0]
+            value = D.to_host(idx.array.reshape(idx.size)[first:first + 1], d)[0]
             where = tuple(int(w) for w in np.unravel_index(first, idx.shape))
             raise IndexError(f"{op}: index {value} at position {where} of indices is out of "
                              f"range [{-n}, {n})")
@@ -129,7 +129,7 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
         base, D.to_device_constants(geo, d.stream), positions, n, code,
         seen.dtype.type(fill.view(seen.dtype)[()]), bad, out)
     if code == K.MODE_RAISE and D.is_set(bad, d):
-        check_in_range(idx.array.copy_to_host(), n, op, negative=True)
+        check_in_range(D.to_host(idx.array, d), n, op, negative=True)
     return result
 
 
@@ -165,7 +165,7 @@ def gather_nd(x, indices, *, batch_dims=0):
     GK.gather_tuples[D.grid(out.size, block), block, d.stream](
         base, D.to_device_constants(geo, d.stream), positions, q, bad, out)
     if D.is_set(bad, d):
-        _np_gather._raise_first_tuple_error(idx.array.copy_to_host(), dims, op)
+        _np_gather._raise_first_tuple_error(D.to_host(idx.array, d), dims, op)
     return result
 
 
@@ -175,7 +175,7 @@ def gather_nd(x, indices, *, batch_dims=0):
 def _numpy_on_stand_in(op, d, idx, out_shape, *args, **kwargs):
     """A gather that reads nothing of ``x``: the NumPy path on a zero-stride stand-in
     (its checks of the index values and its errors), the result uploaded."""
-    host_idx = idx.array.copy_to_host() if idx.size else np.zeros(idx.shape, idx.dtype)
+    host_idx = D.to_host(idx.array, d) if idx.size else np.zeros(idx.shape, idx.dtype)
     stand = np.broadcast_to(np.zeros((), d.dtype), d.shape)
     host = np.asarray(_NUMPY[op](stand, host_idx, *args, **kwargs))
     result, flat = _result(d, out_shape, d.dtype)

@@ -60,7 +60,7 @@ def take(g, indices, x_shape, axis=None, mode="raise"):
         if scatter_into(gd, target, [n * rest, rest, 1], [outer, m, rest], 1,
                         _flat_positions(idx, n, code, gd), [0, 1, 0], u.array.reshape(u.size),
                         0, [m * rest, rest, 1], n, GK.OP_ADD, code):
-            check_in_range(idx.array.copy_to_host(), n, op, negative=True)
+            check_in_range(D.to_host(idx.array, gd), n, op, negative=True)
     return _finish(gd, target, out, result)
 
 
@@ -95,7 +95,7 @@ def take_along_axis(g, indices, x_shape, axis, mode="raise"):
         if scatter_into(gd, target, o_strides, out_shape, axis, _flat_positions(idx, n, code, gd),
                         i_strides, u.array.reshape(u.size), 0, c_strides(out_shape), n,
                         GK.OP_ADD, code):
-            check_in_range(idx.array.copy_to_host(), n, op, negative=True)
+            check_in_range(D.to_host(idx.array, gd), n, op, negative=True)
     return _finish(gd, target, out, result)
 
 
@@ -117,7 +117,7 @@ def gather_nd(g, indices, x_shape, batch_dims=0):
             _flat_positions(idx, max(dims), K.MODE_RAISE, gd), D.to_device_constants(geo, gd.stream),
             q, bad, flat)
         if D.is_set(bad, gd):
-            _np_gather._raise_first_tuple_error(idx.array.copy_to_host(), dims, op)
+            _np_gather._raise_first_tuple_error(D.to_host(idx.array, gd), dims, op)
     dtype, work = g_dtypes(gd, out_shape, op)
     batch, n = math.prod(x_shape[:b]), math.prod(dims)
     rest, m = math.prod(x_shape[b + q:]), math.prod(idx.shape[b:-1])
@@ -173,7 +173,7 @@ def scatter(g, x, indices, updates, axis, reduce=None):
         keys, order = _scatter.destinations(gd, x_strides, idx.shape, axis, positions, i_strides,
                                             n, K.MODE_RAISE, bad, sort=reduce == "mul")
         if keys is None:
-            check_in_range(idx.array.copy_to_host(), n, op, negative=True)
+            check_in_range(D.to_host(idx.array, gd), n, op, negative=True)
     g_w = _flat(_updates(gd, work) if gd.dtype != work else D.in_c_order(gd))
     grad_x, grad_u = scratch(size), scratch(total)
 
@@ -244,7 +244,7 @@ def _check_values(idx: D.DeviceArray, n: int, code: int, op: str, g_reads: bool)
     """The NumPy path's checks of indices no kernel reads: into an empty axis, or
     with nothing to add (from a host copy; these are the small cases)."""
     if idx.size and (n == 0 or not g_reads):
-        host = idx.array.copy_to_host()
+        host = D.to_host(idx.array, idx)
         _np_gather._check_empty_axis(host, n, code, op)
         if not g_reads:
             _np_gather._check_unseen(host, n, code, op)

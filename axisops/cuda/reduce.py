@@ -263,7 +263,7 @@ def unravel(idx, shape, axis):
         K.unravel_c[D.grid(d.size, block_threads), block_threads, d.stream](
             flat, D.to_device_constants(geo, d.stream), math.prod(block), bad, coords)
         if D.is_set(bad, d):
-            numpy_function(_np_reduce.unravel)(c.array.copy_to_host(), shape, axis)
+            numpy_function(_np_reduce.unravel)(D.to_host(c.array, d), shape, axis)
     out = []
     for row in range(len(block)):
         result, target = _result(d, d.shape, np.int64)

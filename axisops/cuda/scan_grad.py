@@ -172,9 +172,9 @@ def _extreme(g, indices, x_shape, axis, op):
     bad = d.scratch((1,), np.int64)
     bad.copy_to_device(np.array([np.iinfo(np.int64).max]), stream=d.stream)
     launch(GK.scatter_lanes, d, lanes, geo, lanes, positions.base, operand(d).base, bad, out)
-    first = int(bad.copy_to_host(stream=d.stream)[0])  # waits for the kernel
+    first = int(D.to_host(bad, d)[0])  # waits for the kernel
     if first < size:
-        value = index.base[first:first + 1].copy_to_host()[0]
+        value = D.to_host(index.base[first:first + 1], d)[0]
         where = tuple(int(w) for w in np.unravel_index(first, idx.shape))
         raise IndexError(f"{op}: index {value} at position {where} of indices is out of range "
                          f"[0, {n})")
@@ -233,5 +233,5 @@ def _powers(dtype: np.dtype, d: D.DeviceArray):
     if table is None:
         from numba import cuda
 
-        table = _POWERS[key] = cuda.to_device(_np_grad._powers_of_half(dtype), stream=d.stream)
+        table = _POWERS[key] = cuda.to_device(_np_grad._powers_of_half(dtype))  # kept: synchronous
     return table

@@ -81,7 +81,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
         o_strides = c_strides(d.shape)[:len(shape)]
         if scatter_into(d, target, o_strides, shape, axis, positions, i_strides,
                         upd, u_offset, u_strides, d.shape[axis], code, K.MODE_RAISE):
-            host = idx.array.copy_to_host()
+            host = D.to_host(idx.array, d)
             if shared_shape is not None:  # the pattern as the indices were: broadcast
                 host = np.broadcast_to(host.reshape([-1 if a == axis else 1 for a in
                                                      range(len(shape))]), shape)
@@ -111,7 +111,7 @@ def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce, shared: b
     x_stand = np.broadcast_to(np.zeros((), part), d.shape)
     host = None
     if d.size == 0 and math.prod(raw.shape):  # the NumPy path reads them: an empty axis
-        host = raw.array.copy_to_host() if on_device else raw
+        host = D.to_host(raw.array, d) if on_device else raw
     i_stand = host if host is not None else np.broadcast_to(np.zeros((), raw.dtype), raw.shape)
     if u_dev is not None:
         u_kind = u_dev.dtype if u_dev.dtype.kind != "c" else np.dtype(u_dev.dtype.char.lower())
