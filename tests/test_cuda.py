@@ -319,3 +319,24 @@ def test_take_raises_on_the_device_as_on_the_cpu():
     check(axisops.take, x.astype(np.int8), True, problems, "fill too big",
           indices=np.array([9]), axis=1, mode="fill", fill_value=1000)
     assert not problems, "\n".join(problems)
+
+
+def test_reads_back_wait_for_the_inputs_stream():
+    # a copy on a stream is asynchronous on a GPU (the simulator's is not): the
+    # host reads only after the stream is waited for
+    from axisops.cuda import _device as D
+
+    events: list[str] = []
+
+    class Stream:
+        def synchronize(self):
+            events.append("synchronize")
+
+    class Array:
+        def copy_to_host(self, stream=0):
+            events.append("copy on the input's stream" if stream is d.stream else "copy")
+            return np.array([1])
+
+    d = D.DeviceArray(None, (1,), (8,), np.dtype(np.int64), "numba", None, Stream())
+    assert D.is_set(Array(), d)
+    assert events == ["copy on the input's stream", "synchronize"]
