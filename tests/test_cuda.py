@@ -85,9 +85,6 @@ def test_reduction_options_and_errors():
     for op in ("max", "argmin", "cummax", "logcumsumexp"):  # no order: the NumPy path's TypeError
         check(getattr(axisops, op), a.astype(np.complex64), True, problems, f"complex {op}", axis=0)
     assert not problems, "\n".join(problems)
-    with pytest.raises(NotImplementedError, match="scatter of complex numbers does not run"):
-        axisops.grad.scatter(on_device(np.zeros(3, np.complex64)), np.zeros(3, np.complex64),
-                             np.zeros(1, np.int64), np.ones(1, np.complex64), 0)
 
 
 def test_unravel_is_the_numpy_paths():

@@ -397,3 +397,34 @@ def test_scatter_of_shared_indices_sorts_them_once(dtype, reduce, monkeypatch):
               reduce=reduce)
     assert not problems, "\n".join(problems)
     assert ran, "the shared-index way did not run"
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "mul", "max"])
+def test_complex_scatter_gradient_matches_the_numpy_path(reduce, scatter_way):
+    rng = np.random.default_rng(16)
+    problems: list[str] = []
+
+    def cplx(shape, dtype=np.complex64):
+        return (rng.integers(-2, 3, shape) + 1j * rng.integers(-2, 3, shape)).astype(dtype)
+
+    for x_shape, axis, i_shape in [((4,), 0, (6,)), ((3, 4), 0, (5, 3)), ((2, 3, 4), 2, (2, 2, 5))]:
+        n = x_shape[axis]
+        idx = rng.integers(-n, n, i_shape)
+        x, upd, g = cplx(x_shape), cplx(i_shape), cplx(x_shape)
+        label = f"{x_shape} axis={axis}"
+        check(axisops.grad.scatter, g, True, problems, label, x=on_device(x),
+              indices=on_device(idx), updates=on_device(upd), axis=axis, reduce=reduce)
+        check(axisops.grad.scatter, g.astype(np.complex128), True, problems, f"{label} c128 g",
+              x=x, indices=idx, updates=upd, axis=axis, reduce=reduce)
+        check(axisops.grad.scatter, g.real.copy(), True, problems, f"{label} real g", x=x,
+              indices=idx, updates=on_device(upd), axis=axis, reduce=reduce)
+        larger = np.concatenate([upd, upd], axis=axis)
+        check(axisops.grad.scatter, g, True, problems, f"{label} larger", x=on_device(x),
+              indices=idx, updates=larger, axis=axis, reduce=reduce)
+        row = np.ascontiguousarray(upd.reshape(-1)[:i_shape[-1]])
+        check(axisops.grad.scatter, g, True, problems, f"{label} broadcast", x=on_device(x),
+              indices=idx, updates=on_device(row), axis=axis, reduce=reduce)
+    bad = np.array([0, 9])
+    check(axisops.grad.scatter, cplx((4,)), True, problems, "out of range", x=cplx((4,)),
+          indices=on_device(bad), updates=cplx((2,)), axis=0, reduce=reduce)
+    assert not problems, "\n".join(problems)

@@ -38,8 +38,6 @@ and allocates results of its own type on its device.
 
 PyTorch tensors that autograd or ``torch.compile`` must see go through the
 registered operators of :mod:`axisops.torch`, whose CUDA kernel is :func:`run`.
-Not on the device: the complex gradient of ``scatter`` (``NotImplementedError``;
-copy to the host for the CPU path).
 """
 from __future__ import annotations
 

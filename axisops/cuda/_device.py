@@ -214,12 +214,52 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
 
 
 class _Interface:
-    """A raw span of device memory described by ``__cuda_array_interface__``."""
+    """Device memory described by ``__cuda_array_interface__``: a raw span of *size*
+    elements, or *shape* with byte *strides*."""
 
-    def __init__(self, pointer: int, size: int, dtype: np.dtype):
-        self.__cuda_array_interface__ = {"shape": (size,), "strides": None,
+    def __init__(self, pointer: int, size: int, dtype: np.dtype, shape=None, strides=None):
+        self.__cuda_array_interface__ = {"shape": (size,) if shape is None else tuple(shape),
+                                         "strides": None if strides is None else tuple(strides),
                                          "typestr": dtype.str, "data": (pointer, True),
                                          "version": 3, "stream": None}
+
+
+def complex_part(d: DeviceArray, imaginary: bool) -> DeviceArray:
+    """The real (imaginary) part of a complex *d*: a view of its memory with *d*'s
+    strides and the parts' dtype."""
+    part = np.dtype(d.dtype.char.lower())
+    if simulated():
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        host = d.array._ary
+        array = FakeCUDAArray(host.imag if imaginary else host.real)
+    else:
+        from numba import cuda
+
+        pointer = d.array.__cuda_array_interface__["data"][0] + (part.itemsize if imaginary else 0)
+        array = cuda.as_cuda_array(_Interface(pointer, 0, part, d.shape, d.strides), sync=False)
+    return DeviceArray(array, d.shape, d.strides, part, "numba", array, d.stream)
+
+
+def zeros_view(d: DeviceArray, shape, dtype) -> Any:
+    """A read-only-by-convention device array of zeros of *shape* and *dtype* on *d*'s
+    device: one element, every stride 0."""
+    dtype = np.dtype(dtype)
+    one = d.scratch((1,), dtype)
+    one.copy_to_device(np.zeros(1, dtype), stream=d.stream)
+    shape = tuple(int(s) for s in shape)
+    if simulated():
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+        return FakeCUDAArray(np.broadcast_to(one._ary, shape) if shape else one._ary[0:1]
+                             .reshape(()))
+    from numba import cuda
+
+    pointer = one.__cuda_array_interface__["data"][0]
+    view = cuda.as_cuda_array(_Interface(pointer, 0, dtype, shape, (0,) * len(shape)),
+                              sync=False)
+    view._axisops_owner = one  # keep the element alive as long as the view
+    return view
 
 
 def _numba_view(x) -> Any:

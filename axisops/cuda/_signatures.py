@@ -103,6 +103,7 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
     for dt in (np.complex64, np.complex128):
         yield (f"truth_c {np.dtype(dt).name}", K.truth_c.py_func,
                (arr(dt), geo, boolean, arr(np.int64)))
+        yield f"copy_c {np.dtype(dt).name}", K.copy_c.py_func, (arr(dt), geo, arr(dt))
     for short in KERNEL_MODULES:
         yield from importlib.import_module(f"axisops.cuda.{short}").signatures()
 

@@ -1,5 +1,6 @@
-"""Gradients of the gathers on CUDA arrays: ``grad.take``, ``grad.take_along_axis``,
-``grad.gather_nd`` (see :mod:`axisops.cuda`).
+"""Gradients of the gathers and of scatter on CUDA arrays: ``grad.take``,
+``grad.take_along_axis``, ``grad.gather_nd``, ``grad.scatter`` (see
+:mod:`axisops.cuda`).
 
 Each is the device scatter-add (:func:`axisops.cuda.scatter.scatter_into`) of
 ``g`` into zeros, deterministic and without atomics: repeated indices add up in
@@ -21,6 +22,7 @@ import math
 
 import numpy as np
 
+from .. import _complex, _dtypes
 from .. import gather as _np_gather
 from .._axes import normalize_axis
 from .._indices import check_in_range
@@ -144,8 +146,7 @@ def scatter(g, x, indices, updates, axis, reduce=None):
     op = "grad.scatter"
     gd = D.device_array(g)
     if any(_is_complex(a) for a in (g, x, updates)):
-        raise NotImplementedError("axisops.grad.scatter of complex numbers does not run on "
-                                  "CUDA arrays yet; copy the arrays to the host for the CPU path")
+        return _complex_scatter(gd, x, indices, updates, axis, reduce)
     d = _on_device(gd, x)
     x_obj = x if D.is_cuda_array(x) else d.array
     given_shape = tuple(int(s) for s in np.shape(updates)) if not D.is_cuda_array(updates) \
@@ -219,6 +220,80 @@ def scatter(g, x, indices, updates, axis, reduce=None):
     gx_result, gx_out = _result(gd, d.shape, dtype)
     launch(K.cast, size, grad_x, gx_out)
     return gx_result, _updates_gradient(gd, grad_u, idx.shape, given_shape, dtype, work)
+
+
+def _complex_scatter(gd: D.DeviceArray, x, indices, updates, axis, reduce):
+    """:func:`axisops.grad.scatter` with complex numbers, as the NumPy path's
+    ``_complex_scatter_grad``: None and add (linear in ``g``, the values of ``x``
+    and the updates unused) are the real gradient of each part of ``g``; mul is
+    ``g * conj(the product of the other factors)`` per destination, sorted by
+    destination, the products in the NumPy path's order."""
+    op = "grad.scatter"
+    x_dtype = D.device_array(x).dtype if D.is_cuda_array(x) else np.asarray(x).dtype
+    u_dtype = D.device_array(updates).dtype if D.is_cuda_array(updates) else \
+        np.asarray(updates).dtype
+    x_shape = D.device_array(x).shape if D.is_cuda_array(x) else np.shape(x)
+    u_shape = D.device_array(updates).shape if D.is_cuda_array(updates) else np.shape(updates)
+    res = np.result_type(x_dtype, gd.dtype, u_dtype)
+    _complex.check(res, op)
+    if reduce in ("max", "min"):
+        _dtypes.check_dtype(res, op)  # complex numbers have no order: TypeError
+    part = _complex.part_dtype(res)
+    if reduce != "mul":
+        zeros_x = D.zeros_view(gd, x_shape, part)
+        zeros_u = np.broadcast_to(np.zeros((), part), u_shape)  # only its shape and dtype
+        if gd.dtype.kind == "c":
+            re_g, im_g = (D.complex_part(gd, imag).array for imag in (False, True))
+        else:
+            re_g, im_g = gd.array, D.zeros_view(gd, gd.shape, gd.dtype)
+        re = scatter(re_g, zeros_x, indices, zeros_u, axis, reduce)
+        im = scatter(im_g, zeros_x, indices, zeros_u, axis, reduce)
+        return _combined(gd, re[0], im[0]), _combined(gd, re[1], im[1])
+    if tuple(gd.shape) != tuple(x_shape):
+        raise ValueError(f"{op}: g has shape {gd.shape}, expected the forward's output shape "
+                         f"{tuple(x_shape)}")
+    # scatter's own checks, on bytes, as the NumPy path's scatter_destinations
+    stand = D.DeviceArray(gd.array, tuple(x_shape), (0,) * len(x_shape), np.dtype(np.int8),
+                          gd.kind, gd.owner, gd.stream)
+    idx, u_dev, axis, _ = _scatter.checked("scatter", stand, indices, np.zeros((), np.int8),
+                                           axis, "add")
+    size, total, n = math.prod(x_shape), idx.size, x_shape[axis]
+    x_strides, i_strides = c_strides(x_shape)[:idx.ndim], c_strides(idx.shape)
+    block = D.threads_per_block()
+    as_res = D.DeviceArray(gd.array, tuple(x_shape), (0,) * len(x_shape), res, gd.kind,
+                           gd.owner, gd.stream)
+    g_c = _flat(as_dtype(gd, res) if gd.dtype != res else D.in_c_order(gd))
+    x_c = _flat(as_dtype(_on_device(gd, x), res))
+    products = gd.scratch((size,), res)
+    if size:
+        GK.fill[D.grid(size, block), block, gd.stream](products, res.type(1))
+    grad_u = gd.scratch((total,), res)
+    if total:
+        u_dev = D.device_array(updates) if D.is_cuda_array(updates) else None
+        u_c = _updates_in_c_order(as_res, updates, u_dev, idx.shape, res)
+        bad = D.flag(gd)
+        keys, order = _scatter.destinations(gd, x_strides, idx.shape, axis,
+                                            _flat_positions(idx, n, K.MODE_RAISE, gd), i_strides,
+                                            n, K.MODE_RAISE, bad)
+        if keys is None:
+            check_in_range(D.to_host(idx.array, gd), n, "scatter", negative=True)
+        GK.complex_product_grads[D.grid(total, block), block, gd.stream](
+            g_c, x_c, keys, order, u_c, res.type(1), grad_u, products)
+    result, out = _result(gd, tuple(x_shape), res)
+    if size:
+        GK.times_conj[D.grid(size, block), block, gd.stream](g_c, products, out)
+    return result, _updates_gradient(gd, grad_u, idx.shape, u_shape, res, res)
+
+
+def _combined(gd: D.DeviceArray, re, im):
+    """One complex result of ``g``'s type from the device results of the two parts."""
+    r, i = D.device_array(re), D.device_array(im)
+    result, out = _result(gd, r.shape, _complex._COMPLEX_OF[r.dtype])
+    if out.size:
+        block = D.threads_per_block()
+        GK.combine_parts[D.grid(out.size, block), block, gd.stream](
+            _flat(D.in_c_order(r)), _flat(D.in_c_order(i)), out)
+    return result
 
 
 # ------------------------------------------------------------------------ helpers

@@ -555,6 +555,50 @@ def product_grads(g, x, keys, order, u, one, out):
         acc = acc * u[p]
 
 
+@cuda.jit(cache=True)
+def complex_product_grads(g, x, keys, order, u, one, out, products):
+    """Complex ``reduce="mul"``: a thread per run of equal destinations gives each
+    update ``g * conj((x * before) * after)`` (``before``, ``after``: the products
+    of the run's updates before and after it, each from *one* in the NumPy
+    path's order) and writes the run's product to ``products[key]``."""
+    s = cuda.grid(1)
+    total = keys.size
+    if s >= total:
+        return
+    key = keys[s]
+    if s > 0 and keys[s - 1] == key:
+        return
+    e = s
+    acc = one
+    while e < total and keys[e] == key:
+        out[order[e]] = acc
+        acc = acc * u[order[e]]
+        e += 1
+    products[key] = acc
+    running = one
+    while e > s:
+        e -= 1
+        p = order[e]
+        out[p] = g[key] * ((x[key] * out[p]) * running).conjugate()
+        running = running * u[p]
+
+
+@cuda.jit(cache=True)
+def times_conj(g, products, out):
+    """``out[k] = g[k] * conj(products[k])``."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = g[k] * products[k].conjugate()
+
+
+@cuda.jit(cache=True)
+def combine_parts(re, im, out):
+    """``out[k] = re[k] + 1j * im[k]``, the parts as they are."""
+    k = cuda.grid(1)
+    if k < out.size:
+        out[k] = complex(re[k], im[k])
+
+
 # ------------------------------------------------------------ compile-only check
 
 
@@ -603,6 +647,17 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
     for dt in values:
         yield f"fill {np.dtype(dt).name}", fill.py_func, (arr(dt), from_dtype(np.dtype(dt)))
     yield "fill int64", fill.py_func, (geo, types.int64)
+    for c, p in ((np.complex64, np.float32), (np.complex128, np.float64)):  # complex scatter
+        cn, ca = np.dtype(c).name, arr(c)
+        yield (f"complex_product_grads {cn}", complex_product_grads.py_func,
+               (ca, ca, geo, geo, ca, from_dtype(np.dtype(c)), ca, ca))
+        yield f"times_conj {cn}", times_conj.py_func, (ca, ca, ca)
+        yield f"combine_parts {cn}", combine_parts.py_func, (arr(p), arr(p), ca)
+        yield f"pad_leading {cn}", pad_leading.py_func, (ca, geo, ca)
+        yield f"cast {cn}->{cn}", _cast.py_func, (ca, ca)
+        for src in DTYPES:  # x, g and the updates converted to the result's dtype
+            yield f"cast {np.dtype(src).name}->{cn}", _cast.py_func, (arr(src), ca)
+    yield "cast complex128->complex64", _cast.py_func, (arr(np.complex128), arr(np.complex64))
     for w in (np.float32, np.float64):  # the gradient of scatter, in its working dtype
         wn, work = np.dtype(w).name, arr(w)
         yield f"cast {wn}->{wn}", _cast.py_func, (work, work)
