@@ -43,7 +43,7 @@ import numpy as np
 from numba import cuda, int64, uint64
 
 from ..kernels import gather as _cpu_gather
-from .kernels import _divmod, _mulhi, _resolve, _unravel
+from .kernels import MAX_BLOCK, _divmod, _mulhi, _resolve, _unravel
 from .kernels import cast as _cast
 
 OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = (_cpu_gather.OP_ASSIGN, _cpu_gather.OP_ADD,
@@ -225,6 +225,33 @@ def scatter_keys(geo, indices, n, mode, bad, keys):
         keys[p] = -1
         return
     keys[p] = oq + orr + i * geo[1]
+
+
+@cuda.jit(cache=True)
+def sort_tiles(keys, order, keys_out, order_out):
+    """The first passes of the merge sort in one: each block sorts its tile of
+    ``blockDim`` keys (a power of two, at most ``MAX_BLOCK``) in shared memory, an
+    element's place being the count of the tile's keys smaller than its own or
+    equal and before it (stable)."""
+    tile = cuda.shared.array(MAX_BLOCK, int64)
+    i = cuda.threadIdx.x
+    width = cuda.blockDim.x
+    start = cuda.blockIdx.x * width
+    t = start + i
+    total = keys.size
+    count = min(width, total - start)
+    if i < count:
+        tile[i] = keys[t]
+    cuda.syncthreads()
+    if i < count:
+        key = tile[i]
+        place = 0
+        for j in range(count):
+            other = tile[j]
+            if other < key or (other == key and j < i):
+                place += 1
+        keys_out[start + place] = key
+        order_out[start + place] = order[t]
 
 
 @cuda.jit(cache=True)
@@ -641,6 +668,7 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
         yield (f"scatter_keys {np.dtype(index).name}", scatter_keys.py_func,
                (geo, arr(index), i64, i64, arr(np.int64), geo))
     yield "merge_pass", merge_pass.py_func, (geo, geo, i64, geo, geo)
+    yield "sort_tiles", sort_tiles.py_func, (geo, geo, geo, geo)
     for index in (np.int64, np.int32, np.uint32):
         yield (f"flat_tuples {np.dtype(index).name}", flat_tuples.py_func,
                (arr(index), geo, i64, arr(np.int64), geo))

@@ -302,7 +302,11 @@ def destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad,
     order = d.scratch((total,), np.int64)
     GK.iota[blocks, block, d.stream](order)
     keys_out, order_out = d.scratch((total,), np.int64), d.scratch((total,), np.int64)
-    width = 1
+    # tiles of one block sorted in shared memory, then merged in pairs: log2(block)
+    # fewer passes over the keys than merging from single elements
+    GK.sort_tiles[blocks, block, d.stream](keys, order, keys_out, order_out)
+    keys, keys_out, order, order_out = keys_out, keys, order_out, order
+    width = block
     while width < total:
         GK.merge_pass[blocks, block, d.stream](keys, order, width, keys_out, order_out)
         keys, keys_out, order, order_out = keys_out, keys, order_out, order
