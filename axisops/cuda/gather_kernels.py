@@ -24,9 +24,10 @@ Scatter is deterministic without atomics, by two ways that give the same bits:
   sorted by destination once, then a thread per (sorted index, lane) applies
   the run it heads (``scatter_shared_runs``);
 * *runs* (few, long lanes): each update's destination (``scatter_keys``), a
-  stable merge sort of the positions by destination (``merge_pass``: each
-  element finds its place in the merged run by a binary search in the other
-  run, ties keeping the left run first), then a thread per run of equal
+  stable merge sort of the positions by destination (``sort_tiles`` sorts each
+  block's tile in shared memory, then ``merge_pass``: each element finds its
+  place in the merged run by a binary search in the other run, ties keeping
+  the left run first), then a thread per run of equal
   destinations applies them in order (``scatter_runs``).
 
 A destination starts from ``x``'s value and combines its updates in the working
