@@ -15,6 +15,8 @@ recently used are dropped first); ``pool_limit(0)`` turns the pool off and frees
 them all.
 
 >>> import numpy as np
+>>> limit = pool_limit(0)                         # start from an empty pool
+>>> _ = pool_limit(limit)
 >>> a = empty((4, 1 << 20), np.float32)          # 16 MiB: from the pool
 >>> a.base is not None and a.flags.c_contiguous
 True
