@@ -908,14 +908,9 @@ def take(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = No
     x_shape = _shape(x_shape)
     indices = _indices.as_index_array(indices, op)
     mode_code = _gather._mode(mode, op)
-    if axis is None:
-        outer, n, rest = 1, math.prod(x_shape), 1
-        expected = indices.shape
-    else:
-        axis = normalize_axis(axis, len(x_shape), op)
-        outer, n, rest = math.prod(x_shape[:axis]), x_shape[axis], math.prod(x_shape[axis + 1:])
-        expected = x_shape[:axis] + indices.shape + x_shape[axis + 1:]
-    g, dtype, work = _gather_g(g, expected, op)
+    outer_dims, n_dims, rest_dims, _ = _gather.take_dims(x_shape, axis, op)
+    outer, n, rest = math.prod(outer_dims), math.prod(n_dims), math.prod(rest_dims)
+    g, dtype, work = _gather_g(g, outer_dims + indices.shape + rest_dims, op)
     _gather._check_empty_axis(indices, n, mode_code, op)
     out = np.zeros((outer, n, rest), work)
     if not (g.size and n):
@@ -1006,15 +1001,7 @@ def take_along_axis(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int 
     x_shape = _shape(x_shape)
     indices = _indices.as_index_array(indices, op)
     mode_code = _gather._mode(mode, op)
-    shape = x_shape
-    if axis is None:
-        if indices.ndim != 1:
-            raise ValueError(f"{op}: with axis=None indices must be 1-D, got {indices.ndim} dimensions")
-        shape, axis = (math.prod(x_shape),), 0
-    if indices.ndim != len(shape):
-        raise ValueError(f"{op}: indices must have x's {len(shape)} dimensions, got {indices.ndim}")
-    axis = normalize_axis(axis, len(shape), op)
-    out_shape = _gather._along_shape(shape, indices.shape, axis)
+    shape, axis, out_shape = _along_shapes(x_shape, indices.shape, axis, op)
     g, dtype, work = _gather_g(g, out_shape, op)
     n = shape[axis]
     _gather._check_empty_axis(indices, n, mode_code, op)
@@ -1242,6 +1229,22 @@ def scatter(g: ArrayLike, x: ArrayLike, indices: ArrayLike, updates: ArrayLike, 
             grad_u = np.where(from_u, at_destinations(share), 0)
         return (np.asarray(grad_x, dtype=work).astype(dtype, copy=False),
                 _to_shape(np.asarray(grad_u, dtype=work), given_shape).astype(dtype, copy=False))
+
+
+def _along_shapes(x_shape, indices_shape, axis, op):
+    """(the shape taken along, axis, the forward's result shape) of
+    ``take_along_axis``'s gradient, checked: ``axis=None`` takes along the
+    flattened ``x`` with 1-D indices."""
+    ndim = len(indices_shape)
+    shape = x_shape
+    if axis is None:
+        if ndim != 1:
+            raise ValueError(f"{op}: with axis=None indices must be 1-D, got {ndim} dimensions")
+        shape, axis = (math.prod(x_shape),), 0
+    if ndim != len(shape):
+        raise ValueError(f"{op}: indices must have x's {len(shape)} dimensions, got {ndim}")
+    axis = normalize_axis(axis, len(shape), op)
+    return shape, axis, _gather._along_shape(shape, tuple(indices_shape), axis)
 
 
 def _shape(x_shape) -> tuple[int, ...]:

@@ -523,12 +523,8 @@ def unravel(idx: ArrayLike, shape: Shape, axis: Axis) -> tuple[ArrayOrScalar, ..
     >>> axisops.unravel(i, x.shape, (0, 2))
     (array([1, 1, 1]), array([3, 3, 3]))
     """
-    shape = tuple(int(n) for n in shape)
-    axes = normalize_axes(axis, len(shape), "unravel")
     idx = np.asarray(idx)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"unravel: indices must be integers, got {idx.dtype}")
-    block = tuple(shape[d] for d in axes)
+    block = _unravel_block(shape, axis, idx.dtype)
     count = math.prod(block)
     if idx.size and (idx.min() < 0 or idx.max() >= count):
         bad = idx.reshape(-1)[np.argmax((idx.reshape(-1) < 0) | (idx.reshape(-1) >= count))]
@@ -537,6 +533,16 @@ def unravel(idx: ArrayLike, shape: Shape, axis: Axis) -> tuple[ArrayOrScalar, ..
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _unravel_block(shape, axis, idx_dtype) -> tuple[int, ...]:
+    """The reduced block that :func:`unravel` splits indices of *idx_dtype* over,
+    after its checks (also those of the CUDA path)."""
+    shape = tuple(int(n) for n in shape)
+    axes = normalize_axes(axis, len(shape), "unravel")
+    if np.dtype(idx_dtype).kind not in "iu":
+        raise TypeError(f"unravel: indices must be integers, got {np.dtype(idx_dtype)}")
+    return tuple(shape[d] for d in axes)
 
 
 def _scalar_or_array(res: np.ndarray):

@@ -95,6 +95,11 @@ class DeviceArray:
         be read: for the host-side geometry only."""
         return as_strided(np.zeros(1, self.dtype), self.shape, self.strides)
 
+    def host_zeros(self) -> np.ndarray:
+        """A host array of this shape and dtype whose memory is one zero
+        (:func:`zeros_stand_in`): for the NumPy path's checks, which may read it."""
+        return zeros_stand_in(self.shape, self.dtype)
+
     def empty(self, shape, dtype) -> tuple[Any, Any]:
         """(result of the input's type, its Numba device array), uninitialised and
         C-contiguous, on the input's device."""
@@ -165,27 +170,15 @@ def bool_as_bytes(d: DeviceArray) -> DeviceArray:
 
 def in_c_order(d: DeviceArray) -> DeviceArray:
     """*d* itself when it is C-contiguous (size-1 dimensions aside), else a
-    C-contiguous copy on its device and stream (``kernels.copy_c``, a thread per
-    element; bool moved as bytes)."""
-    itemsize = d.dtype.itemsize
-    c_strides, step = [], itemsize
-    for n in reversed(d.shape):
-        c_strides.append(step)
-        step *= n
-    if d.size <= 1 or all(s == c or n == 1 for s, c, n in
-                          zip(d.strides, reversed(c_strides), d.shape)):
+    C-contiguous copy on its device and stream (:func:`converted` to its own
+    dtype: ``kernels.copy_c``, a thread per element; bool moved as bytes)."""
+    if d.size <= 1:
         return d
-    from . import kernels as K
-
-    source = bool_as_bytes(d)
-    moved = source.dtype
-    base, offset = flat_base(source)
-    geo = [offset, d.ndim, *dims(d.shape, [s // itemsize for s in d.strides])]
-    out = d.scratch((d.size,), moved)
-    block = threads_per_block()
-    K.copy_c[grid(d.size, block), block, d.stream](base, to_device_constants(geo, d.stream),
-                                                   out)
-    array = (out.view(d.dtype) if moved != d.dtype else out).reshape(d.shape)
+    src = operand(d)
+    c = converted(d, src, d.shape, src.dtype, c_order=True)
+    if c is src:
+        return d
+    array = (c.base.view(d.dtype) if src.dtype != d.dtype else c.base).reshape(d.shape)
     return DeviceArray(array, d.shape, tuple(int(s) for s in array.strides), d.dtype, d.kind,
                        d.owner, d.stream)
 
@@ -348,7 +341,7 @@ def to_host(array, d: DeviceArray) -> np.ndarray:
     return host
 
 
-def to_device_constants(values, stream) -> Any:
+def to_device_constants(values) -> Any:
     """A small int64 device array of *values* (kernel geometry), read-only.
 
     Geometries depend only on shapes, strides and options, so each is uploaded
@@ -378,3 +371,78 @@ def _current_device() -> int:
     from numba import cuda
 
     return int(cuda.get_current_device().id)
+
+
+# ------------------------------------------------- what the launchers share
+
+
+def zeros_stand_in(shape, dtype) -> np.ndarray:
+    """A host array of *shape* and *dtype* whose memory is one zero: the NumPy path's
+    checks read shapes and dtypes (and, harmlessly, zeros) from it, never device
+    memory."""
+    return np.broadcast_to(np.zeros((), dtype), tuple(shape))
+
+
+@dataclass
+class Operand:
+    """A strided array as a kernel reads it."""
+
+    base: Any             # flat 1-D device array (bool seen as uint8)
+    offset: int           # element offset of the first element in base
+    strides: list[int]    # element strides, one per dimension (0 where its size is 1)
+    dtype: np.dtype       # base's dtype
+
+
+def operand(d: DeviceArray) -> Operand:
+    """*d* as a kernel reads it: its flat base (bool as bytes), offset and element
+    strides."""
+    seen = bool_as_bytes(d)
+    base, offset = flat_base(seen)
+    item = d.dtype.itemsize
+    return Operand(base, offset, [s // item if n > 1 else 0 for s, n in zip(d.strides, d.shape)],
+                   seen.dtype)
+
+
+def converted(d: DeviceArray, src: Operand, shape, dtype, c_order: bool = False) -> Operand:
+    """*src* (of *shape*) in *dtype*: itself, or a C-ordered copy converted as NumPy's
+    ``astype`` converts, in one pass (``kernels.copy_c``); with *c_order*,
+    C-ordered in any case."""
+    from . import kernels as K
+
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    size = math.prod(shape)
+    c = [s if n > 1 else 0 for s, n in zip(_c_strides(shape), shape)]
+    if src.dtype == dtype and (not c_order or src.strides == c):
+        return src
+    out = d.scratch((max(size, 1),), dtype)
+    if size:
+        geo = [src.offset, len(shape), *dims(shape, src.strides)]
+        launch(K.copy_c, d, size, src.base, to_device_constants(geo), out)
+    return Operand(out, 0, c, dtype)
+
+
+def _c_strides(shape) -> list[int]:
+    from .._layout import c_strides
+
+    return c_strides(shape)
+
+
+def upload(d: DeviceArray, host: np.ndarray) -> DeviceArray:
+    """A host array copied to *d*'s device on its stream (C-contiguous)."""
+    from numba import cuda
+
+    array = cuda.to_device(np.ascontiguousarray(host).reshape(host.shape), stream=d.stream)
+    return DeviceArray(array, host.shape, tuple(int(s) for s in array.strides), host.dtype,
+                       "numba", array, d.stream)
+
+
+def as_bytes(flat):
+    """A bool result's flat device array seen as uint8 (what the kernels store)."""
+    return flat.view(np.uint8) if flat.dtype == np.bool_ else flat
+
+
+def launch(kernel, d: DeviceArray, threads: int, *args) -> None:
+    """*kernel* with a thread per item of *threads*, on *d*'s stream."""
+    block = threads_per_block()
+    kernel[grid(threads, block), block, d.stream](*args)

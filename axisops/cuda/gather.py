@@ -54,10 +54,8 @@ def _take(op, x, indices, axis, mode, fill_value):
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or n == 0:
         return _numpy_on_stand_in(op, d, idx, out_shape, axis, mode=mode, fill_value=fill_value)
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    itemsize = d.dtype.itemsize
-    strides = [s // itemsize if k > 1 else 0 for s, k in zip(d.strides, d.shape)]
+    src = D.operand(d)
+    base, offset, strides = src.base, src.offset, src.strides
     outer_shape, (outer_strides,) = coalesce(list(outer), strides[:len(outer)])
     n_shape, (n_strides,) = coalesce(list(n_dims), strides[n_axes])
     rest_shape, (rest_strides,) = coalesce(list(rest), strides[len(strides) - len(rest):])
@@ -67,13 +65,11 @@ def _take(op, x, indices, axis, mode, fill_value):
            *D.dims(rest_shape, rest_strides)]
     positions = _flat_positions(idx, n, code, d)
     result, flat = _result(d, out_shape, d.dtype)
-    out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
+    out = D.as_bytes(flat)
     bad = d.scratch((1,), np.int64)
     bad.copy_to_device(np.array([np.iinfo(np.int64).max]), stream=d.stream)
-    block = D.threads_per_block()
-    K.take_elements[D.grid(out.size, block), block, d.stream](
-        base, D.to_device_constants(geo, d.stream), positions, n, code,
-        seen.dtype.type(fill.view(seen.dtype)[()]), bad, out)
+    D.launch(K.take_elements, d, out.size, base, D.to_device_constants(geo), positions, n, code,
+             src.dtype.type(fill.view(src.dtype)[()]), bad, out)
     if code == K.MODE_RAISE:
         first = int(D.to_host(bad, d)[0])  # waits for the kernel
         if first < idx.size:
@@ -109,10 +105,8 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or (n == 0 and code != K.MODE_FILL):
         return _numpy_on_stand_in(op, d, idx, out_shape, axis, mode=mode, fill_value=fill_value)
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    itemsize = d.dtype.itemsize
-    xs = [s // itemsize if k > 1 else 0 for s, k in zip(d.strides, d.shape)]
+    src = D.operand(d)
+    base, offset, xs = src.base, src.offset, src.strides
     istr = [s if k > 1 else 0 for s, k in zip(c_strides(idx.shape), idx.shape)]
     outer, (x_outer, i_outer) = coalesce(list(out_shape[:axis]), xs[:axis], istr[:axis])
     rest, (x_rest, i_rest) = coalesce(list(out_shape[axis + 1:]), xs[axis + 1:],
@@ -122,12 +116,10 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
            *GK.dims_multi(outer, x_outer, i_outer), *GK.dims_multi(rest, x_rest, i_rest)]
     positions = _flat_positions(idx, n, code, d)
     result, flat = _result(d, out_shape, d.dtype)
-    out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
+    out = D.as_bytes(flat)
     bad = D.flag(d)
-    block = D.threads_per_block()
-    GK.take_along[D.grid(out.size, block), block, d.stream](
-        base, D.to_device_constants(geo, d.stream), positions, n, code,
-        seen.dtype.type(fill.view(seen.dtype)[()]), bad, out)
+    D.launch(GK.take_along, d, out.size, base, D.to_device_constants(geo), positions, n, code,
+             src.dtype.type(fill.view(src.dtype)[()]), bad, out)
     if code == K.MODE_RAISE and D.is_set(bad, d):
         check_in_range(D.to_host(idx.array, d), n, op, negative=True)
     return result
@@ -147,10 +139,8 @@ def gather_nd(x, indices, *, batch_dims=0):
     q = len(dims)
     if math.prod(out_shape) == 0:  # the tuples are still checked, as on the CPU
         return _numpy_on_stand_in(op, d, idx, out_shape, batch_dims=batch_dims)
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    itemsize = d.dtype.itemsize
-    xs = [s // itemsize if k > 1 else 0 for s, k in zip(d.strides, d.shape)]
+    src = D.operand(d)
+    base, offset, xs = src.base, src.offset, src.strides
     rest = d.shape[b + q:]
     rows_per_batch = math.prod(idx.shape[b:-1])
     geo = [offset, b, len(rest), *D.divisor(math.prod(rest)), *D.divisor(rows_per_batch),
@@ -159,11 +149,10 @@ def gather_nd(x, indices, *, batch_dims=0):
         geo += [dims[k], xs[b + k]]
     positions = _flat_positions(idx, max(dims), K.MODE_RAISE, d)
     result, flat = _result(d, out_shape, d.dtype)
-    out = flat.view(np.uint8) if d.dtype == np.bool_ else flat
+    out = D.as_bytes(flat)
     bad = D.flag(d)
-    block = D.threads_per_block()
-    GK.gather_tuples[D.grid(out.size, block), block, d.stream](
-        base, D.to_device_constants(geo, d.stream), positions, q, bad, out)
+    D.launch(GK.gather_tuples, d, out.size, base, D.to_device_constants(geo), positions, q, bad,
+             out)
     if D.is_set(bad, d):
         _np_gather._raise_first_tuple_error(D.to_host(idx.array, d), dims, op)
     return result
@@ -176,7 +165,7 @@ def _numpy_on_stand_in(op, d, idx, out_shape, *args, **kwargs):
     """A gather that reads nothing of ``x``: the NumPy path on a zero-stride stand-in
     (its checks of the index values and its errors), the result uploaded."""
     host_idx = D.to_host(idx.array, d) if idx.size else np.zeros(idx.shape, idx.dtype)
-    stand = np.broadcast_to(np.zeros((), d.dtype), d.shape)
+    stand = d.host_zeros()
     host = np.asarray(_NUMPY[op](stand, host_idx, *args, **kwargs))
     result, flat = _result(d, out_shape, d.dtype)
     if host.size:
@@ -186,21 +175,17 @@ def _numpy_on_stand_in(op, d, idx, out_shape, *args, **kwargs):
 
 def _indices_on_device(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:
     """*indices* as a C-contiguous :class:`DeviceArray` on *d*'s device: a device
-    array as it is (copied if strided), a host array uploaded; integers only."""
-    from numba import cuda
-
+    array as it is (copied if strided), a host array uploaded; integers only,
+    with ``as_index_array``'s error."""
     if D.is_cuda_array(indices):
         i = D.device_array(indices)
         if i.dtype.kind not in "iu":
             raise TypeError(f"{op}: indices must be integers, got {i.dtype}")
         return D.in_c_order(i)
     host = np.asarray(indices)
-    if not host.flags.c_contiguous:  # (ascontiguousarray would make a 0-d array 1-D)
-        host = host.copy(order="C")
     if host.dtype.kind not in "iu":
         raise TypeError(f"{op}: indices must be integers, got {host.dtype}")
-    array = cuda.to_device(host, stream=d.stream)
-    return D.DeviceArray(array, host.shape, host.strides, host.dtype, "numba", array, d.stream)
+    return D.upload(d, host)
 
 
 def _flat_positions(idx: D.DeviceArray, n: int, code: int, d: D.DeviceArray) -> Any:
@@ -210,7 +195,5 @@ def _flat_positions(idx: D.DeviceArray, n: int, code: int, d: D.DeviceArray) -> 
     if idx.dtype != np.uint64:
         return flat
     out = d.scratch((idx.size,), np.int64)
-    block = D.threads_per_block()
-    K.unsigned_positions[D.grid(idx.size, block), block, d.stream](
-        flat, n, code == K.MODE_WRAP, out)
+    D.launch(K.unsigned_positions, d, idx.size, flat, n, code == K.MODE_WRAP, out)
     return out

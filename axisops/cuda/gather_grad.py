@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _complex, _dtypes
 from .. import gather as _np_gather
-from .._axes import normalize_axis
+from .. import grad as _np_grad
 from .._indices import check_in_range
 from .._layout import c_strides
 from . import _device as D
@@ -46,14 +46,9 @@ def take(g, indices, x_shape, axis=None, mode="raise"):
     x_shape = _shape(x_shape)
     idx = _indices_on_device(gd, indices, op)
     code = _np_gather._mode(mode, op)
-    if axis is None:
-        outer, n, rest = 1, math.prod(x_shape), 1
-        expected = idx.shape
-    else:
-        axis = normalize_axis(axis, len(x_shape), op)
-        outer, n, rest = math.prod(x_shape[:axis]), x_shape[axis], math.prod(x_shape[axis + 1:])
-        expected = x_shape[:axis] + idx.shape + x_shape[axis + 1:]
-    dtype, work = g_dtypes(gd, expected, op)
+    outer_dims, n_dims, rest_dims, _ = _np_gather.take_dims(x_shape, axis, op)
+    outer, n, rest = math.prod(outer_dims), math.prod(n_dims), math.prod(rest_dims)
+    dtype, work = g_dtypes(gd, outer_dims + idx.shape + rest_dims, op)
     _check_values(idx, n, code, op, g_reads=bool(gd.size and n))
     target, result, out = _zeros(gd, x_shape, dtype, work)
     if gd.size and n:
@@ -73,16 +68,7 @@ def take_along_axis(g, indices, x_shape, axis, mode="raise"):
     x_shape = _shape(x_shape)
     idx = _indices_on_device(gd, indices, op)
     code = _np_gather._mode(mode, op)
-    shape = x_shape
-    if axis is None:
-        if idx.ndim != 1:
-            raise ValueError(f"{op}: with axis=None indices must be 1-D, got {idx.ndim} "
-                             "dimensions")
-        shape, axis = (math.prod(x_shape),), 0
-    if idx.ndim != len(shape):
-        raise ValueError(f"{op}: indices must have x's {len(shape)} dimensions, got {idx.ndim}")
-    axis = normalize_axis(axis, len(shape), op)
-    out_shape = _np_gather._along_shape(shape, idx.shape, axis)
+    shape, axis, out_shape = _np_grad._along_shapes(x_shape, idx.shape, axis, op)
     dtype, work = g_dtypes(gd, out_shape, op)
     n = shape[axis]
     _check_values(idx, n, code, op, g_reads=bool(gd.size and n))
@@ -114,10 +100,8 @@ def gather_nd(g, indices, x_shape, batch_dims=0):
     if rows:  # every tuple is checked first, as on the CPU
         geo = [v for k in range(q) for v in (dims[k], c_strides(dims)[k])]
         bad = D.flag(gd)
-        block = D.threads_per_block()
-        GK.flat_tuples[D.grid(rows, block), block, gd.stream](
-            _flat_positions(idx, max(dims), K.MODE_RAISE, gd), D.to_device_constants(geo, gd.stream),
-            q, bad, flat)
+        D.launch(GK.flat_tuples, gd, rows, _flat_positions(idx, max(dims), K.MODE_RAISE, gd),
+                 D.to_device_constants(geo), q, bad, flat)
         if D.is_set(bad, gd):
             _np_gather._raise_first_tuple_error(D.to_host(idx.array, gd), dims, op)
     dtype, work = g_dtypes(gd, out_shape, op)
@@ -156,12 +140,10 @@ def scatter(g, x, indices, updates, axis, reduce=None):
         raise TypeError(f"{op}: unsupported dtype {gd.dtype} for g")
     dtype, work = g_dtypes(gd, d.shape, op)
     n, size, total = d.shape[axis], d.size, idx.size
-    block = D.threads_per_block()
-    stream = gd.stream
 
     def launch(kernel, count, *args):
         if count:
-            kernel[D.grid(count, block), block, stream](*args)
+            D.launch(kernel, gd, count, *args)
 
     def scratch(count, dtype=work):
         return gd.scratch((count,), dtype)
@@ -196,17 +178,18 @@ def scatter(g, x, indices, updates, axis, reduce=None):
         launch(GK.at_keys, total, g_w, keys, grad_u)
     else:
         moved = np.dtype(np.uint8) if d.dtype == np.bool_ else d.dtype
-        x_c = _flat(D.bool_as_bytes(D.in_c_order(d)))
         u_c = _updates_in_c_order(d, updates, u_dev, idx.shape, moved)
         if reduce == "mul":
-            x_w, u_w, product = scratch(size), scratch(total), scratch(size)
-            launch(K.cast, size, x_c, x_w)
+            # x read in place and converted in one pass
+            x_w = D.converted(gd, D.operand(d), d.shape, work, c_order=True).base
+            u_w, product = scratch(total), scratch(size)
             launch(K.cast, total, u_c, u_w)
             launch(GK.fill, size, product, work.type(1))
             scatter_add(product, u_w, GK.OP_MUL)
             launch(GK.times, size, g_w, product, grad_x)
             launch(GK.product_grads, total, g_w, x_w, keys, order, u_w, work.type(1), grad_u)
         else:  # max, min: g shared by x's element and the updates equal to the result
+            x_c = _flat(D.bool_as_bytes(D.in_c_order(d)))
             result = D.device_array(_scatter.scatter(x_obj, idx.array, updates, axis,
                                                      reduce=reduce))
             r = _flat(D.bool_as_bytes(result))
@@ -241,7 +224,7 @@ def _complex_scatter(gd: D.DeviceArray, x, indices, updates, axis, reduce):
     part = _complex.part_dtype(res)
     if reduce != "mul":
         zeros_x = D.zeros_view(gd, x_shape, part)
-        zeros_u = np.broadcast_to(np.zeros((), part), u_shape)  # only its shape and dtype
+        zeros_u = D.zeros_stand_in(u_shape, part)  # only its shape and dtype
         if gd.dtype.kind == "c":
             re_g, im_g = (D.complex_part(gd, imag).array for imag in (False, True))
         else:
@@ -259,14 +242,13 @@ def _complex_scatter(gd: D.DeviceArray, x, indices, updates, axis, reduce):
                                            axis, "add")
     size, total, n = math.prod(x_shape), idx.size, x_shape[axis]
     x_strides, i_strides = c_strides(x_shape)[:idx.ndim], c_strides(idx.shape)
-    block = D.threads_per_block()
     as_res = D.DeviceArray(gd.array, tuple(x_shape), (0,) * len(x_shape), res, gd.kind,
                            gd.owner, gd.stream)
     g_c = _flat(as_dtype(gd, res) if gd.dtype != res else D.in_c_order(gd))
     x_c = _flat(as_dtype(_on_device(gd, x), res))
     products = gd.scratch((size,), res)
     if size:
-        GK.fill[D.grid(size, block), block, gd.stream](products, res.type(1))
+        D.launch(GK.fill, gd, size, products, res.type(1))
     grad_u = gd.scratch((total,), res)
     if total:
         u_dev = D.device_array(updates) if D.is_cuda_array(updates) else None
@@ -277,11 +259,11 @@ def _complex_scatter(gd: D.DeviceArray, x, indices, updates, axis, reduce):
                                             n, K.MODE_RAISE, bad)
         if keys is None:
             check_in_range(D.to_host(idx.array, gd), n, "scatter", negative=True)
-        GK.complex_product_grads[D.grid(total, block), block, gd.stream](
-            g_c, x_c, keys, order, u_c, res.type(1), grad_u, products)
+        D.launch(GK.complex_product_grads, gd, total, g_c, x_c, keys, order, u_c, res.type(1),
+                 grad_u, products)
     result, out = _result(gd, tuple(x_shape), res)
     if size:
-        GK.times_conj[D.grid(size, block), block, gd.stream](g_c, products, out)
+        D.launch(GK.times_conj, gd, size, g_c, products, out)
     return result, _updates_gradient(gd, grad_u, idx.shape, u_shape, res, res)
 
 
@@ -290,9 +272,8 @@ def _combined(gd: D.DeviceArray, re, im):
     r, i = D.device_array(re), D.device_array(im)
     result, out = _result(gd, r.shape, _complex._COMPLEX_OF[r.dtype])
     if out.size:
-        block = D.threads_per_block()
-        GK.combine_parts[D.grid(out.size, block), block, gd.stream](
-            _flat(D.in_c_order(r)), _flat(D.in_c_order(i)), out)
+        D.launch(GK.combine_parts, gd, out.size, _flat(D.in_c_order(r)), _flat(D.in_c_order(i)),
+                 out)
     return result
 
 
@@ -331,8 +312,7 @@ def _zeros(gd: D.DeviceArray, shape, dtype: np.dtype, work: np.dtype):
     result, out = _result(gd, shape, dtype)
     target = out if work == dtype else gd.scratch((math.prod(shape),), work)
     if target.size:
-        block = D.threads_per_block()
-        GK.fill[D.grid(target.size, block), block, gd.stream](target, work.type(0))
+        D.launch(GK.fill, gd, target.size, target, work.type(0))
     return target, result, out
 
 
@@ -346,8 +326,7 @@ def _updates(gd: D.DeviceArray, work: np.dtype) -> D.DeviceArray:
 
 def _finish(gd: D.DeviceArray, target, out, result):
     if target is not out and out.size:  # float16: rounded once
-        block = D.threads_per_block()
-        K.cast[D.grid(out.size, block), block, gd.stream](target, out)
+        D.launch(K.cast, gd, out.size, target, out)
     return result
 
 
@@ -364,15 +343,7 @@ def _is_complex(a) -> bool:
 
 def _on_device(gd: D.DeviceArray, a) -> D.DeviceArray:
     """*a* as a :class:`DeviceArray` on ``g``'s device (a host array uploaded)."""
-    if D.is_cuda_array(a):
-        return D.device_array(a)
-    from numba import cuda
-
-    host = np.asarray(a)
-    if not host.flags.c_contiguous:
-        host = host.copy(order="C")
-    array = cuda.to_device(host, stream=gd.stream)
-    return D.DeviceArray(array, host.shape, host.strides, host.dtype, "numba", array, gd.stream)
+    return D.device_array(a) if D.is_cuda_array(a) else D.upload(gd, np.asarray(a))
 
 
 def _updates_in_c_order(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
@@ -383,9 +354,8 @@ def _updates_in_c_order(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype
     out = d.scratch((total,), moved)
     if total:
         geo = [offset, len(shape), *D.dims(shape, strides)]
-        block = D.threads_per_block()
-        K.copy_c[D.grid(total, block), block, d.stream](base, D.to_device_constants(geo, d.stream),
-                                                        out)
+        D.launch(K.copy_c, d, total, base, D.to_device_constants(geo),
+                 out)
     return out
 
 
@@ -396,14 +366,12 @@ def _updates_gradient(gd: D.DeviceArray, grad_u, shape, given_shape, dtype: np.d
     forward broadcast them along, zero outside the leading part it read."""
     shape, given_shape = tuple(shape), tuple(given_shape)
     total = math.prod(given_shape)
-    block = D.threads_per_block()
     if given_shape != shape and len(given_shape) == len(shape) and all(
             s >= t for s, t in zip(given_shape, shape)):
         full = gd.scratch((total,), work)
         geo = [len(shape), *D.dims(given_shape, c_strides(shape)), *shape]
         if total:
-            GK.pad_leading[D.grid(total, block), block, gd.stream](
-                grad_u, D.to_device_constants(geo, gd.stream), full)
+            D.launch(GK.pad_leading, gd, total, grad_u, D.to_device_constants(geo), full)
         grad_u = full
     elif given_shape != shape:
         from .reduce import sum as _sum
@@ -415,5 +383,5 @@ def _updates_gradient(gd: D.DeviceArray, grad_u, shape, given_shape, dtype: np.d
         grad_u = D.device_array(summed).array.reshape(total)
     result, out = _result(gd, given_shape, dtype)
     if total:
-        K.cast[D.grid(total, block), block, gd.stream](grad_u, out)
+        D.launch(K.cast, gd, total, grad_u, out)
     return result

@@ -46,6 +46,7 @@ from numba import cuda, int64, uint64
 from ..kernels import gather as _cpu_gather
 from .kernels import MAX_BLOCK, _divmod, _mulhi, _resolve, _unravel
 from .kernels import cast as _cast
+from .kernels import copy_c as _copy_c
 
 OP_ASSIGN, OP_ADD, OP_MUL, OP_MAX, OP_MIN = (_cpu_gather.OP_ASSIGN, _cpu_gather.OP_ADD,
                                              _cpu_gather.OP_MUL, _cpu_gather.OP_MAX,
@@ -102,6 +103,16 @@ def _unravel3(k, geo, start, count):
 # ------------------------------------------------------------------------ gathers
 
 
+@cuda.jit(device=True, inline=True)
+def _position(indices, at, n, mode, bad):
+    """The index at *at* resolved by *mode*, or -1 when it is out of range (under
+    raise, the flag is set as well)."""
+    i = _resolve(int64(indices[at]), n, mode)
+    if i < 0 and mode == _cpu_gather.MODE_RAISE:
+        bad[0] = 1
+    return i
+
+
 @cuda.jit(cache=True)
 def take_along(base, geo, indices, n, mode, fill, bad, out):
     """``take_along_axis``: output ``(q, j, r)`` (outer, along the axis, rest; flat in
@@ -118,10 +129,8 @@ def take_along(base, geo, indices, n, mode, fill, bad, out):
     q, j = _divmod(qj, geo, 8)
     xq, iq = _unravel2(q, geo, 11, no)
     xr, ir = _unravel2(r, geo, 11 + 5 * no, nr)
-    i = _resolve(int64(indices[iq + j * geo[4] + ir]), n, mode)
+    i = _position(indices, iq + j * geo[4] + ir, n, mode, bad)
     if i < 0:
-        if mode == _cpu_gather.MODE_RAISE:
-            bad[0] = 1
         out[o] = fill
         return
     out[o] = base[geo[0] + xq + xr + i * geo[3]]
@@ -145,9 +154,8 @@ def gather_tuples(base, geo, indices, q, bad, out):
     src = geo[0] + _unravel(b, geo, 9, nb) + _unravel(r, geo, 9 + 4 * nb, nr)
     for k in range(q):
         d = geo[start + 2 * k]
-        i = _resolve(int64(indices[row * q + k]), d, _cpu_gather.MODE_RAISE)
+        i = _position(indices, row * q + k, d, _cpu_gather.MODE_RAISE, bad)
         if i < 0:
-            bad[0] = 1
             return
         src += i * geo[start + 2 * k + 1]
     out[o] = base[src]
@@ -174,6 +182,24 @@ def _apply(acc, v, op):
     return v
 
 
+@cuda.jit(device=True, inline=True)
+def _lane_start(lane, geo):
+    """(destination, index, update) offsets of scatter lane *lane* (the geometry of
+    :func:`scatter_lanes`)."""
+    no = geo[1]
+    q, r = _divmod(lane, geo, 8)
+    oq, iq, uq = _unravel3(q, geo, 11, no)
+    orr, ir, ur = _unravel3(r, geo, 11 + 6 * no, geo[2])
+    return oq + orr, iq + ir, geo[0] + uq + ur
+
+
+@cuda.jit(device=True, inline=True)
+def _heads_run(keys, s):
+    """Whether sorted position *s* starts a run of equal destinations (-1: none)."""
+    key = keys[s]
+    return key >= 0 and (s == 0 or keys[s - 1] != key)
+
+
 @cuda.jit(cache=True)
 def scatter_lanes(out, geo, indices, upd, n, op, mode, bad):
     """A thread per lane ``(q, r)`` of ``indices`` (outside the axis) applies the m
@@ -185,22 +211,12 @@ def scatter_lanes(out, geo, indices, upd, n, op, mode, bad):
     lane = cuda.grid(1)
     if lane >= geo[7]:
         return
-    no = geo[1]
-    nr = geo[2]
-    q, r = _divmod(lane, geo, 8)
-    oq, iq, uq = _unravel3(q, geo, 11, no)
-    orr, ir, ur = _unravel3(r, geo, 11 + 6 * no, nr)
-    dst = oq + orr
-    isrc = iq + ir
-    usrc = geo[0] + uq + ur
+    dst, isrc, usrc = _lane_start(lane, geo)
     for j in range(geo[3]):
-        i = _resolve(int64(indices[isrc + j * geo[5]]), n, mode)
-        if i < 0:  # out of range: an error under raise, no contribution under fill
-            if mode == _cpu_gather.MODE_RAISE:
-                bad[0] = 1
-            continue
-        d = dst + i * geo[4]
-        out[d] = _apply(out[d], upd[usrc + j * geo[6]], op)
+        i = _position(indices, isrc + j * geo[5], n, mode, bad)
+        if i >= 0:
+            d = dst + i * geo[4]
+            out[d] = _apply(out[d], upd[usrc + j * geo[6]], op)
 
 
 @cuda.jit(cache=True)
@@ -219,10 +235,8 @@ def scatter_keys(geo, indices, n, mode, bad, keys):
     q, j = _divmod(qj, geo, 8)
     oq, iq = _unravel2(q, geo, 11, no)
     orr, ir = _unravel2(r, geo, 11 + 5 * no, geo[4])
-    i = _resolve(int64(indices[iq + j * geo[2] + ir]), n, mode)
+    i = _position(indices, iq + j * geo[2] + ir, n, mode, bad)
     if i < 0:
-        if mode == _cpu_gather.MODE_RAISE:
-            bad[0] = 1
         keys[p] = -1
         return
     keys[p] = oq + orr + i * geo[1]
@@ -300,15 +314,12 @@ def scatter_runs(out, geo, keys, order, upd, op):
     ``out[key]``. *geo* is ``[updates offset, nd, dims of indices' shape with the
     updates' strides (size, stride, magic, shift)]``."""
     s = cuda.grid(1)
-    total = keys.size
-    if s >= total:
+    if s >= keys.size or not _heads_run(keys, s):
         return
     key = keys[s]
-    if key < 0 or (s > 0 and keys[s - 1] == key):  # nowhere, or not the run's first
-        return
     acc = out[key]
     e = s
-    while e < total and keys[e] == key:
+    while e < keys.size and keys[e] == key:
         acc = _apply(acc, upd[geo[0] + _unravel(order[e], geo, 2, geo[1])], op)
         e += 1
     out[key] = acc
@@ -322,23 +333,18 @@ def scatter_shared_runs(out, geo, keys, order, upd, op):
     destinations' offsets along the axis, *order* the sorted positions along it;
     *geo* is ``[updates offset, updates axis stride, nd, (divisor of the lanes),
     lane records (size, out stride, updates stride, magic, shift)]``."""
-    t = cuda.grid(1)
-    total = keys.size
-    s, lane = _divmod(t, geo, 3)
-    if s >= total:
+    s, lane = _divmod(cuda.grid(1), geo, 3)
+    if s >= keys.size or not _heads_run(keys, s):
         return
     key = keys[s]
-    if key < 0 or (s > 0 and keys[s - 1] == key):
-        return
     o_lane, u_lane = _unravel2(lane, geo, 6, geo[2])
-    dst = o_lane + key
     base = geo[0] + u_lane
-    acc = out[dst]
+    acc = out[o_lane + key]
     e = s
-    while e < total and keys[e] == key:
+    while e < keys.size and keys[e] == key:
         acc = _apply(acc, upd[base + order[e] * geo[1]], op)
         e += 1
-    out[dst] = acc
+    out[o_lane + key] = acc
 
 
 @cuda.jit(device=True, inline=True)
@@ -358,37 +364,24 @@ def scatter_lanes_complex(out, geo, indices, upd, n, op, mode, bad):
     lane = cuda.grid(1)
     if lane >= geo[7]:
         return
-    no = geo[1]
-    nr = geo[2]
-    q, r = _divmod(lane, geo, 8)
-    oq, iq, uq = _unravel3(q, geo, 11, no)
-    orr, ir, ur = _unravel3(r, geo, 11 + 6 * no, nr)
-    dst = oq + orr
-    isrc = iq + ir
-    usrc = geo[0] + uq + ur
+    dst, isrc, usrc = _lane_start(lane, geo)
     for j in range(geo[3]):
-        i = _resolve(int64(indices[isrc + j * geo[5]]), n, mode)
-        if i < 0:  # out of range: an error under raise, no contribution under fill
-            if mode == _cpu_gather.MODE_RAISE:
-                bad[0] = 1
-            continue
-        d = dst + i * geo[4]
-        out[d] = _apply_complex(out[d], upd[usrc + j * geo[6]], op)
+        i = _position(indices, isrc + j * geo[5], n, mode, bad)
+        if i >= 0:
+            d = dst + i * geo[4]
+            out[d] = _apply_complex(out[d], upd[usrc + j * geo[6]], op)
 
 
 @cuda.jit(cache=True)
 def scatter_runs_complex(out, geo, keys, order, upd, op):
     """:func:`scatter_runs` of complex numbers."""
     s = cuda.grid(1)
-    total = keys.size
-    if s >= total:
+    if s >= keys.size or not _heads_run(keys, s):
         return
     key = keys[s]
-    if key < 0 or (s > 0 and keys[s - 1] == key):  # nowhere, or not the run's first
-        return
     acc = out[key]
     e = s
-    while e < total and keys[e] == key:
+    while e < keys.size and keys[e] == key:
         acc = _apply_complex(acc, upd[geo[0] + _unravel(order[e], geo, 2, geo[1])], op)
         e += 1
     out[key] = acc
@@ -397,23 +390,18 @@ def scatter_runs_complex(out, geo, keys, order, upd, op):
 @cuda.jit(cache=True)
 def scatter_shared_runs_complex(out, geo, keys, order, upd, op):
     """:func:`scatter_shared_runs` of complex numbers."""
-    t = cuda.grid(1)
-    total = keys.size
-    s, lane = _divmod(t, geo, 3)
-    if s >= total:
+    s, lane = _divmod(cuda.grid(1), geo, 3)
+    if s >= keys.size or not _heads_run(keys, s):
         return
     key = keys[s]
-    if key < 0 or (s > 0 and keys[s - 1] == key):
-        return
     o_lane, u_lane = _unravel2(lane, geo, 6, geo[2])
-    dst = o_lane + key
     base = geo[0] + u_lane
-    acc = out[dst]
+    acc = out[o_lane + key]
     e = s
-    while e < total and keys[e] == key:
+    while e < keys.size and keys[e] == key:
         acc = _apply_complex(acc, upd[base + order[e] * geo[1]], op)
         e += 1
-    out[dst] = acc
+    out[o_lane + key] = acc
 
 
 @cuda.jit(cache=True)
@@ -565,9 +553,9 @@ def product_grads(g, x, keys, order, u, one, out):
     total = keys.size
     if s >= total:
         return
-    key = keys[s]
-    if s > 0 and keys[s - 1] == key:
+    if not _heads_run(keys, s):
         return
+    key = keys[s]
     e = s
     acc = one
     while e < total and keys[e] == key:
@@ -593,9 +581,9 @@ def complex_product_grads(g, x, keys, order, u, one, out, products):
     total = keys.size
     if s >= total:
         return
-    key = keys[s]
-    if s > 0 and keys[s - 1] == key:
+    if not _heads_run(keys, s):
         return
+    key = keys[s]
     e = s
     acc = one
     while e < total and keys[e] == key:
@@ -684,9 +672,6 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
         yield f"combine_parts {cn}", combine_parts.py_func, (arr(p), arr(p), ca)
         yield f"pad_leading {cn}", pad_leading.py_func, (ca, geo, ca)
         yield f"cast {cn}->{cn}", _cast.py_func, (ca, ca)
-        for src in DTYPES:  # x, g and the updates converted to the result's dtype
-            yield f"cast {np.dtype(src).name}->{cn}", _cast.py_func, (arr(src), ca)
-    yield "cast complex128->complex64", _cast.py_func, (arr(np.complex128), arr(np.complex64))
     for w in (np.float32, np.float64):  # the gradient of scatter, in its working dtype
         wn, work = np.dtype(w).name, arr(w)
         yield f"cast {wn}->{wn}", _cast.py_func, (work, work)
@@ -704,13 +689,16 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
             yield f"same_mask {np.dtype(dt).name}->{wn}", same_mask.py_func, (xa, xa, work)
             yield (f"same_at_keys {np.dtype(dt).name}->{wn}", same_at_keys.py_func,
                    (xa, xa, geo, work))
-    for src in DTYPES:  # updates converted to x's dtype, g of the gathers' gradients to float64
-        for dst in DTYPES:
+    # conversions (``scatter.as_dtype``, one strided pass): updates to x's dtype,
+    # g and x of the gradients to their working dtype (real or complex)
+    for src in [*DTYPES, np.complex64]:
+        for dst in [*DTYPES, np.complex64, np.complex128]:
             if np.can_cast(src, dst, "same_kind") and src != dst:
+                yield (f"copy_c {np.dtype(src).name}->{np.dtype(dst).name}", _copy_c.py_func,
+                       (arr(src), geo, arr(dst)))
+    for src in DTYPES:  # contiguous values to the gradients' working dtypes (kernels.cast)
+        for dst in (np.float32, np.float64):
+            if src != dst:
                 yield (f"cast {np.dtype(src).name}->{np.dtype(dst).name}", _cast.py_func,
                        (arr(src), arr(dst)))
-    for src, dst in ((np.complex64, np.complex128), (np.float32, np.complex64),
-                     (np.float64, np.complex128)):
-        yield f"cast {np.dtype(src).name}->{np.dtype(dst).name}", _cast.py_func, (arr(src),
-                                                                                  arr(dst))
     yield "iota", iota.py_func, (geo,)

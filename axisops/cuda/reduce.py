@@ -136,8 +136,8 @@ def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
     order = view.kept_order
     out_geo = [len(order), *D.dims([d.shape[k] for k in order],
                                    [out_strides[place[k]] for k in order])]
-    return _Plan(rows, outputs, chunks, chunk_len, block, D.to_device_constants(geo, d.stream),
-                 D.to_device_constants(out_geo, d.stream))
+    return _Plan(rows, outputs, chunks, chunk_len, block, D.to_device_constants(geo),
+                 D.to_device_constants(out_geo))
 
 
 # ------------------------------------------------------------------- the reductions
@@ -245,12 +245,8 @@ def unravel(idx, shape, axis):
     from .. import reduce as _np_reduce
     from .._dispatch import numpy_function
 
-    shape = tuple(int(n) for n in shape)
-    axes = normalize_axes(axis, len(shape), "unravel")
     d = D.device_array(idx)
-    if d.dtype.kind not in "iu":
-        raise TypeError(f"unravel: indices must be integers, got {d.dtype}")
-    block = tuple(shape[a] for a in axes)
+    block = _np_reduce._unravel_block(shape, axis, d.dtype)
     if not block:
         return ()
     c = D.in_c_order(d)
@@ -259,9 +255,8 @@ def unravel(idx, shape, axis):
     bad = D.flag(d)
     if d.size:
         geo = [len(block), *D.dims(block, [1] * len(block))]
-        block_threads = D.threads_per_block()
-        K.unravel_c[D.grid(d.size, block_threads), block_threads, d.stream](
-            flat, D.to_device_constants(geo, d.stream), math.prod(block), bad, coords)
+        D.launch(K.unravel_c, d, d.size, flat, D.to_device_constants(geo), math.prod(block), bad,
+                 coords)
         if D.is_set(bad, d):
             numpy_function(_np_reduce.unravel)(D.to_host(c.array, d), shape, axis)
     out = []

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import builtins
 import math
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -46,27 +45,27 @@ __all__ = ["sum", "mean", "prod", "max", "min"]
 def sum(g, x_shape, axis=None, keepdims=False):
     """:func:`axisops.grad.sum` on the device: ``g`` broadcast to ``x_shape``."""
     d = D.device_array(g)
-    x_shape, axes, _ = _np_grad._expand(stand_in(d), x_shape, axis, keepdims, "grad.sum")
+    x_shape, axes, _ = _np_grad._expand(d.host_zeros(), x_shape, axis, keepdims, "grad.sum")
     result, flat = _result(d, x_shape, d.dtype)
     size = math.prod(x_shape)
     if size:
-        src = operand(d)
+        src = D.operand(d)
         geo = [src.offset, len(x_shape),
                *D.dims(x_shape, spread(src.strides, len(x_shape), axes, keepdims))]
-        launch(K.copy_c, d, size, src.base, constants(geo, d), as_bytes(flat))
+        D.launch(K.copy_c, d, size, src.base, D.to_device_constants(geo), D.as_bytes(flat))
     return result
 
 
 def mean(g, x_shape, axis=None, keepdims=False):
     """:func:`axisops.grad.mean` on the device: ``g / count`` broadcast to ``x_shape``."""
     d = D.device_array(g)
-    x_shape, axes, _ = _np_grad._expand(stand_in(d), x_shape, axis, keepdims, "grad.mean")
+    x_shape, axes, _ = _np_grad._expand(d.host_zeros(), x_shape, axis, keepdims, "grad.mean")
     res = d.dtype if d.dtype.kind in "fc" else np.dtype(np.float64)
     result, flat = _result(d, x_shape, res)
     size = math.prod(x_shape)
     if size == 0:  # also every count of 0 (a reduced axis of length 0)
         return result
-    src = converted(d, operand(d), d.shape, res)
+    src = D.converted(d, D.operand(d), d.shape, res)
     part = _complex.part_dtype(res) if res.kind == "c" else res
     # NumPy converts the count to g's dtype, then divides (float16: in float32)
     count = part.type(math.prod(x_shape[k] for k in axes))
@@ -75,7 +74,7 @@ def mean(g, x_shape, axis=None, keepdims=False):
     geo = [src.offset, len(x_shape),
            *D.dims(x_shape, spread(src.strides, len(x_shape), axes, keepdims))]
     kernel = GK.divide_parts_c if res.kind == "c" else GK.divide_c
-    launch(kernel, d, size, src.base, constants(geo, d), count, flat)
+    D.launch(kernel, d, size, src.base, D.to_device_constants(geo), count, flat)
     return result
 
 
@@ -85,7 +84,7 @@ def prod(g, x, axis=None, keepdims=False):
     op = "grad.prod"
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
-    g_host = stand_in(d)
+    g_host = d.host_zeros()
     complex_ = _np_grad._is_complex(g_host, x_host)
     if not complex_:
         _dtypes.check_dtype(x_host.dtype, op)
@@ -100,8 +99,8 @@ def prod(g, x, axis=None, keepdims=False):
     if size == 0:
         return result
     work = np.dtype(np.float32) if res == np.float16 else res
-    xs = converted(d, operand(x_dev or upload(d, x_host)), x_shape, work)
-    gs = converted(d, operand(d), d.shape, work)
+    xs = D.converted(d, D.operand(x_dev or D.upload(d, x_host)), x_shape, work)
+    gs = D.converted(d, D.operand(d), d.shape, work)
     g_strides = spread(gs.strides, len(x_shape), axes, keepdims)
     out = flat if work == res else d.scratch((size,), work)
     out_strides = c_strides(x_shape)
@@ -112,14 +111,15 @@ def prod(g, x, axis=None, keepdims=False):
                               [0] * len(axes), [out_strides[k] for k in axes])
     count = math.prod(x_shape[k] for k in axes)
     rows = size // count
-    geo = constants([count, xs.offset, gs.offset, 0, nk, *kept_records, nr, *red_records], d)
+    geo = D.to_device_constants([count, xs.offset, gs.offset, 0, nk, *kept_records, nr,
+                                 *red_records])
     if complex_:
-        launch(GK.prod_rows_complex, d, rows, geo, rows, xs.base, gs.base, work.type(1), out)
+        D.launch(GK.prod_rows_complex, d, rows, geo, rows, xs.base, gs.base, work.type(1), out)
     else:
-        launch(GK.prod_rows, d, rows, geo, rows, xs.base, gs.base, work_constants(work, d),
-               max_exponent(work), out)
+        D.launch(GK.prod_rows, d, rows, geo, rows, xs.base, gs.base, work_constants(work, d),
+                 max_exponent(work), out)
     if out is not flat:
-        launch(K.cast, d, size, out, flat)
+        D.launch(K.cast, d, size, out, flat)
     return result
 
 
@@ -137,80 +137,42 @@ def _extreme(g, x, axis, keepdims, forward, op):
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
     _dtypes.check_dtype(x_host.dtype, op)
-    x_shape, axes, _ = _np_grad._expand(stand_in(d), x_host.shape, axis, keepdims, op)
+    x_shape, axes, _ = _np_grad._expand(d.host_zeros(), x_host.shape, axis, keepdims, op)
     if builtins.any(x_shape[k] == 0 for k in axes):
         raise ValueError(f"{op}: the forward reduces an empty set, so there is no gradient")
     size = math.prod(x_shape)
     if size == 0:
         return _result(d, x_shape, np.result_type(d.dtype, x_host.dtype, np.float16))[0]
     res = d.dtype if d.dtype.kind == "f" else np.result_type(d.dtype, x_host.dtype, np.float16)
-    xd = x_dev or upload(d, x_host)
+    xd = x_dev or D.upload(d, x_host)
     extreme = D.device_array(forward(xd.owner, axes, keepdims=True))
-    xs, es = operand(xd), operand(extreme)
+    xs, es = D.operand(xd), D.operand(extreme)
     nd, recs = records(x_shape, xs.strides, es.strides)
     hit_owner, hit = d.empty(x_shape, np.int8)
     hit = hit.reshape(size)
-    launch(GK.mark_equal, d, size, constants([xs.offset, es.offset, 0, nd, *recs], d), size,
-           xs.base, es.base, hit)
-    count = operand(D.device_array(_reduce.sum(hit_owner, axes, keepdims=True)))  # int64
+    D.launch(GK.mark_equal, d, size, D.to_device_constants([xs.offset, es.offset, 0, nd, *recs]),
+             size, xs.base, es.base, hit)
+    count = D.operand(D.device_array(_reduce.sum(hit_owner, axes, keepdims=True)))  # int64
     # an integer g is divided in float64 (its conversion to res first is exact there)
-    gs = converted(d, operand(d), d.shape, np.float64) if d.dtype.kind in "biu" else operand(d)
+    gs = D.operand(d)
+    if d.dtype.kind in "biu":
+        gs = D.converted(d, gs, d.shape, np.float64)
     nd, recs = records(x_shape, spread(gs.strides, len(x_shape), axes, keepdims), count.strides)
     result, flat = _result(d, x_shape, res)
     kernel = GK.split_ties_complex if res.kind == "c" else GK.split_ties
-    launch(kernel, d, size, constants([gs.offset, count.offset, 0, nd, *recs], d), size,
-           gs.base, count.base, hit, flat)
+    D.launch(kernel, d, size, D.to_device_constants([gs.offset, count.offset, 0, nd, *recs]), size,
+             gs.base, count.base, hit, flat)
     return result
 
 
 # ------------------------------------------------------------------------ helpers
 
 
-def stand_in(d: D.DeviceArray) -> np.ndarray:
-    """A host array with *d*'s dtype and shape whose memory is one zero: the NumPy
-    path's checks read shapes and dtypes from it, never device memory."""
-    return np.broadcast_to(np.zeros((), d.dtype), d.shape)
-
-
-@dataclass
-class Operand:
-    """A strided array as a kernel reads it."""
-
-    base: Any             # flat 1-D device array (bool seen as uint8)
-    offset: int           # element offset of the first element in base
-    strides: list[int]    # element strides, one per dimension (0 where its size is 1)
-    dtype: np.dtype       # base's dtype
-
-
-def operand(d: D.DeviceArray) -> Operand:
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    item = d.dtype.itemsize
-    return Operand(base, offset, [s // item if n > 1 else 0 for s, n in zip(d.strides, d.shape)],
-                   seen.dtype)
-
-
-def real_part(d: D.DeviceArray) -> Operand:
+def real_part(d: D.DeviceArray) -> D.Operand:
     """The real parts of a complex array, as an operand of its part dtype (a view)."""
-    src = operand(d)
+    src = D.operand(d)
     part = _complex.part_dtype(d.dtype)
-    return Operand(src.base.view(part), 2 * src.offset, [2 * s for s in src.strides], part)
-
-
-def converted(d: D.DeviceArray, src: Operand, shape, dtype, c_order: bool = False) -> Operand:
-    """*src* (of *shape*) in *dtype*: itself, or a C-ordered copy converted as NumPy's
-    ``astype`` converts (``kernels.copy_c``); with *c_order*, C-ordered in any case."""
-    dtype = np.dtype(dtype)
-    shape = tuple(shape)
-    size = math.prod(shape)
-    c = [s if n > 1 else 0 for s, n in zip(c_strides(shape), shape)]
-    if src.dtype == dtype and (not c_order or src.strides == c):
-        return src
-    out = d.scratch((builtins.max(size, 1),), dtype)
-    if size:
-        geo = [src.offset, len(shape), *D.dims(shape, src.strides)]
-        launch(K.copy_c, d, size, src.base, constants(geo, d), out)
-    return Operand(out, 0, c, dtype)
+    return D.Operand(src.base.view(part), 2 * src.offset, [2 * s for s in src.strides], part)
 
 
 def spread(strides, ndim: int, axes, keepdims: bool) -> list[int]:
@@ -234,17 +196,8 @@ def secondary(value) -> tuple[np.ndarray, D.DeviceArray | None]:
     uploaded by :func:`upload` once the checks pass)."""
     if D.is_cuda_array(value):
         dev = D.device_array(value)
-        return stand_in(dev), dev
+        return dev.host_zeros(), dev
     return _dtypes.as_array(value), None
-
-
-def upload(d: D.DeviceArray, host: np.ndarray) -> D.DeviceArray:
-    """A host array copied to *d*'s device on its stream."""
-    from numba import cuda
-
-    array = cuda.to_device(np.ascontiguousarray(host).reshape(host.shape), stream=d.stream)
-    return D.DeviceArray(array, host.shape, tuple(int(s) for s in array.strides), host.dtype,
-                         "numba", array, d.stream)
 
 
 def records(shape, *strides) -> tuple[int, list[int]]:
@@ -256,21 +209,6 @@ def records(shape, *strides) -> tuple[int, list[int]]:
     for k, n in enumerate(merged):
         out += [n, *D.divisor(n)[1:], lists[0][k], lists[1][k], lists[2][k]]
     return len(merged), out
-
-
-_CONSTANTS: dict[tuple, Any] = {}
-
-
-def constants(values, d: D.DeviceArray) -> Any:
-    """*values* as a small int64 device array (a kernel's geometry), made once per
-    (values, device)."""
-    key = (tuple(int(v) for v in values), _device_id(d))
-    array = _CONSTANTS.get(key)
-    if array is None:
-        if len(_CONSTANTS) > 4096:
-            _CONSTANTS.clear()
-        array = _CONSTANTS[key] = D.to_device_constants(values, d.stream)
-    return array
 
 
 _WORK: dict[tuple, Any] = {}
@@ -285,21 +223,10 @@ def work_constants(dtype: np.dtype, d: D.DeviceArray) -> Any:
         host = np.array([1, 0.5, info.smallest_normal, info.max, np.inf], dtype)
         from numba import cuda
 
-        array = _WORK[key] = cuda.to_device(host, stream=d.stream)
+        array = _WORK[key] = cuda.to_device(host)  # kept: synchronous
     return array
 
 
 def max_exponent(dtype: np.dtype) -> int:
     """The largest frexp exponent of a finite number of *dtype* (float32: 128)."""
     return int(np.finfo(dtype).maxexp)
-
-
-def as_bytes(flat):
-    """A bool result's flat device array seen as uint8 (what the kernels store)."""
-    return flat.view(np.uint8) if flat.dtype == np.bool_ else flat
-
-
-def launch(kernel, d: D.DeviceArray, threads: int, *args) -> None:
-    """*kernel* with a thread per item of *threads*, on *d*'s stream."""
-    block = D.threads_per_block()
-    kernel[D.grid(threads, block), block, d.stream](*args)

@@ -94,7 +94,7 @@ def _plan(d: D.DeviceArray, axis: int, ordered: bool, may_block: bool) -> _Plan:
                *D.dims(view.outer_shape.tolist(), view.outer_strides.tolist()),
                *D.dims(view.mid_shape.tolist(), view.mid_strides.tolist())]
         plan = _PLANS[key] = _Plan(lanes, tiles, tile_len, block,
-                                   D.to_device_constants(geo, d.stream), blocked)
+                                   D.to_device_constants(geo), blocked)
     return plan
 
 
@@ -143,8 +143,8 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     if op == "logcumsumexp" and res == np.float16:
         out = d.scratch((d.size,), np.float32)  # rounded through float32, as the CPU path
     kernel = K.scan_logaddexp if op == "logcumsumexp" else K.scan_values
-    _phases(plan, d.stream, kernel, K.scan_values_block, base, plan.geo, plan.tile_len, code, bool(exclusive),
-            bool(reverse), zero, ident, carry, out)
+    _phases(plan, d.stream, kernel, K.scan_values_block, base, plan.geo, plan.tile_len, code,
+            bool(exclusive), bool(reverse), zero, ident, carry, out)
     if out is not flat:
         _round_to(out, flat, d)
     return result
@@ -157,19 +157,15 @@ def _logical(op: str, d: D.DeviceArray, axis, shape, exclusive: bool, reverse: b
     result, flat = _result(d, shape, np.bool_)
     if d.size == 0:
         return result
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    itemsize = d.dtype.itemsize
-    geo = [offset, d.ndim, *D.dims(d.shape, [s // itemsize for s in d.strides])]
+    src = D.operand(d)
+    geo = [src.offset, d.ndim, *D.dims(d.shape, src.strides)]
     counts = d.scratch(d.shape, np.int64)
-    block = D.threads_per_block()
-    blocks = D.grid(d.size, block)
     any_scan = op == "cumsum"
-    K.truth_c[blocks, block, d.stream](base, D.to_device_constants(geo, d.stream), any_scan,
-                                      counts.reshape(d.size))
+    D.launch(K.truth_c, d, d.size, src.base, D.to_device_constants(geo), any_scan,
+             counts.reshape(d.size))
     scanned = _values("cumsum", counts, None if d.ndim == 0 else axis, np.int64, exclusive,
                       reverse)
-    K.test_c[blocks, block, d.stream](scanned.reshape(d.size), any_scan, flat.view(np.uint8))
+    D.launch(K.test_c, d, d.size, scanned.reshape(d.size), any_scan, D.as_bytes(flat))
     return result
 
 
@@ -188,8 +184,8 @@ def _extreme(op: str, x, axis, index_dtype, greater: bool):
         carry_v = d.scratch((plan.tiles, plan.lanes), seen.dtype)
         carry_i = d.scratch((plan.tiles, plan.lanes), np.int64)
         out_v = flat_v.view(np.uint8) if d.dtype == np.bool_ else flat_v
-        _phases(plan, d.stream, K.scan_extreme, K.scan_extreme_block, base, plan.geo, plan.tile_len, greater,
-                carry_v, carry_i, out_v, flat_i)
+        _phases(plan, d.stream, K.scan_extreme, K.scan_extreme_block, base, plan.geo,
+                plan.tile_len, greater, carry_v, carry_i, out_v, flat_i)
     return ValuesIndices(values, indices)
 
 
@@ -207,5 +203,4 @@ def _phases(plan: _Plan, stream, kernel, block_kernel, base, geo, tile_len, *res
 
 
 def _round_to(src, dst, d: D.DeviceArray) -> None:
-    block = D.threads_per_block()
-    K.cast[D.grid(src.size, block), block, d.stream](src, dst)
+    D.launch(K.cast, d, src.size, src, dst)

@@ -37,21 +37,9 @@ from . import _device as D
 from . import grad_kernels as GK
 from . import kernels as K
 from . import scan as _scan
+from .gather import _indices_on_device
 from .reduce import _result
-from .reduce_grad import (
-    Operand,
-    constants,
-    converted,
-    launch,
-    max_exponent,
-    operand,
-    real_part,
-    records,
-    secondary,
-    stand_in,
-    upload,
-    work_constants,
-)
+from .reduce_grad import max_exponent, real_part, records, secondary, work_constants
 
 NUMPY_MODULE = "axisops.grad"
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
@@ -61,7 +49,7 @@ def cumsum(g, x_shape, axis=None, exclusive=False, reverse=False):
     """:func:`axisops.grad.cumsum` on the device: the cumulative sum of ``g`` the
     other way."""
     d = D.device_array(g)
-    x_shape, axis, _ = _np_grad._scan_g(stand_in(d), x_shape, axis, "grad.cumsum")
+    x_shape, axis, _ = _np_grad._scan_g(d.host_zeros(), x_shape, axis, "grad.cumsum")
     if d.dtype != np.bool_:
         res = _scan.cumsum(g, axis, dtype=d.dtype, exclusive=exclusive, reverse=not reverse)
         return res if tuple(res.shape) == x_shape else res.reshape(x_shape)
@@ -69,8 +57,8 @@ def cumsum(g, x_shape, axis=None, exclusive=False, reverse=False):
     counts = _scan.cumsum(g, axis, dtype=np.int64, exclusive=exclusive, reverse=not reverse)
     result, flat = _result(d, x_shape, np.bool_)
     if flat.size:
-        launch(GK.nonzero_c, d, flat.size, D.device_array(counts).array.reshape(flat.size),
-               flat.view(np.uint8))
+        D.launch(GK.nonzero_c, d, flat.size, D.device_array(counts).array.reshape(flat.size),
+                 flat.view(np.uint8))
     return result
 
 
@@ -79,7 +67,7 @@ def cumprod(g, x, axis=None, exclusive=False, reverse=False):
     op = "grad.cumprod"
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
-    g_host = stand_in(d)
+    g_host = d.host_zeros()
     complex_ = _np_grad._is_complex(g_host, x_host)
     if not complex_:
         _dtypes.check_dtype(x_host.dtype, op)
@@ -94,19 +82,19 @@ def cumprod(g, x, axis=None, exclusive=False, reverse=False):
     if size == 0:
         return result
     work = np.dtype(np.float32) if res == np.float16 else res
-    xd = x_dev or upload(d, x_host)
-    xs = converted(d, operand(xd), x_shape, work, c_order=axis is None)
-    gs = converted(d, operand(d), d.shape, work)
+    xd = x_dev or D.upload(d, x_host)
+    xs = D.converted(d, D.operand(xd), x_shape, work, c_order=axis is None)
+    gs = D.converted(d, D.operand(d), d.shape, work)
     out = flat if work == res else d.scratch((size,), work)
     geo, lanes = _lanes(d, x_shape, axis, xs, gs)
     if complex_:
-        launch(GK.cumprod_lanes_complex, d, lanes, geo, lanes, xs.base, gs.base, bool(exclusive),
-               bool(reverse), work.type(1), out)
+        D.launch(GK.cumprod_lanes_complex, d, lanes, geo, lanes, xs.base, gs.base, bool(exclusive),
+                 bool(reverse), work.type(1), out)
     else:
-        launch(GK.cumprod_lanes, d, lanes, geo, lanes, xs.base, gs.base, bool(exclusive),
-               bool(reverse), work_constants(work, d), max_exponent(work), _powers(work, d), out)
+        D.launch(GK.cumprod_lanes, d, lanes, geo, lanes, xs.base, gs.base, bool(exclusive),
+                 bool(reverse), work_constants(work, d), max_exponent(work), _powers(work, d), out)
     if out is not flat:
-        launch(K.cast, d, size, out, flat)
+        D.launch(K.cast, d, size, out, flat)
     return result
 
 
@@ -117,7 +105,7 @@ def logcumsumexp(g, x, axis=None):
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
     _dtypes.check_dtype(x_host.dtype, op)
-    x_shape, axis, _ = _np_grad._scan_g(stand_in(d), x_host.shape, axis, op)
+    x_shape, axis, _ = _np_grad._scan_g(d.host_zeros(), x_host.shape, axis, op)
     res = x_host.dtype if x_host.dtype.kind == "f" else np.dtype(np.float64)
     work = np.dtype(np.float32) if res == np.float16 else res
     if d.dtype.kind == "c":  # the NumPy path converts g to a real dtype: NumPy's warning
@@ -127,14 +115,14 @@ def logcumsumexp(g, x, axis=None):
     size = math.prod(x_shape)
     if size == 0:
         return result
-    xd = x_dev or upload(d, x_host)
-    xs = converted(d, operand(xd), x_shape, work, c_order=axis is None)
-    gs = converted(d, real_part(d) if d.dtype.kind == "c" else operand(d), d.shape, work)
+    xd = x_dev or D.upload(d, x_host)
+    xs = D.converted(d, D.operand(xd), x_shape, work, c_order=axis is None)
+    gs = D.converted(d, real_part(d) if d.dtype.kind == "c" else D.operand(d), d.shape, work)
     out = flat if work == res else d.scratch((size,), work)
     geo, lanes = _lanes(d, x_shape, axis, xs, gs)
-    launch(GK.logcumsumexp_lanes, d, lanes, geo, lanes, xs.base, gs.base, out)
+    D.launch(GK.logcumsumexp_lanes, d, lanes, geo, lanes, xs.base, gs.base, out)
     if out is not flat:
-        launch(K.cast, d, size, out, flat)
+        D.launch(K.cast, d, size, out, flat)
     return result
 
 
@@ -151,8 +139,8 @@ def cummin(g, indices, x_shape, axis=None):
 
 def _extreme(g, indices, x_shape, axis, op):
     d = D.device_array(g)
-    x_shape, axis, _ = _np_grad._scan_g(stand_in(d), x_shape, axis, op)
-    idx = _indices(d, indices, op)
+    x_shape, axis, _ = _np_grad._scan_g(d.host_zeros(), x_shape, axis, op)
+    idx = _indices_on_device(d, indices, op)
     if idx.shape != d.shape:
         raise ValueError(f"{op}: indices has shape {idx.shape}, expected g's shape {d.shape}")
     n = math.prod(x_shape) if axis is None else x_shape[axis]
@@ -162,16 +150,16 @@ def _extreme(g, indices, x_shape, axis, op):
     size = math.prod(x_shape)
     if size == 0:
         return result
-    index = operand(idx)  # C order: an element's offset is its position
+    index = D.operand(idx)  # C order: an element's offset is its position
     positions = index
     if idx.dtype == np.uint64:  # as int64, every value past n as n (out of range)
-        positions = Operand(d.scratch((size,), np.int64), 0, index.strides, np.dtype(np.int64))
-        launch(K.unsigned_positions, d, size, index.base, n, False, positions.base)
+        positions = D.Operand(d.scratch((size,), np.int64), 0, index.strides, np.dtype(np.int64))
+        D.launch(K.unsigned_positions, d, size, index.base, n, False, positions.base)
     out = flat if work == res else d.scratch((size,), work)
-    geo, lanes = _lanes(d, x_shape, axis, positions, operand(d))
+    geo, lanes = _lanes(d, x_shape, axis, positions, D.operand(d))
     bad = d.scratch((1,), np.int64)
     bad.copy_to_device(np.array([np.iinfo(np.int64).max]), stream=d.stream)
-    launch(GK.scatter_lanes, d, lanes, geo, lanes, positions.base, operand(d).base, bad, out)
+    D.launch(GK.scatter_lanes, d, lanes, geo, lanes, positions.base, D.operand(d).base, bad, out)
     first = int(D.to_host(bad, d)[0])  # waits for the kernel
     if first < size:
         value = D.to_host(index.base[first:first + 1], d)[0]
@@ -179,14 +167,14 @@ def _extreme(g, indices, x_shape, axis, op):
         raise IndexError(f"{op}: index {value} at position {where} of indices is out of range "
                          f"[0, {n})")
     if out is not flat:
-        launch(K.cast, d, size, out, flat)
+        D.launch(K.cast, d, size, out, flat)
     return result
 
 
 # ------------------------------------------------------------------------ helpers
 
 
-def _lanes(d: D.DeviceArray, x_shape, axis, a: Operand, b: Operand):
+def _lanes(d: D.DeviceArray, x_shape, axis, a: D.Operand, b: D.Operand):
     """(geometry on the device, lanes) of a scan gradient along *axis* of an array of
     *x_shape*: operand a (``x``, or the indices) has x's shape, b is ``g`` (x's
     shape, or 1-D for ``axis=None``), c the C-ordered result. For ``axis=None`` a
@@ -204,21 +192,7 @@ def _lanes(d: D.DeviceArray, x_shape, axis, a: Operand, b: Operand):
     nd, recs = records([shape[k] for k in other], [a_strides[k] for k in other],
                        [b_strides[k] for k in other], [c[k] for k in other])
     geo = [n, a_strides[axis], b_strides[axis], c[axis], a.offset, b.offset, 0, nd, *recs]
-    return constants(geo, d), math.prod(shape) // n
-
-
-def _indices(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:
-    """*indices* as a C-ordered device array (a host array uploaded); integers only,
-    with ``as_index_array``'s error."""
-    if D.is_cuda_array(indices):
-        i = D.device_array(indices)
-        if i.dtype.kind not in "iu":
-            raise TypeError(f"{op}: indices must be integers, got {i.dtype}")
-        return D.in_c_order(i)
-    host = np.asarray(indices)
-    if host.dtype.kind not in "iu":
-        raise TypeError(f"{op}: indices must be integers, got {host.dtype}")
-    return upload(d, host)
+    return D.to_device_constants(geo), math.prod(shape) // n
 
 
 _POWERS: dict[tuple, object] = {}

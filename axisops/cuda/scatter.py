@@ -87,8 +87,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
                                                      range(len(shape))]), shape)
             check_in_range(host, d.shape[axis], op, negative=True)
     if work != dt:
-        block = D.threads_per_block()
-        K.cast[D.grid(d.size, block), block, d.stream](target, out)
+        D.launch(K.cast, d, d.size, target, out)
     return result
 
 
@@ -108,14 +107,14 @@ def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce, shared: b
     raw: Any = D.device_array(indices) if on_device else np.asarray(indices)
     u_dev = D.device_array(updates) if D.is_cuda_array(updates) else None
     part = np.dtype(dt.char.lower()) if dt.kind == "c" else dt  # the parts' dtype
-    x_stand = np.broadcast_to(np.zeros((), part), d.shape)
+    x_stand = D.zeros_stand_in(d.shape, part)
     host = None
     if d.size == 0 and math.prod(raw.shape):  # the NumPy path reads them: an empty axis
         host = D.to_host(raw.array, d) if on_device else raw
-    i_stand = host if host is not None else np.broadcast_to(np.zeros((), raw.dtype), raw.shape)
+    i_stand = host if host is not None else D.zeros_stand_in(raw.shape, raw.dtype)
     if u_dev is not None:
         u_kind = u_dev.dtype if u_dev.dtype.kind != "c" else np.dtype(u_dev.dtype.char.lower())
-        u_check: Any = np.broadcast_to(np.zeros((), u_kind), u_dev.shape)
+        u_check: Any = D.zeros_stand_in(u_dev.shape, u_kind)
     elif dt.kind == "c" and type(updates) not in (bool, int, float):
         u_check = np.asarray(updates)
         if u_check.dtype.kind == "c":
@@ -137,13 +136,9 @@ def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce, shared: b
 
 def _copy_into(d: D.DeviceArray, target) -> None:
     """``x`` in C order into the flat *target* (converted to its dtype)."""
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    itemsize = d.dtype.itemsize
-    geo = [offset, d.ndim, *D.dims(d.shape, [s // itemsize for s in d.strides])]
-    block = D.threads_per_block()
-    K.copy_c[D.grid(d.size, block), block, d.stream](
-        base, D.to_device_constants(geo, d.stream), target)
+    src = D.operand(d)
+    geo = [src.offset, d.ndim, *D.dims(d.shape, src.strides)]
+    D.launch(K.copy_c, d, d.size, src.base, D.to_device_constants(geo), target)
 
 
 def _updates(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
@@ -158,33 +153,23 @@ def _updates(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
             u = u[tuple(slice(0, s) for s in shape)]
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            host = np.ascontiguousarray(u.astype(dt))
-        from numba import cuda
-
-        array = cuda.to_device(host.view(moved) if moved != dt else host, stream=d.stream)
-        u_dev = D.DeviceArray(array, host.shape, host.strides, moved, "numba", array, d.stream)
-    else:
-        if u_dev.dtype != dt:
-            u_dev = as_dtype(u_dev, dt)
-        u_dev = D.bool_as_bytes(u_dev)
-    base, offset = D.flat_base(u_dev)
-    itemsize = u_dev.dtype.itemsize
-    own = [s // itemsize if k > 1 else 0 for s, k in zip(u_dev.strides, u_dev.shape)]
+            host = u.astype(dt)
+        u_dev = D.upload(d, host.view(moved) if moved != dt else host)
+    elif u_dev.dtype != dt:
+        u_dev = as_dtype(u_dev, dt)
+    src = D.operand(u_dev)
     skip = len(shape) - u_dev.ndim  # broadcast: missing dimensions get stride 0
-    strides = [0 if k < skip else own[k - skip] for k in range(len(shape))]
-    return base, offset, strides
+    strides = [0 if k < skip else src.strides[k - skip] for k in range(len(shape))]
+    return src.base, src.offset, strides
 
 
 def as_dtype(a: D.DeviceArray, dtype: np.dtype) -> D.DeviceArray:
-    """*a* converted to *dtype* on its device: a new C-contiguous Numba array
-    (``kernels.cast``, one conversion per element, as NumPy's ``astype``)."""
+    """*a* converted to *dtype* on its device, as NumPy's ``astype``: a new
+    C-contiguous Numba array, read in place and converted in one pass
+    (``_device.converted``)."""
     dtype = np.dtype(dtype)
-    src = D.bool_as_bytes(D.in_c_order(a))
-    out = a.scratch(a.shape, dtype)
-    if a.size:
-        block = D.threads_per_block()
-        K.cast[D.grid(a.size, block), block, a.stream](src.array.reshape(a.size),
-                                                       out.reshape(a.size))
+    c = D.converted(a, D.operand(a), a.shape, dtype, c_order=True)
+    out = c.base[:a.size].reshape(a.shape)
     return D.DeviceArray(out, a.shape, tuple(int(s) for s in out.strides), dtype, a.kind,
                          a.owner, a.stream)
 
@@ -231,10 +216,9 @@ def _by_lanes(d, target, o_strides, shape, axis, positions, i_strides, upd, u_of
            u_strides[axis], lanes, *D.divisor(math.prod(rest)),
            *GK.dims_multi(outer, o_outer, i_outer, u_outer),
            *GK.dims_multi(rest, o_rest, i_rest, u_rest)]
-    block = D.threads_per_block()
     kernel = GK.scatter_lanes_complex if upd.dtype.kind == "c" else GK.scatter_lanes
-    kernel[D.grid(lanes, block), block, d.stream](
-        target, D.to_device_constants(geo, d.stream), positions, upd, n, code, mode, bad)
+    D.launch(kernel, d, lanes, target, D.to_device_constants(geo), positions, upd, n, code, mode,
+             bad)
 
 
 def _by_runs(d, target, o_strides, shape, axis, positions, i_strides, upd, u_offset,
@@ -245,11 +229,9 @@ def _by_runs(d, target, o_strides, shape, axis, positions, i_strides, upd, u_off
     if keys is None:
         return  # an index out of range under raise: the caller raises
     total = math.prod(shape)
-    block = D.threads_per_block()
     run_geo = [u_offset, len(shape), *D.dims(shape, u_strides)]
     kernel = GK.scatter_runs_complex if upd.dtype.kind == "c" else GK.scatter_runs
-    kernel[D.grid(total, block), block, d.stream](
-        target, D.to_device_constants(run_geo, d.stream), keys, order, upd, code)
+    D.launch(kernel, d, total, target, D.to_device_constants(run_geo), keys, order, upd, code)
 
 
 def _by_shared_runs(d, target, o_strides, shape, axis, positions, i_axis_stride, upd, u_offset,
@@ -270,10 +252,8 @@ def _by_shared_runs(d, target, o_strides, shape, axis, positions, i_axis_stride,
     lanes = math.prod(lane_shape)
     geo = [u_offset, u_strides[axis], len(lane_shape), *D.divisor(lanes),
            *GK.dims_multi(lane_shape, lane_o, lane_u)]
-    block = D.threads_per_block()
     kernel = GK.scatter_shared_runs_complex if upd.dtype.kind == "c" else GK.scatter_shared_runs
-    kernel[D.grid(m * lanes, block), block, d.stream](
-        target, D.to_device_constants(geo, d.stream), keys, order, upd, code)
+    D.launch(kernel, d, m * lanes, target, D.to_device_constants(geo), keys, order, upd, code)
 
 
 def destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad,
@@ -293,7 +273,7 @@ def destinations(d, o_strides, shape, axis, positions, i_strides, n, mode, bad,
     block = D.threads_per_block()
     blocks = D.grid(total, block)
     keys = d.scratch((total,), np.int64)
-    GK.scatter_keys[blocks, block, d.stream](D.to_device_constants(geo, d.stream), positions, n,
+    GK.scatter_keys[blocks, block, d.stream](D.to_device_constants(geo), positions, n,
                                              mode, bad, keys)
     if mode == K.MODE_RAISE and D.is_set(bad, d):
         return None, None

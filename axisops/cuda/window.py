@@ -156,7 +156,7 @@ def windows(op: str, d: D.DeviceArray, kernel_size, dilation, padding, stride, c
     out = flat.view(write) if flat.dtype != write else flat
     block = D.threads_per_block()
     K.unfold_elements[D.grid(out.size, block), block, d.stream](
-        base, D.to_device_constants(values, d.stream), parts - 1, bool(channels_last), fill, out)
+        base, D.to_device_constants(values), parts - 1, bool(channels_last), fill, out)
     return result
 
 
@@ -193,7 +193,7 @@ def sums(d: D.DeviceArray, geo, size, batch: int, channels: int, channels_last, 
     for v in [*g[4], *inner]:
         values += D.divisor(v)
     assert len(values) == K.F_LEN
-    geo_d = D.to_device_constants(values, d.stream)
+    geo_d = D.to_device_constants(values)
     block = D.threads_per_block()
     if acc.kind == "f":
         out = flat.view(acc) if complex_ else flat
