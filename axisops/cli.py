@@ -13,6 +13,7 @@ needs them.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -272,7 +273,11 @@ def _bench_cuda(args, parser, argv) -> int:
     if args.markdown:
         device.write_markdown(data, args.markdown, "axisops " + " ".join(argv))
         print(f"wrote {args.markdown}")
-    return 0
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(data, f, indent=1, default=str)
+        print(f"wrote {args.json}")
+    return 1 if any("error" in r for r in data["rows"]) else 0
 
 
 def _bench_torch(args, parser, argv) -> int:

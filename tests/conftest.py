@@ -6,6 +6,7 @@ The edge-case generator and the comparison helpers live in ``tests/cases.py``
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -84,3 +85,29 @@ def num_threads():
 def rng():
     """A NumPy generator with a fixed seed, fresh for each test."""
     return np.random.default_rng(20240601)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    """``AXISOPS_TEST_TIMEOUT=S`` fails a test that runs longer than S seconds.
+
+    The GPU check (``benchmarks/gpu_check.sh``) sets it: its machine has pytest but
+    no pytest-timeout, and one hung kernel must not cost the whole run. SIGALRM
+    interrupts Python code (a call blocked inside a driver returns first); each
+    xdist worker is its own process, so each has its own alarm.
+    """
+    limit = float(os.environ.get("AXISOPS_TEST_TIMEOUT") or 0)
+    if limit <= 0 or not hasattr(signal, "SIGALRM"):
+        yield
+        return
+
+    def expired(signum, frame):
+        raise TimeoutError(f"{item.nodeid} ran past AXISOPS_TEST_TIMEOUT={limit:g} s")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

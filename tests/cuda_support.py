@@ -45,7 +45,8 @@ def on_device(a: np.ndarray):
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
         return FakeCUDAArray(a)
-    return cuda.to_device(np.ascontiguousarray(a))
+    # reshape: np.ascontiguousarray makes a 0-d array 1-d
+    return cuda.to_device(np.ascontiguousarray(a).reshape(a.shape))
 
 
 def host(r) -> np.ndarray:

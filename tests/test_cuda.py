@@ -337,3 +337,74 @@ def test_reads_back_wait_for_the_inputs_stream():
     d = D.DeviceArray(None, (1,), (8,), np.dtype(np.int64), "numba", None, Stream())
     assert D.is_set(Array(), d)
     assert events == ["copy on the input's stream", "synchronize"]
+
+
+# ------------------------------------------------- found on the first real GPU (H100)
+
+def test_a_kernel_numba_cuda_cannot_cache_is_used_uncached():
+    # numba-cuda cannot pickle a kernel that links files (float16's shims): the
+    # save raised from the launch that compiled it, so every float16 kernel failed
+    from types import SimpleNamespace
+
+    from axisops.cuda._jit import tolerate_uncachable
+
+    saved = []
+
+    def save_overload(sig, data):
+        if data == "links files":
+            raise RuntimeError("Cannot pickle CUDACodeLibrary with linking files")
+        if data == "broken":
+            raise RuntimeError("something else")
+        saved.append((sig, data))
+
+    dispatcher = SimpleNamespace(_cache=SimpleNamespace(save_overload=save_overload))
+    assert tolerate_uncachable(dispatcher) is dispatcher
+    dispatcher._cache.save_overload("sig", "links files")  # compiled, kept uncached
+    dispatcher._cache.save_overload("sig", "plain")
+    assert saved == [("sig", "plain")]
+    with pytest.raises(RuntimeError, match="something else"):
+        dispatcher._cache.save_overload("sig", "broken")
+
+
+def test_the_flat_base_of_an_empty_array_is_one_dimensional():
+    # kernels index the base with one index: an empty 2-D base failed to type on a
+    # GPU (take_along_axis, mode="fill", of an empty axis)
+    from axisops.cuda import _device as D
+
+    for shape in [(3, 0), (0, 4, 2)]:
+        base, offset = D.flat_base(D.device_array(on_device(np.zeros(shape, np.float32))))
+        assert base.shape == (0,) and base.dtype == np.float32 and offset == 0
+    x = on_device(np.zeros((3, 0), np.float32))
+    got = host(axisops.take_along_axis(x, on_device(np.zeros((3, 2), np.int64)), 1,
+                                       mode="fill", fill_value=7))
+    assert got.dtype == np.float32 and got.shape == (3, 2) and (got == 7).all()
+
+
+def test_zero_dimensional_device_inputs_stay_zero_dimensional():
+    # the tests' on_device made 0-d arrays 1-d on a real GPU (np.ascontiguousarray)
+    a = on_device(np.array(2.5))
+    assert a.shape == ()
+    assert host(axisops.cumsum(a)).shape == axisops.cumsum(np.array(2.5)).shape
+    r = axisops.sum(a)
+    assert host(r).shape == () and host(r)[()] == 2.5
+
+
+def test_a_flat_base_keeps_its_memory_alive():
+    # the kernels read views made from raw pointers (flat bases, complex parts, zero
+    # views); on an H100 such a view outlived an upload, whose memory the next
+    # allocation reused while a kernel read it (scatter's host updates, the complex
+    # gradients' zero imaginary parts)
+    import gc
+
+    from axisops.cuda import _device as D
+
+    a = on_device(np.arange(6.0))
+    base, offset = D.flat_base(D.device_array(a))
+    part = D.complex_part(D.device_array(on_device(np.arange(3.0) + 1j)), imaginary=True)
+    del a
+    gc.collect()
+    if not SIM:
+        cuda.current_context().deallocations.clear()  # free what is pending now
+    others = [on_device(np.full(6, -1.0)) for _ in range(8)]  # noqa: F841
+    assert offset == 0 and np.array_equal(base.copy_to_host(), np.arange(6.0))
+    assert np.array_equal(part.array.copy_to_host(), np.ones(3))

@@ -182,14 +182,19 @@ def test_errors_are_the_numpy_paths():
 
 # -------------------------------------------------------------------------- autograd
 
-def _grad_cases():
-    x = _t((3, 4)).requires_grad_()
-    x3 = _t((2, 3, 4)).requires_grad_()
-    pos = (_t((3, 4)).abs() + 0.5).requires_grad_()
-    idx = torch.tensor([[2, 0, 1, 1], [0, 0, 2, 1]])
-    img = _t((1, 2, 5, 4)).requires_grad_()
-    cols = _t((1, 2 * 6, 15)).requires_grad_()
-    upd = _t((2, 4)).requires_grad_()
+def _grad_cases(device="cpu"):
+    """name: (f, *inputs); every tensor on *device* (``tests/test_torch_cuda.py`` runs
+    them on a real GPU)."""
+    def on(t):
+        return t.to(device)
+
+    x = on(_t((3, 4))).requires_grad_()
+    x3 = on(_t((2, 3, 4))).requires_grad_()
+    pos = on(_t((3, 4)).abs() + 0.5).requires_grad_()
+    idx = on(torch.tensor([[2, 0, 1, 1], [0, 0, 2, 1]]))
+    img = on(_t((1, 2, 5, 4))).requires_grad_()
+    cols = on(_t((1, 2 * 6, 15))).requires_grad_()
+    upd = on(_t((2, 4))).requires_grad_()
     return {
         "sum": (lambda a: axisops.sum(a, axis=(0, 2), keepdims=True), x3),
         "mean": (lambda a: axisops.mean(a, axis=1), x),
@@ -201,9 +206,9 @@ def _grad_cases():
         "cummax": (lambda a: axisops.cummax(a, axis=1).values, x),
         "cummin": (lambda a: axisops.cummin(a, axis=None).values, x),
         "logcumsumexp": (lambda a: axisops.logcumsumexp(a, axis=0), x),
-        "take": (lambda a: axisops.take(a, torch.tensor([3, 0, 3]), axis=1), x),
+        "take": (lambda a: axisops.take(a, on(torch.tensor([3, 0, 3])), axis=1), x),
         "take_along_axis": (lambda a: axisops.take_along_axis(a, idx, axis=0), x),
-        "gather_nd": (lambda a: axisops.gather_nd(a, torch.tensor([[1, 2], [0, 3]])), x),
+        "gather_nd": (lambda a: axisops.gather_nd(a, on(torch.tensor([[1, 2], [0, 3]]))), x),
         "scatter": (lambda a, u: axisops.scatter(a, idx[:2], u, 0, reduce="add"), x, upd),
         "scatter mul": (lambda a, u: axisops.scatter(a, idx[:2], u, 0, reduce="mul"), x, upd),
         "unfold": (lambda a: axisops.unfold(a, (2, 3), padding=1, stride=(2, 1)), img),

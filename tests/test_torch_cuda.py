@@ -97,3 +97,31 @@ def test_every_operator_has_a_device_implementation_taking_its_schemas_names():
         assert device is not None, name
         missing = set(T._TYPES[name]) - set(inspect.signature(device).parameters)
         assert not missing, (name, missing)
+
+
+# ------------------------------------------ on a real GPU (AXISOPS_TEST_REAL_CUDA=1)
+
+_REAL_GPU = torch.cuda.is_available()
+_needs_gpu = pytest.mark.skipif(not _REAL_GPU, reason="needs PyTorch with a CUDA GPU")
+
+
+@_needs_gpu
+@pytest.mark.parametrize("name", list(GRAD_CASES))
+def test_real_cuda_tensors_through_autograd(name):
+    # forward and backward on the GPU equal the CPU's (to rounding), and gradcheck
+    # holds on the device
+    from test_torch import _grad_cases
+
+    f, *on_cpu = _grad_cases("cpu")[name]
+    g, *on_gpu = _grad_cases("cuda")[name]
+    want = f(*on_cpu)
+    got = g(*on_gpu)
+    assert got.device.type == "cuda" and got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want)
+    weights = torch.linspace(-1, 1, want.numel(), dtype=want.dtype).reshape(want.shape)
+    want_grads = torch.autograd.grad((want * weights).sum(), on_cpu)
+    got_grads = torch.autograd.grad((got * weights.cuda()).sum(), on_gpu)
+    for a, b in zip(got_grads, want_grads):
+        assert a.device.type == "cuda" and a.dtype == b.dtype and a.shape == b.shape
+        torch.testing.assert_close(a.cpu(), b)
+    assert torch.autograd.gradcheck(g, tuple(on_gpu))

@@ -273,7 +273,15 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
     rows = []
     for w in workloads(torch, quick):
         calls = {"axisops": w["axisops"], **w["peers"]}
-        medians = _time(torch, calls, repeat)
+        try:
+            medians = _time(torch, calls, repeat)
+        except Exception as exc:  # one failing workload must not lose the others' rows
+            rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
+                         "error": f"{type(exc).__name__}: {exc}"})
+            if progress:
+                print(f"{w['workload']:<26} {w['shape']}  ERROR {rows[-1]['error']}",
+                      file=progress, flush=True)
+            continue
         rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
                      "axisops_s": medians.pop("axisops"), "peers": medians})
         if progress:
@@ -293,6 +301,9 @@ def format_table(data: dict[str, Any]) -> str:
     lines = ["| workload | shape | axisops us | axisops GB/s | of peak | peers (time, axisops/peer) |",
              "|---|---|---:|---:|---:|---|"]
     for r in data["rows"]:
+        if "error" in r:
+            lines.append(f"| {r['workload']} | {tuple(r['shape'])} | error | | | {r['error']} |")
+            continue
         rate = r["bytes"] / r["axisops_s"]
         peers = ", ".join(f"{k} {v * 1e6:.1f} us ({r['axisops_s'] / v:.2f}x)"
                           for k, v in r["peers"].items())

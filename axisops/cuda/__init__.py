@@ -44,6 +44,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as _np
+
+# numba-cuda 0.30 registers an overload of np.row_stack when its target first
+# compiles (numba_cuda/numba/cuda/np/arrayobj.py), unguarded; NumPy 2.5 removed that
+# alias of np.vstack, so every kernel failed with AttributeError on the first real GPU
+# run (numba itself guards it). Until numba-cuda guards it too, the alias is put back.
+if not hasattr(_np, "row_stack"):
+    _np.row_stack = _np.vstack  # type: ignore[attr-defined]
+
 from .. import _dispatch
 from ._device import device_index as _device_index
 from ._device import is_cuda_array

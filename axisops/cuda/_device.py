@@ -189,8 +189,14 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
     (``axisops._layout.strided_base`` on the device)."""
     itemsize = d.dtype.itemsize
     strides = [s // itemsize if n > 1 else 0 for s, n in zip(d.strides, d.shape)]
-    if d.size == 0:
-        return d.array, 0
+    if d.size == 0:  # flat whatever d's shape: a kernel indexes base with one index
+        if simulated():
+            from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+            return FakeCUDAArray(np.empty(0, d.dtype)), 0
+        from numba import cuda
+
+        return cuda.device_array(0, d.dtype), 0
     offset = sum((n - 1) * -s for n, s in zip(d.shape, strides) if s < 0)
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(d.shape, strides))
     if simulated():
@@ -203,14 +209,23 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
     from numba import cuda
 
     pointer = d.array.__cuda_array_interface__["data"][0] - offset * itemsize
-    return cuda.as_cuda_array(_Interface(pointer, span, d.dtype), sync=False), offset
+    return cuda.as_cuda_array(_Interface(pointer, span, d.dtype, owner=d.array),
+                              sync=False), offset
 
 
 class _Interface:
     """Device memory described by ``__cuda_array_interface__``: a raw span of *size*
-    elements, or *shape* with byte *strides*."""
+    elements, or *shape* with byte *strides*, of memory that *owner* holds.
 
-    def __init__(self, pointer: int, size: int, dtype: np.dtype, shape=None, strides=None):
+    Numba keeps this object as the owner of the array made from it, so the array
+    keeps *owner* alive. Without it a view outlived its memory on a real GPU: an
+    upload freed when its function returned was reused by the next allocation while
+    a kernel still read it through the view (the simulator's views hold their
+    NumPy bases, so only an H100 showed it)."""
+
+    def __init__(self, pointer: int, size: int, dtype: np.dtype, shape=None, strides=None,
+                 owner: Any = None):
+        self.owner = owner
         self.__cuda_array_interface__ = {"shape": (size,) if shape is None else tuple(shape),
                                          "strides": None if strides is None else tuple(strides),
                                          "typestr": dtype.str, "data": (pointer, True),
@@ -230,7 +245,8 @@ def complex_part(d: DeviceArray, imaginary: bool) -> DeviceArray:
         from numba import cuda
 
         pointer = d.array.__cuda_array_interface__["data"][0] + (part.itemsize if imaginary else 0)
-        array = cuda.as_cuda_array(_Interface(pointer, 0, part, d.shape, d.strides), sync=False)
+        array = cuda.as_cuda_array(_Interface(pointer, 0, part, d.shape, d.strides, d.array),
+                                   sync=False)
     return DeviceArray(array, d.shape, d.strides, part, "numba", array, d.stream)
 
 
@@ -249,10 +265,8 @@ def zeros_view(d: DeviceArray, shape, dtype) -> Any:
     from numba import cuda
 
     pointer = one.__cuda_array_interface__["data"][0]
-    view = cuda.as_cuda_array(_Interface(pointer, 0, dtype, shape, (0,) * len(shape)),
+    return cuda.as_cuda_array(_Interface(pointer, 0, dtype, shape, (0,) * len(shape), one),
                               sync=False)
-    view._axisops_owner = one  # keep the element alive as long as the view
-    return view
 
 
 def _numba_view(x) -> Any:

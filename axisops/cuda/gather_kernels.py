@@ -44,6 +44,7 @@ import numpy as np
 from numba import cuda, int64, uint64
 
 from ..kernels import gather as _cpu_gather
+from ._jit import kernel
 from .kernels import MAX_BLOCK, _divmod, _mulhi, _resolve, _unravel
 from .kernels import cast as _cast
 from .kernels import copy_c as _copy_c
@@ -113,7 +114,7 @@ def _position(indices, at, n, mode, bad):
     return i
 
 
-@cuda.jit(cache=True)
+@kernel
 def take_along(base, geo, indices, n, mode, fill, bad, out):
     """``take_along_axis``: output ``(q, j, r)`` (outer, along the axis, rest; flat in
     C order) reads ``x[q, resolve(indices[q, j, r]), r]``. *geo* is ``[x offset,
@@ -136,7 +137,7 @@ def take_along(base, geo, indices, n, mode, fill, bad, out):
     out[o] = base[geo[0] + xq + xr + i * geo[3]]
 
 
-@cuda.jit(cache=True)
+@kernel
 def gather_tuples(base, geo, indices, q, bad, out):
     """``gather_nd``: output ``(row, r)`` reads ``x[batch(row), t_0, ..., t_q-1, r]``
     where ``t`` is the tuple ``indices[row]`` (C-contiguous, q per row), each
@@ -200,7 +201,7 @@ def _heads_run(keys, s):
     return key >= 0 and (s == 0 or keys[s - 1] != key)
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_lanes(out, geo, indices, upd, n, op, mode, bad):
     """A thread per lane ``(q, r)`` of ``indices`` (outside the axis) applies the m
     updates of its lane in order along the axis to the C-contiguous *out* (the
@@ -219,7 +220,7 @@ def scatter_lanes(out, geo, indices, upd, n, op, mode, bad):
             out[d] = _apply(out[d], upd[usrc + j * geo[6]], op)
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_keys(geo, indices, n, mode, bad, keys):
     """Each update's destination in the C-contiguous output: update ``p`` (flat
     ``(q, j, r)`` over the updates' shape) goes to ``out[q, resolve(indices[q, j,
@@ -242,7 +243,7 @@ def scatter_keys(geo, indices, n, mode, bad, keys):
     keys[p] = oq + orr + i * geo[1]
 
 
-@cuda.jit(cache=True)
+@kernel
 def sort_tiles(keys, order, keys_out, order_out):
     """The first passes of the merge sort in one: each block sorts its tile of
     ``blockDim`` keys (a power of two, at most ``MAX_BLOCK``) in shared memory, an
@@ -269,7 +270,7 @@ def sort_tiles(keys, order, keys_out, order_out):
         order_out[start + place] = order[t]
 
 
-@cuda.jit(cache=True)
+@kernel
 def merge_pass(keys, vals, width, keys_out, vals_out):
     """One pass of a stable merge sort by key: runs of *width* (a power of two)
     merged in pairs. Each element's place is its position in its run plus the
@@ -307,7 +308,7 @@ def merge_pass(keys, vals, width, keys_out, vals_out):
     vals_out[place] = vals[t]
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_runs(out, geo, keys, order, upd, op):
     """A thread per run of equal destinations in the sorted *keys* applies its
     updates (``order`` gives their positions, in C order of ``indices``) to
@@ -325,7 +326,7 @@ def scatter_runs(out, geo, keys, order, upd, op):
     out[key] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_shared_runs(out, geo, keys, order, upd, op):
     """Lanes sharing one index pattern: thread ``t = (s, lane)`` (lanes fastest)
     applies, if sorted position ``s`` heads a run of equal destinations, that
@@ -357,7 +358,7 @@ def _apply_complex(acc, v, op):
     return v
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_lanes_complex(out, geo, indices, upd, n, op, mode, bad):
     """:func:`scatter_lanes` of complex numbers (Numba types every branch, and
     complex numbers have no ``>``)."""
@@ -372,7 +373,7 @@ def scatter_lanes_complex(out, geo, indices, upd, n, op, mode, bad):
             out[d] = _apply_complex(out[d], upd[usrc + j * geo[6]], op)
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_runs_complex(out, geo, keys, order, upd, op):
     """:func:`scatter_runs` of complex numbers."""
     s = cuda.grid(1)
@@ -387,7 +388,7 @@ def scatter_runs_complex(out, geo, keys, order, upd, op):
     out[key] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_shared_runs_complex(out, geo, keys, order, upd, op):
     """:func:`scatter_shared_runs` of complex numbers."""
     s, lane = _divmod(cuda.grid(1), geo, 3)
@@ -404,7 +405,7 @@ def scatter_shared_runs_complex(out, geo, keys, order, upd, op):
     out[o_lane + key] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def flat_tuples(indices, geo, q, bad, out):
     """``gather_nd``'s tuples as flat indices over their dimensions (C order): a
     thread per tuple; *geo* is q pairs (size, C stride). A component out of range
@@ -422,7 +423,7 @@ def flat_tuples(indices, geo, q, bad, out):
     out[row] = flat
 
 
-@cuda.jit(cache=True)
+@kernel
 def fill(out, value):
     """``out[k] = value``."""
     k = cuda.grid(1)
@@ -430,7 +431,7 @@ def fill(out, value):
         out[k] = value
 
 
-@cuda.jit(cache=True)
+@kernel
 def pad_leading(src, geo, out):
     """``out`` (flat, C order over a shape) = *src* (C-contiguous over a leading part
     of that shape) where it reaches, else 0. *geo* is ``[ndim, records (size,
@@ -455,7 +456,7 @@ def pad_leading(src, geo, out):
     out[k] = src[off]
 
 
-@cuda.jit(cache=True)
+@kernel
 def iota(out):
     """``out[k] = k``."""
     k = cuda.grid(1)
@@ -477,7 +478,7 @@ def _same(a, b):
     return a == b or (a != a and b != b)
 
 
-@cuda.jit(cache=True)
+@kernel
 def kept_x(g, last, out):
     """reduce=None: ``x``'s element keeps its gradient where no update wrote."""
     k = cuda.grid(1)
@@ -485,7 +486,7 @@ def kept_x(g, last, out):
         out[k] = g[k] if last[k] < 0 else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def won_update(g, last, keys, out):
     """reduce=None: an update gets its destination's gradient if it was the last."""
     p = cuda.grid(1)
@@ -494,7 +495,7 @@ def won_update(g, last, keys, out):
         out[p] = g[key] if last[key] == p else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def at_keys(a, keys, out):
     """``out[p] = a[keys[p]]``: *a* read at each update's destination."""
     p = cuda.grid(1)
@@ -502,7 +503,7 @@ def at_keys(a, keys, out):
         out[p] = a[keys[p]]
 
 
-@cuda.jit(cache=True)
+@kernel
 def same_mask(a, b, out):
     """``out[k] = 1`` where ``a[k]`` is ``b[k]`` (NaN is NaN), else 0."""
     k = cuda.grid(1)
@@ -510,7 +511,7 @@ def same_mask(a, b, out):
         out[k] = 1 if _same(a[k], b[k]) else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def same_at_keys(u, result, keys, out):
     """``out[p] = 1`` where update p is the result at its destination."""
     p = cuda.grid(1)
@@ -518,7 +519,7 @@ def same_at_keys(u, result, keys, out):
         out[p] = 1 if _same(u[p], result[keys[p]]) else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def shares_x(g, from_x, count, out):
     """max/min: ``g / count`` where ``x``'s element is the result, else 0."""
     k = cuda.grid(1)
@@ -526,7 +527,7 @@ def shares_x(g, from_x, count, out):
         out[k] = g[k] / count[k] if from_x[k] != 0 else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def shares_updates(g, from_u, count, keys, out):
     """max/min: each update equal to the result gets its destination's share."""
     p = cuda.grid(1)
@@ -535,7 +536,7 @@ def shares_updates(g, from_u, count, keys, out):
         out[p] = g[key] / count[key] if from_u[p] != 0 else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def times(a, b, out):
     """``out[k] = a[k] * b[k]``."""
     k = cuda.grid(1)
@@ -543,7 +544,7 @@ def times(a, b, out):
         out[k] = a[k] * b[k]
 
 
-@cuda.jit(cache=True)
+@kernel
 def product_grads(g, x, keys, order, u, one, out):
     """reduce="mul": a thread per run of equal destinations (*keys* sorted, *order*
     the updates' positions) gives each update ``g * x * (the product of the run's
@@ -571,7 +572,7 @@ def product_grads(g, x, keys, order, u, one, out):
         acc = acc * u[p]
 
 
-@cuda.jit(cache=True)
+@kernel
 def complex_product_grads(g, x, keys, order, u, one, out, products):
     """Complex ``reduce="mul"``: a thread per run of equal destinations gives each
     update ``g * conj((x * before) * after)`` (``before``, ``after``: the products
@@ -599,7 +600,7 @@ def complex_product_grads(g, x, keys, order, u, one, out, products):
         running = running * u[p]
 
 
-@cuda.jit(cache=True)
+@kernel
 def times_conj(g, products, out):
     """``out[k] = g[k] * conj(products[k])``."""
     k = cuda.grid(1)
@@ -607,7 +608,7 @@ def times_conj(g, products, out):
         out[k] = g[k] * products[k].conjugate()
 
 
-@cuda.jit(cache=True)
+@kernel
 def combine_parts(re, im, out):
     """``out[k] = re[k] + 1j * im[k]``, the parts as they are."""
     k = cuda.grid(1)

@@ -41,6 +41,7 @@ from numba import cuda, float64, int32, int64
 
 from ..kernels import scan as _cpu_scan
 from ._device import simulated
+from ._jit import kernel
 from .kernels import _divmod, _log_add_exp, _unravel
 
 #: Where the dimension records start in an elementwise and in a lane geometry.
@@ -154,7 +155,7 @@ def _cmul(ar, ai, br, bi):
 # ------------------------------------------------------------------ elementwise
 
 
-@cuda.jit(cache=True)
+@kernel
 def divide_c(base, geo, count, out):
     """``out`` (flat, C order) = the strided array of *geo* (``kernels.copy_c``'s
     ``[offset, ndim, dims]``, zero strides broadcasting ``g``) divided by *count*
@@ -164,7 +165,7 @@ def divide_c(base, geo, count, out):
         out[k] = base[geo[0] + _unravel(k, geo, 2, geo[1])] / count
 
 
-@cuda.jit(cache=True)
+@kernel
 def divide_parts_c(base, geo, count, out):
     """:func:`divide_c` of a complex array, each part divided by the real *count*
     (``grad.mean`` divides the parts apart)."""
@@ -174,7 +175,7 @@ def divide_parts_c(base, geo, count, out):
         out[k] = complex(v.real / count, v.imag / count)
 
 
-@cuda.jit(cache=True)
+@kernel
 def mark_equal(geo, size, x, extreme, hit):
     """``hit[k] = x[k] == extreme[k]`` (1 or 0), the extreme broadcast over the
     reduced axes; NaN equals nothing, -0.0 equals +0.0."""
@@ -184,7 +185,7 @@ def mark_equal(geo, size, x, extreme, hit):
         hit[k] = 1 if x[a] == extreme[b] else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def split_ties(geo, size, g, count, hit, out):
     """max/min's gradient: ``(g / count) * hit`` in float64, rounded once to out's
     dtype (NumPy divides by an int64 count in float64)."""
@@ -194,7 +195,7 @@ def split_ties(geo, size, g, count, hit, out):
         out[k] = (float64(g[a]) / float64(count[b])) * float64(hit[k])
 
 
-@cuda.jit(cache=True)
+@kernel
 def split_ties_complex(geo, size, g, count, hit, out):
     """:func:`split_ties` of complex ``g``: NumPy's complex128 division by
     ``count + 0j`` (Smith's: a reciprocal when count > 0, the parts divided by
@@ -218,7 +219,7 @@ def split_ties_complex(geo, size, g, count, hit, out):
         out[k] = complex(qr * h - qi * zero, qr * zero + qi * h)
 
 
-@cuda.jit(cache=True)
+@kernel
 def nonzero_c(src, out):
     """``out[k] = src[k] != 0`` as bytes (a bool cumsum: a count, then any)."""
     k = cuda.grid(1)
@@ -229,7 +230,7 @@ def nonzero_c(src, out):
 # ---------------------------------------------------------------------- products
 
 
-@cuda.jit(cache=True)
+@kernel
 def prod_rows(geo, rows, x, g, consts, max_exp, out):
     """``grad.prod`` of a real work dtype, a thread per row (output of the forward):
     ``out = g * (before * after)``, the products of the elements before and after
@@ -283,7 +284,7 @@ def prod_rows(geo, rows, x, g, consts, max_exp, out):
         am, ae = _normalized(am * xm, ae + xe, half)
 
 
-@cuda.jit(cache=True)
+@kernel
 def prod_rows_complex(geo, rows, x, g, one, out):
     """``grad.prod`` of complex numbers, a thread per row: ``conj(before * after) * g``
     with the exclusive products as NumPy's ``cumprod`` makes them (the first
@@ -332,7 +333,7 @@ def prod_rows_complex(geo, rows, x, g, one, out):
 # ------------------------------------------------------------------------- scans
 
 
-@cuda.jit(cache=True)
+@kernel
 def cumprod_lanes(geo, lanes, x, g, exclusive, reverse, consts, max_exp, pow2, out):
     """``grad.cumprod`` of a real work dtype, a thread per lane: the CPU's
     ``cumprod_vjp`` (``dx_k = P_k * S_k``, P the product before step k, S a
@@ -407,7 +408,7 @@ def cumprod_lanes(geo, lanes, x, g, exclusive, reverse, consts, max_exp, pow2, o
         out[oa + q * so] = _ldexp(rm, re, consts, max_exp)
 
 
-@cuda.jit(cache=True)
+@kernel
 def cumprod_lanes_complex(geo, lanes, x, g, exclusive, reverse, one, out):
     """``grad.cumprod`` of complex numbers, a thread per lane: ``conj(P_k) * S_k``
     with ``S_k = h_k + conj(x_{k+1}) * S_{k+1}`` (``h_k = g_k``; exclusive:
@@ -460,7 +461,7 @@ def cumprod_lanes_complex(geo, lanes, x, g, exclusive, reverse, one, out):
         out[oa + q * so] = complex(rr, ri)
 
 
-@cuda.jit(cache=True)
+@kernel
 def logcumsumexp_lanes(geo, lanes, x, g, out):
     """``grad.logcumsumexp``, a thread per lane: y = logcumsumexp(x) forwards (float64
     accumulation, each output rounded once to the work dtype, into out), then the
@@ -494,7 +495,7 @@ def logcumsumexp_lanes(geo, lanes, x, g, out):
         y_next = y
 
 
-@cuda.jit(cache=True)
+@kernel
 def scatter_lanes(geo, lanes, index, g, bad, out):
     """cummax/cummin's gradient, a thread per lane: the lane of out zeroed, then
     ``out[index[j]] += g[j]`` for j in increasing order (the CPU's

@@ -40,6 +40,7 @@ from numba import cuda, int64, types, uint64
 
 from ..kernels import gather as _cpu_gather
 from ..kernels import scan as _cpu_scan
+from ._jit import kernel
 
 #: Largest block of a lanes kernel (its shared memory is sized for it).
 MAX_BLOCK = 256
@@ -154,7 +155,7 @@ def _reduced_offset(o, c, geo, chunk_len):
 # ----------------------------------------------------------------- reductions: rows
 
 
-@cuda.jit(cache=True)
+@kernel
 def value_rows(base, geo, chunk_len, op, zero, ident, partial):
     """Sums or products (``op``) of chunk ``blockIdx.y`` of each output, a thread per
     output, into ``partial[c, o]``; *zero* and the identity *ident* are scalars of
@@ -179,7 +180,7 @@ def value_rows(base, geo, chunk_len, op, zero, ident, partial):
     partial[c, o] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
     """The best (value, flat index) of chunk ``blockIdx.y`` of each output, a thread
     per output, into ``part_v[c, o]``, ``part_i[c, o]`` (-1: an empty chunk)."""
@@ -211,7 +212,7 @@ def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
 # ---------------------------------------------------------------- reductions: lanes
 
 
-@cuda.jit(cache=True)
+@kernel
 def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
     """Sums or products as :func:`value_rows`, a block per (output, chunk): its
     threads stride over the chunk, then add up in a tree in shared memory."""
@@ -249,7 +250,7 @@ def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
         partial[c, o] = shared[0]
 
 
-@cuda.jit(cache=True)
+@kernel
 def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
     """Arg-reductions as :func:`extreme_rows`, a block per (output, chunk), the
     threads' winners compared in a tree in shared memory."""
@@ -301,7 +302,7 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
 # ------------------------------------------------------------- reductions: finishing
 
 
-@cuda.jit(cache=True)
+@kernel
 def value_finish(partial, op, count, mean, out_geo, out):
     """Output o: its chunks' partials combined in chunk order (divided by *count*
     for a mean), stored at its place in the C-ordered result *out* (flat)."""
@@ -318,7 +319,7 @@ def value_finish(partial, op, count, mean, out_geo, out):
         out[pos] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def extreme_finish(part_v, part_i, greater, last, want_index, nan, out_geo, out):
     """Output o: the best of its chunks; its flat index, or its value with a NaN as
     *nan* and a zero as +0.0 (the CPU path's bits)."""
@@ -362,7 +363,7 @@ def _lane(lane, geo):
     return src, dst, mid * inner
 
 
-@cuda.jit(cache=True)
+@kernel
 def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry, out):
     """cumsum or cumprod (``op``) of any numeric dtype, complex included, a thread
     per (lane, tile). Phase 0: tile totals into ``carry[tile, lane]``; phase 1 (a
@@ -406,7 +407,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         carry[c, lane] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def scan_logaddexp(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry,
                    out):
     """logcumsumexp as :func:`scan_values` (floats only: a kernel of its own, since
@@ -449,7 +450,7 @@ def scan_logaddexp(base, geo, tile_len, phase, op, exclusive, reverse, zero, ide
         carry[c, lane] = acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def scan_extreme(base, geo, tile_len, phase, greater, carry_v, carry_i, values, indices):
     """cummax/cummin with indices, as :func:`scan_values` (PyTorch's rule): tile
     winners, then carry-ins per lane, then each tile from its carry-in."""
@@ -512,7 +513,7 @@ def _later(lv, li, rv, ri, greater):
     return lv, li
 
 
-@cuda.jit(cache=True)
+@kernel
 def scan_values_block(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident, carry,
                       out):
     """cumsum/cumprod along a contiguous axis (``inner == 1``, unit stride): a block per
@@ -565,7 +566,7 @@ def scan_values_block(base, geo, tile_len, phase, op, exclusive, reverse, zero, 
         carry[c, lane] = run
 
 
-@cuda.jit(cache=True)
+@kernel
 def scan_extreme_block(base, geo, tile_len, phase, greater, carry_v, carry_i, values, indices):
     """cummax/cummin along a contiguous axis, a block per (lane, tile), as
     :func:`scan_values_block`; phase 1 is :func:`scan_extreme`'s."""
@@ -624,7 +625,7 @@ def scan_extreme_block(base, geo, tile_len, phase, greater, carry_v, carry_i, va
 # ------------------------------------------------------------------------- copies
 
 
-@cuda.jit(cache=True)
+@kernel
 def copy_c(base, geo, out):
     """``out`` (flat, C order) = the strided array of *geo* ``[offset, ndim, dims]``,
     a thread per element."""
@@ -633,7 +634,7 @@ def copy_c(base, geo, out):
         out[k] = base[geo[0] + _unravel(k, geo, 2, geo[1])]
 
 
-@cuda.jit(cache=True)
+@kernel
 def unravel_c(idx, geo, count, bad, out):
     """``unravel``: the coordinates of ``idx[k]`` in the C-ordered block of *geo*'s
     ``nd`` dimensions (``[nd, records (size, 1, magic, shift)]``), one row of *out*
@@ -655,7 +656,7 @@ def unravel_c(idx, geo, count, bad, out):
         v = q
 
 
-@cuda.jit(cache=True)
+@kernel
 def truth_c(base, geo, nonzero, out):
     """``out`` (flat, C order, int64) = 1 where the strided array of *geo* ``[offset,
     ndim, dims]`` is nonzero (*nonzero*) or zero (not *nonzero*), else 0: the
@@ -666,7 +667,7 @@ def truth_c(base, geo, nonzero, out):
         out[k] = 1 if (v != 0) == nonzero else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def test_c(counts, nonzero, out):
     """``out[k]`` (bytes of bools) = ``counts[k] != 0`` (*nonzero*) or ``== 0``."""
     k = cuda.grid(1)
@@ -674,7 +675,7 @@ def test_c(counts, nonzero, out):
         out[k] = 1 if (counts[k] != 0) == nonzero else 0
 
 
-@cuda.jit(cache=True)
+@kernel
 def cast(src, dst):
     """``dst[k] = src[k]`` converted to dst's dtype (one rounding), a thread each."""
     k = cuda.grid(1)
@@ -689,7 +690,7 @@ def cast(src, dst):
 _resolve = cuda.jit(device=True, inline=True)(_cpu_gather._resolve.py_func)
 
 
-@cuda.jit(cache=True)
+@kernel
 def take_elements(base, geo, indices, n, mode, fill, bad, out):
     """``take``: a thread per output element ``(outer, p, rest)`` (flat, C order) reads
     ``x[outer, resolve(indices[p]), rest]``; *geo* is ``[offset, no, nn, nr,
@@ -717,7 +718,7 @@ def take_elements(base, geo, indices, n, mode, fill, bad, out):
     out[o] = base[src]
 
 
-@cuda.jit(cache=True)
+@kernel
 def unsigned_positions(indices, n, wrap, out):
     """uint64 indices as int64 for :func:`take_elements`: ``i mod n`` under wrap,
     else ``min(i, n)`` (n stands for every index out of range: no uint64 value may

@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
+from ._jit import kernel
 from .kernels import _divmod
 
 __all__ = ["unfold_elements", "fold_values", "fold_integers", "signatures"]
@@ -70,7 +71,7 @@ F_LEN = F_OUT + 4 * 3
 # ----------------------------------------------------------------------- unfold
 
 
-@cuda.jit(cache=True)
+@kernel
 def unfold_elements(base, geo, part_shift, channels_last, fill, out):
     """im2col: ``out`` (flat, C order; ``(N, C*K, L)`` or ``(N, L, K*C)``) gets, a
     thread per element, the element of ``base`` its window reads, or *fill*."""
@@ -160,7 +161,7 @@ def _fold_sum(cols, geo, o, part_shift, channels_last, zero):
     return acc
 
 
-@cuda.jit(cache=True)
+@kernel
 def fold_values(cols, geo, part_shift, channels_last, zero, out):
     """col2im into a float ``out`` (flat, C order), a thread per element (or part):
     the sum in *zero*'s dtype, stored once (float32 to float16: one rounding)."""
@@ -169,7 +170,7 @@ def fold_values(cols, geo, part_shift, channels_last, zero, out):
         out[o] = _fold_sum(cols, geo, o, part_shift, channels_last, zero)
 
 
-@cuda.jit(cache=True)
+@kernel
 def fold_integers(cols, geo, channels_last, zero, mask, half, logical, out):
     """col2im into an integer or bool ``out`` (flat, C order), a thread per element:
     the int64 sum wrapped to the result's width (``(sum & mask ^ half) - half``;
