@@ -408,3 +408,53 @@ def test_a_flat_base_keeps_its_memory_alive():
     others = [on_device(np.full(6, -1.0)) for _ in range(8)]  # noqa: F841
     assert offset == 0 and np.array_equal(base.copy_to_host(), np.arange(6.0))
     assert np.array_equal(part.array.copy_to_host(), np.ones(3))
+
+
+def test_a_zero_dimensional_view_is_made_without_numba_cudas_view():
+    # numba-cuda's DeviceNDArray.view fails on 0-d arrays: every bool 0-d input
+    # failed on an H100. Shown without a GPU or the simulator, in a subprocess.
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from numba.cuda.cudadrv.devicearray import DeviceNDArray
+from axisops.cuda._device import view_as
+class Memory: pass
+a = DeviceNDArray(shape=(), strides=(), dtype=np.bool_, gpu_data=Memory(), stream=0)
+b = view_as(a, np.uint8)
+assert b.shape == () and b.dtype == np.uint8 and b.gpu_data is a.gpu_data
+c = DeviceNDArray(shape=(3,), strides=(1,), dtype=np.bool_, gpu_data=Memory(), stream=0)
+assert view_as(c, np.uint8).shape == (3,)
+print("ok")
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_a_broadcast_numba_array_keeps_its_zero_strides():
+    # numba-cuda's __cuda_array_interface__ reports a stride-0 array as contiguous
+    # (strides None); re-wrapped through it, a zero view read past its element (on an
+    # H100: garbage imaginary parts from grad.scatter of a complex x and a real g).
+    # Shown without a GPU or the simulator, in a subprocess.
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from numba.cuda.cudadrv.devicearray import DeviceNDArray
+from axisops.cuda._device import device_array
+class Memory:
+    class device_ctypes_pointer:
+        value = None
+a = DeviceNDArray(shape=(3, 4), strides=(0, 4), dtype=np.float32, gpu_data=Memory(), stream=1)
+d = device_array(a)
+assert d.strides == (0, 4) and d.array is a and d.shape == (3, 4)
+print("ok")
+"""
+    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]

@@ -70,6 +70,16 @@ def _fake_array_type():
     return getattr(module, "FakeCUDAArray", None) if simulated() else None
 
 
+def _numba_array_types() -> tuple[type, ...]:
+    """The classes of Numba's own device arrays (the simulator's, under it)."""
+    if simulated():
+        fake = _fake_array_type()
+        return (fake,) if fake is not None else ()
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    return (DeviceNDArray,)
+
+
 @dataclass
 class DeviceArray:
     """A CUDA input as the launchers see it."""
@@ -147,8 +157,11 @@ def device_array(x: Any) -> DeviceArray:
         array = _numba_view(x)
     else:
         kind = "numba"
-        array = x if (_fake_array_type() is not None and isinstance(x, _fake_array_type())) \
-            else cuda.as_cuda_array(x)
+        # a Numba array is read as it is: through __cuda_array_interface__ numba-cuda
+        # reports a broadcast (stride 0) array as contiguous, without its strides
+        # (devicearray.is_contiguous ignores broadcast dimensions), and the copy read
+        # past its one element (on an H100: the zero imaginary parts of grad.scatter)
+        array = x if isinstance(x, _numba_array_types()) else cuda.as_cuda_array(x)
         dtype = array.dtype
         stream = getattr(array, "stream", 0) or cuda.default_stream()
     dtype = np.dtype(dtype)
@@ -164,8 +177,22 @@ def bool_as_bytes(d: DeviceArray) -> DeviceArray:
     """*d* with bool seen as uint8 (the kernels compare, add and move bytes)."""
     if d.dtype != np.bool_:
         return d
-    return DeviceArray(d.array.view(np.uint8), d.shape, d.strides, np.dtype(np.uint8),
+    return DeviceArray(view_as(d.array, np.uint8), d.shape, d.strides, np.dtype(np.uint8),
                        d.kind, d.owner, d.stream)
+
+
+def view_as(array, dtype) -> Any:
+    """``array.view(dtype)`` of a Numba device array, for a dtype of the same size.
+
+    numba-cuda 0.30's ``view`` fails on a 0-d array (``TypeError: unhashable type:
+    'list'``: its empty stride list is never made a tuple); on an H100 every bool
+    0-d input failed so. A 0-d view is made directly, on the same memory."""
+    if getattr(array, "ndim", 1) or simulated():
+        return array.view(dtype)
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+
+    return DeviceNDArray(shape=(), strides=(), dtype=np.dtype(dtype), stream=array.stream,
+                         gpu_data=array.gpu_data)
 
 
 def in_c_order(d: DeviceArray) -> DeviceArray:
