@@ -155,6 +155,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "CuPy when installed): reductions and scans with GB/s and the "
                             "fraction of the GPU's memory bandwidth (needs a CUDA GPU; see "
                             "axisops/bench/device.py)")
+    bench.add_argument("--dry", action="store_true",
+                       help="with --device cuda: make the workloads on the CPU at tiny sizes "
+                            "and time them there, to check the bench and its report "
+                            "without a GPU (the GPU check's dry run)")
     # For tests and experiments: any 3-D shape (hidden from --help).
     bench.add_argument("--shape", type=_shape, help=argparse.SUPPRESS)
     bench.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
@@ -200,6 +204,8 @@ def main(argv=None) -> int:
 
 
 def _bench(args, parser, argv) -> int:
+    if args.dry and args.device != "cuda":
+        parser.error("--dry goes with --device cuda")
     if args.device == "cuda":
         return _bench_cuda(args, parser, argv)
     if args.torch:
@@ -265,10 +271,12 @@ def _bench_cuda(args, parser, argv) -> int:
     from axisops.bench import device
 
     try:
-        data = device.run(quick=args.quick, repeat=args.repeat, progress=sys.stderr)
+        data = device.run(quick=args.quick, repeat=args.repeat, progress=sys.stderr,
+                          dry=args.dry)
     except device.NoGPU as exc:
         parser.exit(1, f"axisops bench --device cuda: {exc}\n")
-    print(f"{data['meta']['gpu']}: peak {data['meta']['bandwidth'] / 1e12:.2f} TB/s")
+    peak = data["meta"]["bandwidth"]
+    print(f"{data['meta']['gpu']}: peak {peak / 1e12:.2f} TB/s" if peak else data["meta"]["gpu"])
     print(device.format_table(data), flush=True)
     if args.markdown:
         device.write_markdown(data, args.markdown, "axisops " + " ".join(argv))

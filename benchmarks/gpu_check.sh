@@ -36,10 +36,18 @@ read -r -a TESTS <<< "${GPU_CHECK_TESTS:-tests/test_cuda.py tests/test_cuda_gath
 tests/test_cuda_grad.py tests/test_cuda_window.py tests/test_torch_cuda.py tests/test_cuda_compile.py}"
 BENCH_ARGS=()
 if [[ -n "${GPU_CHECK_DRY:-}" ]]; then
-    # The same phases under Numba's CUDA simulator: the tests' default (simulator-sized)
-    # selection and the bench workloads at tiny sizes on the CPU.
+    # The same phases under Numba's CUDA simulator, on one test of each family (the
+    # CI suite runs them all) and the bench's workloads at tiny sizes on the CPU.
     export NUMBA_ENABLE_CUDASIM=1
     unset AXISOPS_TEST_REAL_CUDA
+    read -r -a TESTS <<< "${GPU_CHECK_TESTS:-\
+tests/test_cuda.py::test_extremes_are_the_numpy_paths_bits[float32-argmax] \
+tests/test_cuda.py::test_sum_product_and_log_scans_match_the_numpy_path[float32-cumsum] \
+tests/test_cuda.py::test_take_matches_the_numpy_path[float32-fill] \
+tests/test_cuda_gather.py::test_scatter_matches_the_numpy_paths_bits[runs-float32-add] \
+tests/test_cuda_grad.py::test_sum_and_mean_broadcast_g_with_the_numpy_paths_bits[float32] \
+tests/test_cuda_window.py::test_unfold_and_fold_match_the_numpy_path[float32] \
+tests/test_torch_cuda.py::test_every_operator_has_a_cuda_kernel}"
     BENCH_ARGS=(--dry)
     WORKERS="${GPU_CHECK_WORKERS:-0}"
 else
@@ -89,7 +97,8 @@ budget=$(( TEST_BUDGET < $(left) ? TEST_BUDGET : $(left) ))
 AXISOPS_TEST_TIMEOUT="$PER_TEST" timeout -s INT -k 20 "$budget" "$PY" -m pytest "${TESTS[@]}" \
     "${XDIST[@]}" -q -rfE --tb=short -p no:cacheprovider --junitxml="$OUT/tests.xml" \
     -o faulthandler_timeout="$PER_TEST" > "$OUT/tests.txt" 2>&1
-echo "pytest exit status $? (2 or 124: stopped at its ${budget} s budget)" >> "$OUT/tests.txt"
+TESTS_STATUS=$?
+echo "pytest exit status $TESTS_STATUS (2 or 124: stopped at its ${budget} s budget)" >> "$OUT/tests.txt"
 tail -n 15 "$OUT/tests.txt" | tee -a "$LOG" >&2
 
 phase "bench, quick"
@@ -97,8 +106,10 @@ budget=$(( QUICK_BUDGET < $(left) ? QUICK_BUDGET : $(left) ))
 if (( budget >= 10 )); then
 timeout -k 5 "$budget" "$PY" -m axisops.cli bench --device cuda --quick "${BENCH_ARGS[@]}" \
     --markdown "$OUT/bench_quick.md" --json "$OUT/bench_quick.json" >> "$LOG" 2>&1
-echo "quick bench exit status $?" | tee -a "$LOG" >&2
+BENCH_STATUS=$?
+echo "quick bench exit status $BENCH_STATUS" | tee -a "$LOG" >&2
 else
+    BENCH_STATUS=0
     echo "quick bench skipped: ${budget} s left for it" | tee -a "$LOG" >&2
 fi
 
@@ -113,3 +124,5 @@ phase "summary"
 "$PY" benchmarks/gpu_check_summary.py "$OUT" > "$OUT/summary.md"
 cat "$OUT/summary.md" >&2
 phase "done"
+# non-zero when a test failed or the quick bench did (every file is written anyway)
+(( TESTS_STATUS == 0 && BENCH_STATUS == 0 ))

@@ -35,7 +35,7 @@ def test_lines(xml_path: Path) -> list[str]:
     failed: dict[str, list[str]] = defaultdict(list)
     for case in ET.parse(xml_path).getroot().iter("testcase"):
         parts = case.get("classname", "").split(".")
-        module = next((p for p in parts if p in TEST_FAMILIES), parts[-1])
+        module = next((p for p in parts if p in TEST_FAMILIES), parts[-1] or "other")
         family = TEST_FAMILIES.get(module, module)
         outcome = "passed"
         for child in case:
@@ -72,13 +72,15 @@ def bench_lines(json_path: Path) -> list[str]:
         if not timed:
             lines.append(f"* {json_path.stem}, {family}: every workload failed ({errors})")
             continue
-        fraction = statistics.median(r["bytes"] / r["axisops_s"] / peak for r in timed)
+        rate = statistics.median(r["bytes"] / r["axisops_s"] for r in timed)
+        speed = (f"median {100 * rate / peak:.1f}% of peak bandwidth" if peak else
+                 f"median {rate / 1e9:.2f} GB/s (no peak: a dry run)")
         worst = max(timed, key=lambda r: max((r["axisops_s"] / t for t in r["peers"].values()),
                                              default=0.0))
         ratios = {k: worst["axisops_s"] / t for k, t in worst["peers"].items()}
         worst_text = (", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()) or "no peer")
-        lines.append(f"* {json_path.stem}, {family}: {len(timed)} workloads, median "
-                     f"{100 * fraction:.1f}% of peak bandwidth; slowest against a peer: "
+        lines.append(f"* {json_path.stem}, {family}: {len(timed)} workloads, {speed}; "
+                     "slowest against a peer: "
                      f"{worst['workload']} {tuple(worst['shape'])} ({worst_text})"
                      + (f"; {errors} failed" if errors else ""))
     return lines

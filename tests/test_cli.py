@@ -504,7 +504,7 @@ def test_bench_device_workloads_run_and_agree_on_the_cpu():
     from axisops.bench import device
 
     names = []
-    for w in device.workloads(torch, quick=True, device="cpu"):
+    for w in device.workloads(torch, quick=True, device="cpu", tiny=True):
         ours = w["axisops"]()
         for call in w["peers"].values():
             theirs = call()

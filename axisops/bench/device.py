@@ -18,7 +18,7 @@ both axes (int64 indices), scatter add of (64K, 1K) updates into (4K, 1K) with
 shared row indices (embedding style) and with indices per element, against
 PyTorch's atomic ``scatter_add`` and its deterministic mode; unfold and fold 3x3
 of a (16, 64, 64, 64) batch, and a 3x3 convolution's backward written with them,
-against PyTorch's unfold/fold and cuDNN. ``--quick`` divides the large sizes by 16.
+against PyTorch's unfold/fold and cuDNN. ``--quick`` divides the large sizes by 16; ``--dry`` makes tiny ones on the CPU.
 
 >>> rows = [{"workload": "sum axis=0", "shape": (4, 8), "bytes": 160, "axisops_s": 1e-6,
 ...          "peers": {"torch": 2e-6}}]
@@ -62,12 +62,14 @@ def peak_bandwidth() -> float:
     return 2.0 * dev.MEMORY_CLOCK_RATE * 1e3 * dev.GLOBAL_MEMORY_BUS_WIDTH / 8
 
 
-def _reduce_scan_workloads(torch, quick: bool, device: str = "cuda"):
+def _reduce_scan_workloads(torch, quick: bool, device: str = "cuda", tiny: bool = False):
     import axisops
 
     big = (16384 // (4 if quick else 1), 4096 // (4 if quick else 1))
     long_row = (1, (1 << 26) // (16 if quick else 1))
     tall = ((1 << 20) // (16 if quick else 1), 2)
+    if tiny:
+        big, long_row, tall = (256, 64), (1, 4096), (1024, 2)
     gen = torch.Generator(device=device).manual_seed(0)
 
     def data(shape):
@@ -111,12 +113,14 @@ def _reduce_scan_workloads(torch, quick: bool, device: str = "cuda"):
     return out
 
 
-def _gather_workloads(torch, quick: bool, device: str = "cuda"):
+def _gather_workloads(torch, quick: bool, device: str = "cuda", tiny: bool = False):
     """take, take_along_axis and scatter add at 256 MiB (``--quick``: 16 MiB), each
     made when the bench reaches it."""
     import axisops
 
     rows, cols = (16384 // 4, 4096 // 4) if quick else (16384, 4096)
+    if tiny:
+        rows, cols = 256, 64
     gen = torch.Generator(device=device).manual_seed(1)
     x = torch.randn((rows, cols), device=device, generator=gen)
 
@@ -153,7 +157,7 @@ def _gather_workloads(torch, quick: bool, device: str = "cuda"):
                            torch, lambda i=index: target.scatter_add(0, i, upd))})
 
 
-def _window_workloads(torch, quick: bool, device: str = "cuda"):
+def _window_workloads(torch, quick: bool, device: str = "cuda", tiny: bool = False):
     """unfold and fold 3x3 (padding 1) of a (16, 64, 64, 64) float32 batch, and a
     3x3 convolution's backward (weight and input gradients) written with them,
     against PyTorch's unfold/fold and its cuDNN backward."""
@@ -162,22 +166,25 @@ def _window_workloads(torch, quick: bool, device: str = "cuda"):
     import axisops
 
     batch = 4 if quick else 16
+    c, side = 64, 64  # channels, image side
+    if tiny:
+        batch, c, side = 1, 8, 16
     gen = torch.Generator(device=device).manual_seed(2)
-    shape = (batch, 64, 64, 64)
+    shape = (batch, c, side, side)
     x = torch.randn(shape, device=device, generator=gen)
-    cols = torch.randn((batch, 64 * 9, 64 * 64), device=device, generator=gen)
+    cols = torch.randn((batch, c * 9, side * side), device=device, generator=gen)
     yield _row("unfold 3x3", shape, x.numel() * 4 + cols.numel() * 4,
                lambda: axisops.unfold(x, 3, padding=1),
                {"torch": lambda: F.unfold(x, 3, padding=1)})
     yield _row("fold 3x3", tuple(cols.shape), x.numel() * 4 + cols.numel() * 4,
-               lambda: axisops.fold(cols, (64, 64), 3, padding=1),
-               {"torch": lambda: F.fold(cols, (64, 64), 3, padding=1)})
-    weight = torch.randn((64, 64, 3, 3), device=device, generator=gen)
+               lambda: axisops.fold(cols, (side, side), 3, padding=1),
+               {"torch": lambda: F.fold(cols, (side, side), 3, padding=1)})
+    weight = torch.randn((c, c, 3, 3), device=device, generator=gen)
     g = torch.randn(shape, device=device, generator=gen)
 
     def backward(unfold, fold):  # im2col: dx = fold(W^T . g), dW = g . cols^T
-        gm = g.reshape(batch, 64, -1)
-        grad_x = fold(torch.matmul(weight.reshape(64, -1).t(), gm))
+        gm = g.reshape(batch, c, -1)
+        grad_x = fold(torch.matmul(weight.reshape(c, -1).t(), gm))
         grad_w = torch.matmul(gm, unfold(x).transpose(1, 2)).sum(0).reshape(weight.shape)
         return grad_x, grad_w
 
@@ -187,19 +194,20 @@ def _window_workloads(torch, quick: bool, device: str = "cuda"):
 
     yield _row("conv 3x3 backward (dx, dW)", shape, 3 * x.numel() * 4 + weight.numel() * 4,
                lambda: backward(lambda a: axisops.unfold(a, 3, padding=1),
-                                lambda c: axisops.fold(c, (64, 64), 3, padding=1)),
+                                lambda k: axisops.fold(k, (side, side), 3, padding=1)),
                {"torch unfold/fold": lambda: backward(lambda a: F.unfold(a, 3, padding=1),
-                                                      lambda c: F.fold(c, (64, 64), 3,
+                                                      lambda k: F.fold(k, (side, side), 3,
                                                                        padding=1)),
                 "torch cuDNN": cudnn})
 
 
-def workloads(torch, quick: bool, device: str = "cuda"):
-    """Every workload, made one at a time on *device* (``"cpu"`` in the tests, which
-    call each once: the bench's own code is checked without a GPU)."""
-    return itertools.chain(_reduce_scan_workloads(torch, quick, device),
-                           _gather_workloads(torch, quick, device),
-                           _window_workloads(torch, quick, device))
+def workloads(torch, quick: bool, device: str = "cuda", tiny: bool = False):
+    """Every workload, made one at a time on *device* (``"cpu"`` in the tests and the
+    dry run, which call each at *tiny* sizes: the bench's own code is checked without
+    a GPU)."""
+    return itertools.chain(_reduce_scan_workloads(torch, quick, device, tiny),
+                           _gather_workloads(torch, quick, device, tiny),
+                           _window_workloads(torch, quick, device, tiny))
 
 
 def _row(name, shape, bytes_, ours, peers) -> dict[str, Any]:
@@ -266,15 +274,43 @@ def _time(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, 
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[str, Any]:
-    """Every workload's median times on the current CUDA device."""
-    torch = _check_gpu()
-    repeat = repeat or (5 if quick else 20)
+def _time_on_cpu(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """:func:`_time` for the dry run: wall-clock seconds of CPU calls."""
+    import time
+
+    for f in calls.values():
+        f()
+    times: dict[str, list[float]] = {k: [] for k in calls}
+    names = list(calls)
+    for r in range(repeat):
+        for name in names if r % 2 == 0 else names[::-1]:
+            start = time.perf_counter()
+            calls[name]()
+            times[name].append(time.perf_counter() - start)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def run(quick: bool = False, repeat: int | None = None, progress=None,
+        dry: bool = False) -> dict[str, Any]:
+    """Every workload's median times on the current CUDA device.
+
+    *dry* makes the workloads at tiny sizes on the CPU instead and times them there
+    (median of 3): the bench's own code, table and report checked without
+    a GPU (``benchmarks/gpu_check.sh`` with ``GPU_CHECK_DRY=1``, which CI runs)."""
+    if dry:
+        import torch
+
+        quick, device, timer = True, "cpu", _time_on_cpu
+        repeat = repeat or 3
+    else:
+        torch = _check_gpu()
+        device, timer = "cuda", _time
+        repeat = repeat or (5 if quick else 20)
     rows = []
-    for w in workloads(torch, quick):
+    for w in workloads(torch, quick, device, tiny=dry):
         calls = {"axisops": w["axisops"], **w["peers"]}
         try:
-            medians = _time(torch, calls, repeat)
+            medians = timer(torch, calls, repeat)
         except Exception as exc:  # one failing workload must not lose the others' rows
             rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
                          "error": f"{type(exc).__name__}: {exc}"})
@@ -288,10 +324,14 @@ def run(quick: bool = False, repeat: int | None = None, progress=None) -> dict[s
             print(f"{w['workload']:<26} {w['shape']}  axisops {rows[-1]['axisops_s'] * 1e6:9.1f} us  "
                   + "  ".join(f"{k} {v * 1e6:9.1f} us" for k, v in medians.items()),
                   file=progress, flush=True)
-    props = torch.cuda.get_device_properties(0)
-    return {"meta": {"gpu": props.name, "bandwidth": peak_bandwidth(), "repeat": repeat,
-                     "quick": quick, "machine": machine_info(), "versions": versions(),
-                     "torch_cuda": torch.version.cuda,
+    if dry:
+        gpu, bandwidth, cuda_version = "dry run (CPU tensors, no GPU)", None, None
+    else:
+        gpu = torch.cuda.get_device_properties(0).name
+        bandwidth, cuda_version = peak_bandwidth(), torch.version.cuda
+    return {"meta": {"gpu": gpu, "bandwidth": bandwidth, "repeat": repeat,
+                     "quick": quick, "dry": dry, "machine": machine_info(),
+                     "versions": versions(), "torch_cuda": cuda_version,
                      "date": datetime.now(timezone.utc).isoformat(timespec="seconds")},
             "rows": rows}
 
@@ -307,16 +347,19 @@ def format_table(data: dict[str, Any]) -> str:
         rate = r["bytes"] / r["axisops_s"]
         peers = ", ".join(f"{k} {v * 1e6:.1f} us ({r['axisops_s'] / v:.2f}x)"
                           for k, v in r["peers"].items())
+        peak = f"{100 * rate / meta['bandwidth']:.1f}%" if meta.get("bandwidth") else "n/a"
         lines.append(f"| {r['workload']} | {tuple(r['shape'])} | {r['axisops_s'] * 1e6:.1f} | "
-                     f"{rate / 1e9:.2f} | {100 * rate / meta['bandwidth']:.1f}% | {peers} |")
+                     f"{rate / 1e9:.2f} | {peak} | {peers} |")
     return "\n".join(lines)
 
 
 def write_markdown(data: dict[str, Any], path: str, command: str) -> None:
     meta = data["meta"]
-    text = [*report_preamble(f"axisops on CUDA: {meta['gpu']}", command, meta),
-            f"* GPU: {meta['gpu']}, peak memory bandwidth {meta['bandwidth'] / 1e12:.2f} TB/s; "
-            f"CUDA {meta['torch_cuda']} (PyTorch)",
+    gpu_line = (f"* GPU: {meta['gpu']}, peak memory bandwidth {meta['bandwidth'] / 1e12:.2f} "
+                f"TB/s; CUDA {meta['torch_cuda']} (PyTorch)" if meta.get("bandwidth") else
+                f"* {meta['gpu']}: the workloads at tiny sizes on the CPU, to check the "
+                "bench; these times say nothing of a GPU")
+    text = [*report_preamble(f"axisops on CUDA: {meta['gpu']}", command, meta), gpu_line,
             f"* Time: median of {meta['repeat']} calls per system (CUDA events), round-robin "
             "after one warm-up call; axisops/peer below 1 means axisops is faster", "",
             format_table(data), ""]

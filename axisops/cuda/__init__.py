@@ -51,7 +51,7 @@ import numpy as _np
 # alias of np.vstack, so every kernel failed with AttributeError on the first real GPU
 # run (numba itself guards it). Until numba-cuda guards it too, the alias is put back.
 if not hasattr(_np, "row_stack"):
-    _np.row_stack = _np.vstack  # type: ignore[attr-defined]
+    _np.row_stack = _np.vstack
 
 from .. import _dispatch
 from ._device import device_index as _device_index

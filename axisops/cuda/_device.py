@@ -147,7 +147,7 @@ def device_array(x: Any) -> DeviceArray:
         kind = "torch"
         dtype = np.dtype(str(x.dtype).replace("torch.", ""))
         stream = cuda.external_stream(torch.cuda.current_stream(x.device).cuda_stream)
-        array = _numba_view(x.detach())
+        array: Any = _numba_view(x.detach())
     elif type(x).__module__.split(".")[0] == "cupy":
         import cupy
 

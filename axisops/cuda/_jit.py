@@ -28,7 +28,7 @@ def tolerate_uncachable(dispatcher) -> Any:
     """Make *dispatcher*'s disk cache skip what numba-cuda cannot pickle (a kernel
     that links files) instead of raising; other errors pass. The simulator's kernels
     have no disk cache and are returned as they are."""
-    cache = getattr(dispatcher, "_cache", None)
+    cache: Any = getattr(dispatcher, "_cache", None)
     save = getattr(cache, "save_overload", None)
     if save is None:
         return dispatcher

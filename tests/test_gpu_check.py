@@ -1,0 +1,47 @@
+"""The GPU check's summary (``benchmarks/gpu_check_summary.py``): one line per
+family from pytest's JUnit report and the CUDA bench's JSON. The script itself
+runs in CI as ``GPU_CHECK_DRY=1 benchmarks/gpu_check.sh`` (``.ci/run``)."""
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+SCRIPT = Path(__file__).parents[1] / "benchmarks" / "gpu_check_summary.py"
+
+
+def test_the_summary_counts_tests_and_bench_rows_per_family(tmp_path, capsys):
+    (tmp_path / "tests.xml").write_text(
+        '<testsuites><testsuite name="pytest">'
+        '<testcase classname="tests.test_cuda" name="test_a[float32]" time="1"/>'
+        '<testcase classname="tests.test_cuda" name="test_b[bool]" time="1">'
+        '<failure message="boom">trace</failure></testcase>'
+        '<testcase classname="tests.test_cuda_gather" name="test_c" time="1">'
+        '<skipped message="no"/></testcase>'
+        '</testsuite></testsuites>')
+    rows = [{"workload": "sum axis=0", "shape": [4, 8], "bytes": 2e9, "axisops_s": 1e-3,
+             "peers": {"torch": 5e-4}},
+            {"workload": "max axis=1", "shape": [4, 8], "bytes": 1e9, "axisops_s": 1e-3,
+             "peers": {"torch": 2e-3}},
+            {"workload": "take rows (axis=0)", "shape": [4, 8], "bytes": 1, "error": "X: y"}]
+    (tmp_path / "bench_quick.json").write_text(json.dumps(
+        {"meta": {"gpu": "Test GPU", "bandwidth": 4e12}, "rows": rows}))
+    module = runpy.run_path(str(SCRIPT))
+    assert module["main"](str(tmp_path)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "# GPU check: Test GPU"
+    assert ("* tests, reductions and scans: 1 passed, 1 failed, 0 skipped "
+            "(failed: test_b[bool])") in lines
+    assert "* tests, gather and scatter: 0 passed, 0 failed, 1 skipped" in lines
+    assert ("* bench_quick, reductions: 2 workloads, median 37.5% of peak bandwidth; "
+            "slowest against a peer: sum axis=0 (4, 8) (torch 2.00x)") in lines
+    assert "* bench_quick, gather and scatter: every workload failed (1)" in lines
+    assert "* bench (bench_full): no results" in lines
+
+
+def test_a_missing_report_is_said_so(tmp_path, capsys):
+    module = runpy.run_path(str(SCRIPT))
+    module["main"](str(tmp_path))
+    out = capsys.readouterr().out
+    assert "# GPU check: the CUDA simulator" in out
+    assert "* tests: no report (the test phase did not finish; see tests.txt)" in out
