@@ -52,6 +52,7 @@ tests/test_torch_cuda.py::test_every_operator_has_a_cuda_kernel}"
     WORKERS="${GPU_CHECK_WORKERS:-0}"
 else
     export AXISOPS_TEST_REAL_CUDA=1
+    export AXISOPS_TEST_EXHAUSTIVE="${AXISOPS_TEST_EXHAUSTIVE:-1}"  # every dtype, every signature
     WORKERS="${GPU_CHECK_WORKERS:-auto}"
 fi
 export AXISOPS_TEST_NO_PRECOMPILE=1   # the CPU kernels' warm-up process is for the CPU suite

@@ -32,16 +32,61 @@ def pytest_sessionstart(session):
     global _precompiler
     if os.environ.get("AXISOPS_TEST_NO_PRECOMPILE") or (os.cpu_count() or 1) < 2:
         return
+    if _xdist_workers(session.config):  # the workers use every core: they compile as they go
+        return
     code = ("import sys; from axisops.cli import main; "
             f"sys.exit(main(['warmup', '--jobs', '1', '--ops', {_PRECOMPILED_OPS!r}]))")
     _precompiler = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
 
 
+def _xdist_workers(config) -> int:
+    """The number of pytest-xdist workers of this run (0 without xdist), in the
+    controller and in each worker."""
+    if hasattr(config, "workerinput"):
+        return int(config.workerinput.get("workercount", 1))
+    n = getattr(config.option, "numprocesses", None)
+    return int(n or 0) if not isinstance(n, str) else (os.cpu_count() or 1)
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _precompiler is not None and _precompiler.poll() is None:
         _precompiler.terminate()
         _precompiler.wait()
+
+
+# ------------------------------------------------------------ the exhaustive switch
+
+def exhaustive_run(config) -> bool:
+    """Whether this run includes the exhaustive variants: ``AXISOPS_TEST_EXHAUSTIVE=1``
+    or a ``-m`` expression that names ``exhaustive``."""
+    return bool(os.environ.get("AXISOPS_TEST_EXHAUSTIVE")) or \
+        "exhaustive" in (config.option.markexpr or "")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "exhaustive: a variant that repeats what another test covers (another "
+        "dtype of the same class, another specialisation, a larger shape); run before a "
+        "release and by the GPU check: AXISOPS_TEST_EXHAUSTIVE=1 or pytest -m exhaustive")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselect (never skip) the exhaustive variants unless the run asks for them."""
+    if exhaustive_run(config):
+        return
+    keep, drop = [], []
+    for item in items:
+        (drop if item.get_closest_marker("exhaustive") else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+@pytest.fixture
+def exhaustive(request) -> bool:
+    """True in a run with the exhaustive variants (for a test that scales itself)."""
+    return exhaustive_run(request.config)
 
 
 def thread_counts():

@@ -24,9 +24,31 @@ cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
 SIM = bool(getattr(__import__("numba").config, "ENABLE_CUDASIM", False))
 if not SIM and not cuda.is_available():
     pytest.skip("no CUDA GPU and the simulator is off", allow_module_level=True)
+if SIM:  # blocks that never synchronise run without a Python thread per CUDA thread
+    import simulator_blocks
+
+    simulator_blocks.install()
 
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.uint64, np.int64, np.float16, np.float32,
           np.float64]
+
+
+def dtype_params(dtypes, covered=()) -> list:
+    """pytest params of *dtypes*: the first of each dtype class runs by default, the
+    others of its class are marked ``exhaustive`` (the same kernel source with the
+    same typing: ``axisops.cuda._signatures.DTYPE_CLASSES``), as are the classes of
+    *covered* (dtypes another parametrization of the test already runs)."""
+    from axisops.cuda._signatures import DTYPE_CLASSES
+
+    seen = {DTYPE_CLASSES[np.dtype(d).name] for d in covered}
+    params = []
+    for d in dtypes:
+        name = np.dtype(d).name
+        cls = DTYPE_CLASSES[name]
+        params.append(pytest.param(d, id=name, marks=[pytest.mark.exhaustive] if cls in seen
+                                   else []))
+        seen.add(cls)
+    return params
 
 
 @pytest.fixture(autouse=True, scope="module")

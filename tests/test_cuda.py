@@ -24,6 +24,7 @@ from cuda_support import (  # noqa: F401
     check,
     cuda,
     device_cases,
+    dtype_params,
     host,
     on_device,
     quick_thread_switches,
@@ -35,7 +36,7 @@ import axisops.cuda
 # ------------------------------------------------------------------- reductions
 
 @pytest.mark.parametrize("op", ["max", "min", "argmax", "argmin"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params(DTYPES))
 def test_extremes_are_the_numpy_paths_bits(op, dtype):
     problems: list[str] = []
     fn = getattr(axisops, op)
@@ -51,8 +52,7 @@ def test_extremes_are_the_numpy_paths_bits(op, dtype):
 
 
 @pytest.mark.parametrize("op", ["sum", "prod", "mean"])
-@pytest.mark.parametrize("dtype", [*DTYPES, np.complex64, np.complex128],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([*DTYPES, np.complex64, np.complex128]))
 def test_sums_products_means_match_the_numpy_path(op, dtype):
     problems: list[str] = []
     fn = getattr(axisops, op)
@@ -129,7 +129,7 @@ def test_long_reductions_are_chunked_and_the_same_every_run():
 # ------------------------------------------------------------------------ scans
 
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
-@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params(DTYPES))
 def test_cummax_cummin_are_the_numpy_paths_bits(op, dtype):
     problems: list[str] = []
     fn = getattr(axisops, op)
@@ -140,9 +140,7 @@ def test_cummax_cummin_are_the_numpy_paths_bits(op, dtype):
 
 
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "logcumsumexp"])
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.int64, np.float16,
-                                   np.float32, np.float64, np.complex64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.uint64, np.int64, np.float16, np.float32, np.float64, np.complex64]))
 def test_sum_product_and_log_scans_match_the_numpy_path(op, dtype):
     problems: list[str] = []
     fn = getattr(axisops, op)
@@ -277,8 +275,7 @@ def test_contiguous_rows_are_scanned_a_block_per_row():
 # ---------------------------------------------------------------------- gathers
 
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float32,
-                                   np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.uint64, np.float16, np.float32, np.float64, np.complex64]))
 def test_take_matches_the_numpy_path(mode, dtype):
     rng = np.random.default_rng(6)
     problems: list[str] = []

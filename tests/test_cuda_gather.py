@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from cuda_support import check, device_cases, host, on_device, quick_thread_switches  # noqa: F401
+from cuda_support import check, device_cases, dtype_params, host, on_device, quick_thread_switches  # noqa: F401
 
 import axisops
 import axisops.cuda.scatter as device_scatter
@@ -34,7 +34,7 @@ def along_indices(rng, x_shape, axis, low, high):
 
 
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
-@pytest.mark.parametrize("dtype", GATHER_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params(GATHER_DTYPES))
 def test_take_along_axis_matches_the_numpy_path(mode, dtype):
     rng = np.random.default_rng(7)
     problems: list[str] = []
@@ -80,7 +80,7 @@ def test_take_along_axis_errors_are_the_numpy_paths():
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("dtype", GATHER_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params(GATHER_DTYPES))
 def test_gather_nd_matches_the_numpy_path(dtype):
     rng = np.random.default_rng(8)
     problems: list[str] = []
@@ -132,7 +132,7 @@ def scatter_way(request, monkeypatch):
 
 
 @pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
-@pytest.mark.parametrize("dtype", SCATTER_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params(SCATTER_DTYPES))
 def test_scatter_matches_the_numpy_paths_bits(reduce, dtype, scatter_way):
     rng = np.random.default_rng(9)
     problems: list[str] = []
@@ -254,7 +254,7 @@ def gradient_of(a, dtype, rng):
 
 
 @pytest.mark.parametrize("mode", ["raise", "wrap", "fill"])
-@pytest.mark.parametrize("dtype", GRAD_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params(GRAD_DTYPES))
 def test_gather_gradients_match_the_numpy_paths_bits(mode, dtype, scatter_way):
     rng = np.random.default_rng(12)
     problems: list[str] = []
@@ -325,8 +325,7 @@ def test_gather_gradient_errors_are_the_numpy_paths(scatter_way):
 
 
 @pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
-@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.float16, np.float32, np.float64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int32, np.float16, np.float32, np.float64]))
 def test_scatter_gradient_matches_the_numpy_path(reduce, dtype, scatter_way):
     rng = np.random.default_rng(14)
     problems: list[str] = []
@@ -368,8 +367,7 @@ def test_scatter_gradient_errors_are_the_numpy_paths(scatter_way):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.complex64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.float16, np.float32, np.complex64]))
 @pytest.mark.parametrize("reduce", [None, "add", "max"])
 def test_scatter_of_shared_indices_sorts_them_once(dtype, reduce, monkeypatch):
     if reduce == "max" and np.dtype(dtype).kind == "c":

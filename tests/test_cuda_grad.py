@@ -18,6 +18,7 @@ import pytest
 from cases import mismatch, same_bits, values
 from cuda_support import (  # noqa: F401
     device_cases,
+    dtype_params,
     float_bound,
     host,
     on_device,
@@ -110,8 +111,7 @@ def reduction_axes(a):
 # ------------------------------------------------------------------- reductions
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float32,
-                                   np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.uint64, np.float16, np.float32, np.float64, np.complex64]))
 def test_sum_and_mean_broadcast_g_with_the_numpy_paths_bits(dtype):
     problems: list[str] = []
     for k, (name, a) in enumerate(shapes_of()):
@@ -126,8 +126,7 @@ def test_sum_and_mean_broadcast_g_with_the_numpy_paths_bits(dtype):
 
 
 @pytest.mark.parametrize("op", ["max", "min"])
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float32,
-                                   np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.uint64, np.float16, np.float32, np.float64]))
 def test_max_min_split_ties_with_the_numpy_paths_bits(op, dtype):
     # ties, NaN slices and -0.0 against +0.0 come from the cases; g of several dtypes
     problems: list[str] = []
@@ -143,8 +142,7 @@ def test_max_min_split_ties_with_the_numpy_paths_bits(op, dtype):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64, np.complex64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.int8, np.float16, np.float32, np.float64, np.complex64]))
 def test_prod_matches_the_numpy_path(dtype):
     # zeros (one, or two in a slice), infinities and NaN from the cases
     problems: list[str] = []
@@ -179,8 +177,7 @@ def test_prod_where_a_running_product_leaves_the_floats():
 # ------------------------------------------------------------------------ scans
 
 
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float16, np.float32,
-                                   np.float64, np.complex64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.uint64, np.float16, np.float32, np.float64, np.complex64]))
 def test_cumsum_sums_g_the_other_way(dtype):
     problems: list[str] = []
     exact = np.dtype(dtype).kind in "biu"
@@ -200,8 +197,7 @@ def test_cumsum_sums_g_the_other_way(dtype):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64, np.complex64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.int8, np.float16, np.float32, np.float64, np.complex64]))
 def test_cumprod_matches_the_numpy_path(dtype):
     problems: list[str] = []
     for k, (name, a) in enumerate(shapes_of(dtype)):
@@ -232,8 +228,7 @@ def test_cumprod_where_a_running_product_leaves_the_floats():
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32, np.float64],
-                         ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.int8, np.float16, np.float32, np.float64]))
 def test_logcumsumexp_matches_the_numpy_path(dtype):
     # -inf prefixes pass g through, NaN lanes are NaN, +inf ties (the special cases)
     problems: list[str] = []
@@ -250,8 +245,7 @@ def test_logcumsumexp_matches_the_numpy_path(dtype):
 
 
 @pytest.mark.parametrize("op", ["cummax", "cummin"])
-@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.float16, np.float32, np.float64,
-                                   np.complex64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int8, np.float16, np.float32, np.float64, np.complex64]))
 def test_cummax_cummin_add_g_at_the_indices_with_the_numpy_paths_bits(op, dtype):
     # the forward's indices of the cases (ties, NaN), device or host, several dtypes
     problems: list[str] = []

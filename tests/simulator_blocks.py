@@ -1,0 +1,219 @@
+"""Numba's CUDA simulator, faster where nothing is lost: a block whose kernel never
+synchronises its threads runs them one after another in the calling thread.
+
+The simulator starts a Python thread for every CUDA thread of a block and polls
+them until all finish. Starting threads is most of what a small launch costs (on
+some machines most of the CUDA tests' time: ``docs/contributing.md``). A kernel
+that never calls ``syncthreads`` (or a warp or cooperative-group primitive, or
+uses shared memory) cannot observe the order of its threads within a block: the
+GIL already serialises them, and the simulator promises no interleaving. For
+those kernels (the element-wise ones, most launches), each thread's body runs in
+turn with its ``threadIdx``/``blockIdx`` seen as the simulator's own threads see
+them. Kernels that synchronise (the tree reductions, block scans, tile sorts)
+keep a Python thread per CUDA thread, with the simulator's semantics
+(``syncthreads`` releases the block when every live thread waits in it), but
+waiting on a condition instead of the simulator's polling loop, which spent most
+of such a launch calling ``Thread.is_alive``.
+
+``install()`` is called once by ``tests/cuda_support.py`` under the simulator;
+``AXISOPS_TEST_THREADED_SIMULATOR=1`` keeps the simulator's threads for every
+kernel (to compare, or to chase a suspected ordering bug).
+"""
+from __future__ import annotations
+
+import os
+import threading
+import types
+
+import numpy as np
+
+#: Names whose presence in a kernel (or a device function it calls) means its
+#: threads interact within a block.
+BLOCK_LEVEL = frozenset({
+    "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp",
+    "shared", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync", "all_sync",
+    "any_sync", "eq_sync", "ballot_sync", "match_any_sync", "match_all_sync", "activemask",
+    "lanemask_lt", "cg", "this_grid", "threadfence_block",
+})
+
+_ABORTED = "another thread of the block failed"
+_local = threading.local()
+_synchronising: dict[int, bool] = {}
+_installed = False
+
+
+class _SequentialThread:
+    """What the simulator's ``cuda`` module reads from the current thread."""
+
+    def __init__(self, block_dim, block_point, thread_point):
+        from numba.cuda.simulator.kernelapi import Dim3
+
+        self.blockIdx = Dim3(*block_point)
+        self.threadIdx = Dim3(*thread_point)
+        bx, by, _ = (tuple(block_dim) + (1, 1))[:3]
+        t = self.threadIdx
+        self.thread_id = t.x + bx * (t.y + by * t.z)
+
+    def syncthreads(self):  # BLOCK_LEVEL keeps such kernels off this path
+        raise RuntimeError("a kernel run sequentially synchronised its threads")
+
+
+class _Threading(types.ModuleType):
+    """``threading`` as the simulator's kernel API sees it: the current thread is the
+    sequential one while a block runs sequentially."""
+
+    def __getattr__(self, name):
+        return getattr(threading, name)
+
+    @staticmethod
+    def current_thread():
+        return getattr(_local, "thread", None) or threading.current_thread()
+
+
+class _Block:
+    """The state a block's threads share: a barrier over the threads still alive."""
+
+    def __init__(self, block_dim, count: int):
+        self.cond = threading.Condition()
+        self.alive = count
+        self.waiting = 0
+        self.generation = 0
+        self.abort = False
+        self.state = np.zeros(block_dim, dtype=np.bool_)
+
+    def release_if_all_wait(self) -> None:  # with cond held
+        if self.waiting and self.waiting == self.alive:
+            self.waiting = 0
+            self.generation += 1
+            self.cond.notify_all()
+
+
+class _BlockThread(threading.Thread):
+    """A CUDA thread of a block that synchronises (the attributes and methods the
+    simulator's kernel API reads from ``threading.current_thread()``)."""
+
+    def __init__(self, block: _Block, f, args, block_dim, block_point, thread_point):
+        super().__init__(daemon=True)
+        seq = _SequentialThread(block_dim, block_point, thread_point)
+        self.blockIdx, self.threadIdx, self.thread_id = seq.blockIdx, seq.threadIdx, \
+            seq.thread_id
+        self.block, self._call = block, (f, args)
+        self.exception: BaseException | None = None
+
+    def run(self):
+        b = self.block
+        try:
+            f, args = self._call
+            f(*args)
+        except BaseException as e:
+            t, c = self.threadIdx, self.blockIdx
+            self.exception = e
+            e.add_note(f"in simulated thread tid=[{t.x}, {t.y}, {t.z}] "
+                       f"ctaid=[{c.x}, {c.y}, {c.z}]")
+            with b.cond:
+                b.abort = True
+                b.cond.notify_all()
+        finally:
+            with b.cond:
+                b.alive -= 1
+                b.release_if_all_wait()
+
+    def syncthreads(self):
+        b = self.block
+        with b.cond:
+            if b.abort:
+                raise RuntimeError(_ABORTED)
+            generation = b.generation
+            b.waiting += 1
+            b.release_if_all_wait()
+            while b.generation == generation and not b.abort:
+                b.cond.wait()
+            if b.abort:
+                raise RuntimeError(_ABORTED)
+
+    def _vote(self, value, combine):
+        t = self.threadIdx
+        self.block.state[(t.x, t.y, t.z)[:self.block.state.ndim]] = value
+        self.syncthreads()
+        result = combine(self.block.state)
+        self.syncthreads()
+        return result
+
+    def syncthreads_count(self, value):
+        return self._vote(value, np.count_nonzero)
+
+    def syncthreads_and(self, value):
+        return self._vote(value, lambda s: 1 if np.all(s) else 0)
+
+    def syncthreads_or(self, value):
+        return self._vote(value, lambda s: 1 if np.any(s) else 0)
+
+
+def _run_threaded(f, args, block_dim, grid_point) -> None:
+    points = list(np.ndindex(*block_dim))
+    block = _Block(block_dim, len(points))
+    threads = [_BlockThread(block, f, args, block_dim, grid_point, p) for p in points]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    errors = [t.exception for t in threads if t.exception is not None]
+    first = [e for e in errors if _ABORTED not in str(e)]
+    if first or errors:
+        raise (first or errors)[0]
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _code_names(const)
+    return names
+
+
+def synchronises(fn, _seen=None) -> bool:
+    """Whether kernel *fn* (or a device function it calls) uses block-level code."""
+    key = id(fn)
+    if key in _synchronising:
+        return _synchronising[key]
+    seen = _seen if _seen is not None else set()
+    if key in seen:
+        return False
+    seen.add(key)
+    names = _code_names(fn.__code__)
+    result = bool(names & BLOCK_LEVEL)
+    if not result:
+        for name in names:
+            callee = fn.__globals__.get(name)
+            inner = getattr(callee, "fn", None) or getattr(callee, "py_func", None)
+            if isinstance(inner, types.FunctionType) and synchronises(inner, seen):
+                result = True
+                break
+    if _seen is None:
+        _synchronising[key] = result
+    return result
+
+
+def install() -> None:
+    """Patch the simulator (once per process); nothing when threads are asked for."""
+    global _installed
+    if _installed or os.environ.get("AXISOPS_TEST_THREADED_SIMULATOR"):
+        return
+    from numba.cuda.simulator import kernel as sim_kernel
+    from numba.cuda.simulator import kernelapi
+
+    kernelapi.threading = _Threading("threading")
+    def run(self, grid_point, *args):
+        if synchronises(self._f):
+            _run_threaded(self._f, args, self._block_dim, grid_point)
+            return None
+        try:
+            for thread_point in np.ndindex(*self._block_dim):
+                _local.thread = _SequentialThread(self._block_dim, grid_point, thread_point)
+                self._f(*args)
+        finally:
+            _local.thread = None
+        return None
+
+    sim_kernel.BlockManager.run = run
+    _installed = True
