@@ -455,3 +455,40 @@ print("ok")
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          timeout=120)
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+@pytest.mark.skipif(not SIM, reason="the simulator's block runner")
+def test_the_simulator_runs_threads_in_turn_only_where_blocks_never_synchronise():
+    # tests/simulator_blocks.py: a kernel with shared memory and syncthreads keeps
+    # a thread per CUDA thread (and its barrier works: a tree reduction in shared
+    # memory); an element-wise kernel runs its threads in turn
+    import simulator_blocks
+    from numba import int64
+
+    from axisops.cuda import gather_kernels as GK
+    from axisops.cuda import kernels as K
+
+    assert simulator_blocks.synchronises(K.value_lanes.fn)
+    assert simulator_blocks.synchronises(GK.sort_tiles.fn)
+    assert not simulator_blocks.synchronises(K.copy_c.fn)
+    assert not simulator_blocks.synchronises(K.cast.fn)
+
+    @cuda.jit
+    def block_sums(a, out):
+        tile = cuda.shared.array(8, int64)
+        i = cuda.threadIdx.x
+        tile[i] = a[cuda.grid(1)]
+        cuda.syncthreads()
+        step = 4
+        while step:
+            if i < step:
+                tile[i] += tile[i + step]
+            cuda.syncthreads()
+            step //= 2
+        if i == 0:
+            out[cuda.blockIdx.x] = tile[0]
+
+    a = np.arange(24, dtype=np.int64)
+    out = np.zeros(3, np.int64)
+    block_sums[3, 8](a, out)
+    assert out.dtype == np.int64 and out.tolist() == [28, 92, 156]
