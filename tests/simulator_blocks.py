@@ -15,6 +15,12 @@ keep a Python thread per CUDA thread, with the simulator's semantics
 waiting on a condition instead of the simulator's polling loop, which spent most
 of such a launch calling ``Thread.is_alive``.
 
+The simulator's ``cuda.shared.array`` finds a block's array by the caller's
+line with a check-then-set that two threads can both pass, each then writing its
+own array: threads of one block no longer share memory, and a tree reduction or
+a tile sort gives a wrong answer now and then (seen as rare failures of the
+scatter and mean tests). ``install()`` makes that look-up atomic.
+
 ``install()`` is called once by ``tests/cuda_support.py`` under the simulator;
 ``AXISOPS_TEST_THREADED_SIMULATOR=1`` keeps the simulator's threads for every
 kernel (to compare, or to chase a suspected ordering bug).
@@ -194,6 +200,33 @@ def synchronises(fn, _seen=None) -> bool:
     return result
 
 
+_shared_lock = threading.Lock()
+
+
+def _shared_array(self, shape, dtype, alignment=None):
+    """``FakeCUDAShared.array`` with an atomic look-up (the simulator's own: one
+    array per calling line of the kernel, dynamic shared memory for size 0)."""
+    import sys
+
+    from numba.cuda import types as nb_types
+    from numba.cuda.np import numpy_support
+
+    if alignment is not None:
+        raise RuntimeError("Array alignment is not supported in cudasim")
+    if isinstance(dtype, nb_types.Type):
+        dtype = numpy_support.as_dtype(dtype)
+    if shape == 0:
+        count = self._dynshared_size // dtype.itemsize
+        return np.frombuffer(self._dynshared.data, dtype=dtype, count=count)
+    frame = sys._getframe(1)
+    caller = (frame.f_code.co_filename, frame.f_lineno)
+    with _shared_lock:
+        array = self._allocations.get(caller)
+        if array is None:
+            array = self._allocations[caller] = np.empty(shape, dtype)
+    return array
+
+
 def install() -> None:
     """Patch the simulator (once per process); nothing when threads are asked for."""
     global _installed
@@ -203,6 +236,7 @@ def install() -> None:
     from numba.cuda.simulator import kernelapi
 
     kernelapi.threading = _Threading("threading")
+    kernelapi.FakeCUDAShared.array = _shared_array
     def run(self, grid_point, *args):
         if synchronises(self._f):
             _run_threaded(self._f, args, self._block_dim, grid_point)
