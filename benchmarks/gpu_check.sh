@@ -92,7 +92,9 @@ rm -f "$OUT/versions.tmp"
 
 phase "tests"
 XDIST=()
-if [[ "$WORKERS" != 0 ]] && "$PY" -c "import xdist" 2>/dev/null; then XDIST=(-n "$WORKERS"); fi
+# --dist load: test by test over every core (the suite's default, a file per worker,
+# would leave most of a 16-core machine idle with six CUDA test files)
+if [[ "$WORKERS" != 0 ]] && "$PY" -c "import xdist" 2>/dev/null; then XDIST=(-n "$WORKERS" --dist load); fi
 budget=$(( TEST_BUDGET < $(left) ? TEST_BUDGET : $(left) ))
 # SIGINT at the budget: pytest stops as on Ctrl-C and still writes its report.
 AXISOPS_TEST_TIMEOUT="$PER_TEST" timeout -s INT -k 20 "$budget" "$PY" -m pytest "${TESTS[@]}" \
