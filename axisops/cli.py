@@ -13,7 +13,6 @@ needs them.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -282,8 +281,9 @@ def _bench_cuda(args, parser, argv) -> int:
         device.write_markdown(data, args.markdown, "axisops " + " ".join(argv))
         print(f"wrote {args.markdown}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(data, f, indent=1, default=str)
+        from axisops.bench.report import write_json
+
+        write_json(data, args.json)
         print(f"wrote {args.json}")
     return 1 if any("error" in r for r in data["rows"]) else 0
 

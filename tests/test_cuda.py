@@ -407,12 +407,22 @@ def test_a_flat_base_keeps_its_memory_alive():
     assert np.array_equal(part.array.copy_to_host(), np.ones(3))
 
 
-def test_a_zero_dimensional_view_is_made_without_numba_cudas_view():
-    # numba-cuda's DeviceNDArray.view fails on 0-d arrays: every bool 0-d input
-    # failed on an H100. Shown without a GPU or the simulator, in a subprocess.
+def _runs_without_the_simulator(code: str) -> None:
+    """*code* prints "ok" in a subprocess with numba-cuda's real driver layer (no GPU
+    needed for what it builds)."""
+    import os
     import subprocess
     import sys
 
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+
+
+def test_a_zero_dimensional_view_is_made_without_numba_cudas_view():
+    # numba-cuda's DeviceNDArray.view fails on 0-d arrays: every bool 0-d input
+    # failed on an H100. Shown without a GPU or the simulator, in a subprocess.
     code = """
 import numpy as np
 from numba.cuda.cudadrv.devicearray import DeviceNDArray
@@ -425,10 +435,7 @@ c = DeviceNDArray(shape=(3,), strides=(1,), dtype=np.bool_, gpu_data=Memory(), s
 assert view_as(c, np.uint8).shape == (3,)
 print("ok")
 """
-    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+    _runs_without_the_simulator(code)
 
 
 def test_a_broadcast_numba_array_keeps_its_zero_strides():
@@ -436,9 +443,6 @@ def test_a_broadcast_numba_array_keeps_its_zero_strides():
     # (strides None); re-wrapped through it, a zero view read past its element (on an
     # H100: garbage imaginary parts from grad.scatter of a complex x and a real g).
     # Shown without a GPU or the simulator, in a subprocess.
-    import subprocess
-    import sys
-
     code = """
 import numpy as np
 from numba.cuda.cudadrv.devicearray import DeviceNDArray
@@ -451,10 +455,7 @@ d = device_array(a)
 assert d.strides == (0, 4) and d.array is a and d.shape == (3, 4)
 print("ok")
 """
-    env = {k: v for k, v in __import__("os").environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
-    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                         timeout=120)
-    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr[-2000:]
+    _runs_without_the_simulator(code)
 
 
 @pytest.mark.skipif(not SIM, reason="the simulator's block runner")

@@ -257,37 +257,43 @@ def _cupy_call(spec, x) -> Callable[[], Any] | None:
     return lambda: fn(c, axis=axis)
 
 
-def _time(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+def _round_robin(calls: dict[str, Callable[[], Any]], repeat: int,
+                 seconds: Callable[[Callable[[], Any]], float]) -> dict[str, float]:
+    """Each call's median of *repeat* timings (``seconds(call)``), taken round-robin
+    in alternating order after one untimed warm-up call each."""
     for f in calls.values():
         f()
-    torch.cuda.synchronize()
     times: dict[str, list[float]] = {k: [] for k in calls}
     names = list(calls)
     for r in range(repeat):
         for name in names if r % 2 == 0 else names[::-1]:
-            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            calls[name]()
-            stop.record()
-            stop.synchronize()
-            times[name].append(start.elapsed_time(stop) / 1e3)
+            times[name].append(seconds(calls[name]))
     return {k: statistics.median(v) for k, v in times.items()}
+
+
+def _time(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """:func:`_round_robin` with CUDA events around each call."""
+    def seconds(call):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        call()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) / 1e3
+
+    return _round_robin(calls, repeat, seconds)
 
 
 def _time_on_cpu(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """:func:`_time` for the dry run: wall-clock seconds of CPU calls."""
+    """:func:`_round_robin` with the wall clock (the dry run's CPU calls)."""
     import time
 
-    for f in calls.values():
-        f()
-    times: dict[str, list[float]] = {k: [] for k in calls}
-    names = list(calls)
-    for r in range(repeat):
-        for name in names if r % 2 == 0 else names[::-1]:
-            start = time.perf_counter()
-            calls[name]()
-            times[name].append(time.perf_counter() - start)
-    return {k: statistics.median(v) for k, v in times.items()}
+    def seconds(call):
+        start = time.perf_counter()
+        call()
+        return time.perf_counter() - start
+
+    return _round_robin(calls, repeat, seconds)
 
 
 def run(quick: bool = False, repeat: int | None = None, progress=None,

@@ -217,13 +217,7 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
     itemsize = d.dtype.itemsize
     strides = [s // itemsize if n > 1 else 0 for s, n in zip(d.strides, d.shape)]
     if d.size == 0:  # flat whatever d's shape: a kernel indexes base with one index
-        if simulated():
-            from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-
-            return FakeCUDAArray(np.empty(0, d.dtype)), 0
-        from numba import cuda
-
-        return cuda.device_array(0, d.dtype), 0
+        return d.scratch((0,), d.dtype), 0
     offset = sum((n - 1) * -s for n, s in zip(d.shape, strides) if s < 0)
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(d.shape, strides))
     if simulated():
