@@ -156,3 +156,73 @@ def pytest_runtest_call(item):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+# ------------------------------------------------------------ where the time goes
+
+class _CompileClock:
+    """Seconds spent in Numba compilations (outermost ones only: a kernel's
+    callees compile inside it) since the last ``take()``."""
+
+    def __init__(self):
+        import threading
+        import time
+
+        from numba.core import event
+
+        self._time = time.perf_counter
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self.seconds = 0.0
+        clock = self
+
+        class Listener(event.Listener):
+            def on_start(self, ev):
+                depth = getattr(clock._local, "depth", 0)
+                if depth == 0:
+                    clock._local.start = clock._time()
+                clock._local.depth = depth + 1
+
+            def on_end(self, ev):
+                clock._local.depth -= 1
+                if clock._local.depth == 0:
+                    with clock._lock:
+                        clock.seconds += clock._time() - clock._local.start
+
+        event.register("numba:compile", Listener())
+
+    def take(self) -> float:
+        with self._lock:
+            seconds, self.seconds = self.seconds, 0.0
+        return seconds
+
+
+_profile = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """``AXISOPS_TEST_PROFILE=DIR`` writes, per process, one JSON line per test:
+    its file, wall seconds (setup, call and teardown) and the seconds of them
+    spent compiling kernels. ``python tests/profile_report.py DIR`` sums them per
+    file (docs/contributing.md, "Where the time goes")."""
+    global _profile
+    directory = os.environ.get("AXISOPS_TEST_PROFILE")
+    if not directory:
+        yield
+        return
+    import json
+    import time
+
+    if _profile is None:
+        os.makedirs(directory, exist_ok=True)
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        _profile = (_CompileClock(), open(os.path.join(directory, f"{worker}.jsonl"), "a"))
+    clock, out = _profile
+    clock.take()
+    start = time.perf_counter()
+    yield
+    wall = time.perf_counter() - start
+    out.write(json.dumps({"file": item.location[0], "test": item.nodeid, "wall": wall,
+                          "compile": clock.take()}) + "\n")
+    out.flush()
