@@ -50,7 +50,7 @@ __all__ = [
     "ALL_DTYPES", "INT_DTYPES", "FLOAT_DTYPES", "cases", "values", "axes",
     "single_axes", "bad_axes", "order_sensitive", "dtype_name",
     "outcome", "compare_outcomes", "mismatch", "snapshot", "changed", "AxisError",
-    "distinct_values", "finite_difference",
+    "distinct_values", "finite_difference", "CLASS_DTYPES", "case_params", "dtype_params",
 ]
 
 INT_DTYPES = tuple(np.dtype(t) for t in (
@@ -58,6 +58,15 @@ INT_DTYPES = tuple(np.dtype(t) for t in (
 FLOAT_DTYPES = tuple(np.dtype(t) for t in (np.float16, np.float32, np.float64))
 #: Every dtype of the contract: bool, the signed and unsigned ints, the floats.
 ALL_DTYPES = (np.dtype(np.bool_),) + INT_DTYPES + FLOAT_DTYPES
+#: One dtype per class of the CPU kernels: the same kernel source compiled for
+#: another dtype of a class adds a compilation (seconds from a cold cache) and
+#: nothing new to check. The classes: bool; signed ints narrower than int64 (sums
+#: and products accumulate in int64); int64; unsigned ints narrower than uint64
+#: (accumulate in uint64); uint64; and each float (float16 is loaded through
+#: float32, float32 and float64 have their own key maps). The other dtypes run
+#: under the exhaustive switch (``AXISOPS_TEST_EXHAUSTIVE=1``, tests/conftest.py).
+CLASS_DTYPES = tuple(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int64, np.uint16, np.uint64, np.float16, np.float32, np.float64))
 
 #: Shapes of the plain (C-contiguous, random-valued) cases, by name.
 SHAPES = {
@@ -209,6 +218,29 @@ def cases(dtypes=ALL_DTYPES, *, max_ndim=5, seed=0, views=True, empty=True):
             for pattern, a in _views(dtype, _rng(seed, f"{dn}-views")):
                 if a.ndim <= max_ndim:
                     yield f"{dn}-{pattern}", a
+
+
+def _marks(dtype) -> list:
+    import pytest
+
+    return [] if np.dtype(dtype) in CLASS_DTYPES else [pytest.mark.exhaustive]
+
+
+def case_params(dtypes=ALL_DTYPES, **options) -> list:
+    """:func:`cases` as pytest params ``(name, array)`` with the case's name as id;
+    the cases of a dtype outside :data:`CLASS_DTYPES` are marked ``exhaustive``."""
+    import pytest
+
+    return [pytest.param(name, a, id=name, marks=_marks(a.dtype))
+            for name, a in cases(dtypes, **options)]
+
+
+def dtype_params(dtypes=ALL_DTYPES) -> list:
+    """*dtypes* as pytest params, those outside :data:`CLASS_DTYPES` marked
+    ``exhaustive``."""
+    import pytest
+
+    return [pytest.param(np.dtype(d), id=dtype_name(d), marks=_marks(d)) for d in dtypes]
 
 
 def order_sensitive(name) -> bool:

@@ -49,6 +49,59 @@ def _xdist_workers(config) -> int:
     return int(n or 0) if not isinstance(n, str) else (os.cpu_count() or 1)
 
 
+# ------------------------------------------------------------ how xdist shares the files
+
+#: Files whose kernels are the same: one worker runs them in turn, so each kernel
+#: compiles once from a cold cache (two workers compiling the same kernels at the
+#: same time was a third of test_onnx.py's time).
+_SHARED_KERNELS = {
+    "reductions": ("tests/test_reduce.py", "tests/test_onnx.py", "tests/test_accuracy.py",
+                   "tests/test_properties.py"),
+    "scans": ("tests/test_scan.py", "tests/test_scan_grad.py", "tests/test_scan_properties.py"),
+    "gathers": ("tests/test_gather.py", "tests/test_gather_grad.py",
+                "tests/test_gather_properties.py"),
+}
+_GROUP_OF = {path: group for group, paths in _SHARED_KERNELS.items() for path in paths}
+#: Started first, the longest first, so that no long file is left for the end
+#: while the other worker idles (docs/contributing.md, "Where the time goes").
+_LONG_FIRST = ("tests/test_cuda_compile.py", "tests/test_dask_out_of_core.py",
+               "tests/test_reduce.py")
+
+
+def _scope(nodeid: str) -> str:
+    path = nodeid.split("::", 1)[0]
+    return _GROUP_OF.get(path, path)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With ``--dist loadfile`` (the default), a worker takes a file at a time, or
+    a group of files that share their kernels (:data:`_SHARED_KERNELS`), in the
+    order of :func:`pytest_collection_modifyitems` (long ones first)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class KernelGroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    config.option.loadscopereorder = False  # keep the collection's order
+    return KernelGroupScheduling(config, log)
+
+
+def _long_first(items) -> None:
+    """Sort *items* by scope: the scopes of :data:`_LONG_FIRST` first, then the
+    others in the order they were collected."""
+    rank = {path: i for i, path in enumerate(_LONG_FIRST)}
+    key: dict[str, tuple[int, int]] = {}
+    for position, item in enumerate(items):
+        scope = _scope(item.nodeid)
+        r = rank.get(item.nodeid.split("::", 1)[0], len(rank))
+        old = key.get(scope, (len(rank), position))
+        key[scope] = (min(old[0], r), min(old[1], position))
+    items.sort(key=lambda it: key[_scope(it.nodeid)])
+
+
 def pytest_sessionfinish(session, exitstatus):
     if _precompiler is not None and _precompiler.poll() is None:
         _precompiler.terminate()
@@ -72,7 +125,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Deselect (never skip) the exhaustive variants unless the run asks for them."""
+    """Deselect (never skip) the exhaustive variants unless the run asks for them;
+    put the long files first (:data:`_LONG_FIRST`) and the files of a kernel group
+    together."""
+    _long_first(items)
     if exhaustive_run(config):
         return
     keep, drop = [], []

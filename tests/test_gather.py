@@ -30,6 +30,7 @@ from cases import (
     INT_DTYPES,
     AxisError,
     bad_axes,
+    case_params,
     cases,
     changed,
     compare_outcomes,
@@ -47,7 +48,7 @@ from axisops import reference as ref
 OPS = ("take", "take_along_axis", "gather_nd", "scatter")
 MODES = ("raise", "wrap", "clip", "fill")
 REDUCES = (None, "add", "mul", "max", "min")
-CASES = [pytest.param(name, a, id=name) for name, a in cases()]
+CASES = case_params()
 #: A fill value of each kind of dtype (exactly representable in every dtype of its kind).
 FILL = {"b": True, "i": -3, "u": 7, "f": -2.5}
 _RANGE_MESSAGE = re.compile(r"index -?\d+ at position \([\d, ]*\) of indices is out of range \[")

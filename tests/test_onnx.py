@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cases import dtype_params
 
 pytest.importorskip("onnx")
 
@@ -204,7 +205,8 @@ def test_reduce_axes(op, opset, axes, keepdims, calls):
 
 
 @pytest.mark.parametrize("op", REDUCE_OPS)
-@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int8, np.uint8, np.int32, np.int64])
+@pytest.mark.parametrize("dtype", dtype_params([np.float16, np.float64, np.int8, np.uint8, np.int32,
+                                                np.int64]))
 def test_reduce_keeps_input_dtype(op, dtype, calls):
     # ONNX has no type promotion: ReduceSum(int8) is int8 (wrapping), unlike np.sum;
     # an integer ReduceMean truncates as np.mean(x, dtype=int) does.
@@ -357,7 +359,8 @@ def test_arg_select_last_index(op, opset, axis, keepdims, last, calls):
 
 
 @pytest.mark.parametrize("op", ["ArgMax", "ArgMin"])
-@pytest.mark.parametrize("dtype", [np.float16, np.float64, np.int8, np.uint8, np.int64, np.bool_])
+@pytest.mark.parametrize("dtype", dtype_params([np.float16, np.float64, np.int8, np.uint8, np.int64,
+                                                np.bool_]))
 @pytest.mark.parametrize("last", [0, 1])
 def test_arg_dtypes(op, dtype, last):
     x = (np.arange(60) * 7 % 5).astype(dtype).reshape(3, 4, 5)
@@ -439,7 +442,7 @@ _SCAN_DTYPES = [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint3
 
 
 @pytest.mark.parametrize("op", SCAN_OPS)
-@pytest.mark.parametrize("dtype", _SCAN_DTYPES)
+@pytest.mark.parametrize("dtype", dtype_params(_SCAN_DTYPES))
 @pytest.mark.parametrize("exclusive", [0, 1])
 @pytest.mark.parametrize("reverse", [0, 1])
 def test_scan_dtypes(op, dtype, exclusive, reverse, rng, calls):

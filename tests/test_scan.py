@@ -19,9 +19,11 @@ import pytest
 from cases import (
     FLOAT_DTYPES,
     bad_axes,
+    case_params,
     cases,
     changed,
     compare_outcomes,
+    dtype_params,
     mismatch,
     order_sensitive,
     outcome,
@@ -37,7 +39,7 @@ SUM_OPS = ("cumsum", "cumprod")
 EXTREME_OPS = ("cummax", "cummin")
 OPS = SUM_OPS + EXTREME_OPS + ("logcumsumexp",)
 
-CASES = [pytest.param(name, a, id=name) for name, a in cases()]
+CASES = case_params()
 
 #: Keyword sets each operator runs with, for every case and axis.
 OPTIONS = {
@@ -628,7 +630,7 @@ def _torch_inputs(dtype, rng):
     yield "special", values(dtype, shape, rng, "special")   # NaN, ±inf, ±0.0, numbers
 
 
-@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=[np.dtype(d).name for d in TORCH_DTYPES])
+@pytest.mark.parametrize("dtype", dtype_params(TORCH_DTYPES))
 def test_cum_extremes_match_torch(dtype, rng):
     torch = pytest.importorskip("torch")
     failures = []
