@@ -154,6 +154,8 @@ def test_scatter_matches_the_numpy_paths_bits(reduce, dtype, scatter_way):
             label = f"{name} axis={axis}"
             check(axisops.scatter, a, True, problems, label, indices=on_device(idx),
                   updates=on_device(upd), axis=axis, reduce=reduce)
+            if not name.endswith("-2d"):  # host indices and scalar updates: once per dtype
+                continue
             check(axisops.scatter, a, True, problems, f"{label} host", indices=idx,
                   updates=upd, axis=axis, reduce=reduce)
             check(axisops.scatter, a, True, problems, f"{label} scalar", indices=idx,
