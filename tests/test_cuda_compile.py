@@ -1,7 +1,9 @@
 """Every CUDA kernel compiles for a real GPU (PTX for compute capability 8.0), with
-the argument types its launcher gives it (``axisops.cuda._signatures``): one
-signature per kernel and dtype class by default (185 of 707), every distinct one
-under the exhaustive switch (``AXISOPS_TEST_EXHAUSTIVE=1``, ``tests/conftest.py``).
+the argument types its launcher gives it (``axisops.cuda._signatures``): by
+default each kernel's first signature and its float16 and complex ones, where it
+has them (97 of 707: the dtype classes that type and link differently), every
+distinct one under the exhaustive switch (``AXISOPS_TEST_EXHAUSTIVE=1``,
+``tests/conftest.py``), which the GPU check sets.
 
 The simulator that runs ``tests/test_cuda.py`` executes kernels as Python and
 types nothing; this compiles them with NVVM, which needs no GPU, in a process
@@ -42,6 +44,6 @@ def test_every_kernel_compiles_for_a_real_gpu(exhaustive):
                         "pip install 'numba-cuda[cu13]'")
         assert proc.returncode == 0, err[-3000:]
         report = json.loads(out.strip().splitlines()[-1])
-        assert report["count"] > (500 if exhaustive else 150)
+        assert report["count"] > (500 if exhaustive else 80)
         failed += report["failed"]
     assert failed == [], "\n".join(failed)
