@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .onnx import onnx_runner
-from .systems import _torch
+from .systems import _bottleneck, _numbagg, _torch
 from .workload import Workload, _axisops_fn, _onnx_axes, random_float32
 
 # How each reduction is spelled by each peer: numpy function, torch function,
@@ -21,8 +21,39 @@ _REDUCTIONS = {
 }
 
 
+#: bottleneck's and numbagg's names: their NaN-skipping functions, which on the
+#: NaN-free data of the bench compute what axisops' plain operators compute (the
+#: reductions NumPy users reach for when np.nanargmax and friends are slow).
+_NAN_PEERS = {"argmax": "nanargmax", "argmin": "nanargmin", "sum": "nansum", "max": "nanmax",
+              "min": "nanmin", "mean": "nanmean"}
+
+
+def nan_peer_factories(op: str, axis) -> dict:
+    """``{"bottleneck": factory, "numbagg": factory}`` for *op* along *axis*, each
+    raising NotImplementedError where that library has no such function or takes
+    no such axis (bottleneck: one axis or None; numbagg's arg-reductions: one axis)."""
+    name = _NAN_PEERS.get(op)
+
+    def bottleneck_factory(x):
+        if name is None or isinstance(axis, tuple):
+            raise NotImplementedError(f"bottleneck has no {op} over several axes"
+                                      if name else f"bottleneck has no {op}")
+        fn = getattr(_bottleneck(), name)
+        return lambda: fn(x, axis=axis)
+
+    def numbagg_factory(x):
+        fn = getattr(_numbagg(), name, None) if name else None
+        if fn is None:
+            raise NotImplementedError(f"numbagg has no {op}")
+        if isinstance(axis, tuple) and op in ("argmax", "argmin"):
+            raise NotImplementedError(f"numbagg's {name} takes one axis")
+        return lambda: fn(x, axis=axis)
+
+    return {"bottleneck": bottleneck_factory, "numbagg": numbagg_factory}
+
+
 def reduction_workload(op: str, axis, setup=random_float32) -> Workload:
-    """A reduction ``op(x, axis)`` workload with all four systems."""
+    """A reduction ``op(x, axis)`` workload with every system."""
     np_name, torch_name, (onnx_op, onnx_out, axes_as, opset) = _REDUCTIONS[op]
     np_fn = getattr(np, np_name)
 
@@ -66,5 +97,6 @@ def reduction_workload(op: str, axis, setup=random_float32) -> Workload:
             "numpy": numpy_factory,
             "torch": torch_factory,
             "onnxruntime": onnx_factory,
+            **nan_peer_factories(op, axis),
         },
     )

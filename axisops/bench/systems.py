@@ -20,7 +20,7 @@ QUICK_MIN_TIME = 0.25
 MAX_ROUNDS = 100
 
 #: Every system a workload may name, in the order the table lists them.
-SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime")
+SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime", "bottleneck", "numbagg")
 #: Seconds to wait (untimed) after a system's call before the next call: ONNX
 #: Runtime's worker threads spin after each run (measured here: 42 ms of CPU in
 #: the 200 ms after one GatherElements run on 2 cores), which would take a core
@@ -70,7 +70,20 @@ def _ort():
     return onnxruntime
 
 
-_PEER_MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx")}
+_PEER_MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx"),
+                 "bottleneck": ("bottleneck",), "numbagg": ("numbagg",)}
+
+
+def _bottleneck():
+    import bottleneck
+
+    return bottleneck
+
+
+def _numbagg():
+    import numbagg
+
+    return numbagg
 
 
 def available_systems() -> dict[str, str | None]:
@@ -106,6 +119,10 @@ def thread_counts(systems: Sequence[str]) -> dict[str, Any]:
             out[system] = _torch().get_num_threads()
         elif system == "onnxruntime":
             out[system] = core_count()
+        elif system == "bottleneck":
+            out[system] = "1 (bottleneck's C loops are single-threaded)"
+        elif system == "numbagg":
+            out[system] = "numba's threading layer: parallel above its size thresholds"
     return out
 
 
@@ -145,7 +162,8 @@ def versions() -> dict[str, str | None]:
     import importlib
 
     out: dict[str, str | None] = {"python": platform.python_version()}
-    for name in ("axisops", "numpy", "numba", "torch", "onnxruntime", "onnx"):
+    for name in ("axisops", "numpy", "numba", "torch", "onnxruntime", "onnx", "bottleneck",
+                 "numbagg"):
         try:
             out[name] = getattr(importlib.import_module(name), "__version__", "unknown")
         except Exception:
