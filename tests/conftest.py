@@ -73,6 +73,7 @@ def _scope(nodeid: str) -> str:
     return _GROUP_OF.get(path, path)
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: no error where xdist is absent
 def pytest_xdist_make_scheduler(config, log):
     """With ``--dist loadfile`` (the default), a worker takes a file at a time, or
     a group of files that share their kernels (:data:`_SHARED_KERNELS`), in the
