@@ -124,6 +124,8 @@ def test_bench_ops_filter_and_markdown(tmp_path, capsys):
     assert "| sum axis=1 | **axisops** |" in text and "| sum axis=(0, 2) | numpy |" in text
     assert f"axisops {axisops.__version__}" in text and "numba" in text
     assert data["meta"]["cpu"] in text
+    assert data["meta"]["vector"] in ("AVX-512", "AVX2", "AVX", "SSE4.2", "NEON", "unknown")
+    assert f"({data['meta']['vector']})" in text  # the vector width beside the CPU
     assert "unfold and fold" not in text  # no window workload ran
 
 

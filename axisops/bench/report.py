@@ -168,7 +168,8 @@ def write_markdown(data: dict[str, Any], path: str, command: str = "axisops benc
         "",
         f"Written by `{command}` on {meta['date']}.",
         "",
-        f"* Machine: {meta['cpu']}, {meta['cores']} cores ({meta['os']})",
+        f"* Machine: {meta['cpu']} ({meta.get('vector', '?')}), {meta['cores']} cores "
+        f"({meta['os']})",
         "* Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val is not None),
         f"* Input: one C-contiguous {meta['dtype']} array of shape {shape} ({size_mib:.0f} MiB), "
         "uniform random values" + (f"; {_window_text(data)}" if _window_text(data) else ""),

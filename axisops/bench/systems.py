@@ -138,19 +138,39 @@ def _load() -> float | None:
         return None
 
 
+#: The widest vector instructions a CPU flag list names, widest first.
+_VECTOR_WIDTHS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse4_2", "SSE4.2"),
+                  ("asimd", "NEON"))
+
+
+def vector_width(flags: set[str]) -> str:
+    """The widest SIMD extension among a CPU's *flags* (/proc/cpuinfo's names).
+
+    >>> vector_width({"sse4_2", "avx", "avx2", "fma"})
+    'AVX2'
+    """
+    return next((name for flag, name in _VECTOR_WIDTHS if flag in flags), "unknown")
+
+
 def machine_info() -> dict[str, Any]:
-    """CPU model (from /proc/cpuinfo), core counts, OS."""
+    """CPU model and vector width (from /proc/cpuinfo), core counts, OS."""
     cpu = None
+    flags: set[str] = set()
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
-                if line.lower().startswith("model name"):
+                name = line.split(":", 1)[0].strip().lower()
+                if name == "model name" and cpu is None:
                     cpu = line.split(":", 1)[1].strip()
+                elif name in ("flags", "features") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
+                if cpu is not None and flags:
                     break
     except OSError:
         pass
     return {
         "cpu": cpu or platform.processor() or platform.machine(),
+        "vector": vector_width(flags),
         "cores": core_count(),
         "logical_cpus": os.cpu_count(),
         "os": f"{platform.system()} {platform.release()}",
@@ -182,6 +202,7 @@ def report_preamble(title: str, command: str, meta: dict[str, Any]) -> list[str]
         "",
         f"Written on {meta['date']}.",
         "",
-        f"* Machine: {machine.get('cpu', '?')}, {machine.get('cores', '?')} cores",
+        f"* Machine: {machine.get('cpu', '?')} ({machine.get('vector', '?')}), "
+        f"{machine.get('cores', '?')} cores",
         "* Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
     ]
