@@ -351,6 +351,20 @@ def runs_in_parallel(work: int) -> bool:
     return work >= PARALLEL_MIN_WORK and _threads >= 2
 
 
+def serial_entry(kern, *args):
+    """*kern*'s compiled function for the types of ``(0, 1, *args)``, compiled or
+    loaded now if need be: called as ``entry(0, 1, *args)`` it runs the whole call
+    on the calling thread without Numba's dispatch (typing every argument and
+    choosing an overload: 0.95 -> 0.54 us for a sum's kernel here).
+
+    Only for a caller that passes arguments of the same types on every call: a
+    plan, whose key fixes the dtype, shape and strides of each array it makes.
+    """
+    from numba import typeof
+
+    return kern.compile(tuple(typeof(a) for a in (0, 1, *args)))
+
+
 def run(kern, work: int, *args) -> None:
     """Call *kern* with *args* for all its tasks: serially when *work* (elements)
     is small, else on the pool too.
