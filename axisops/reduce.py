@@ -25,7 +25,7 @@ import numpy as np
 from . import _complex, _dtypes
 from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
-from ._jit import run, runs_in_parallel, serial_entry
+from ._jit import planned_run
 from ._layout import ReductionView, needs_copy, reduction_view, restore_kept_order
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
 from .kernels import reduce as K
@@ -691,18 +691,11 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         res = restore_kept_order(acc.astype(res_dtype, copy=False), x_shape, view, out_shape)
         return _scalar_or_array(res)
 
-    entry = None  # the kernel's compiled function for this plan's argument types
+    call = planned_run(kern)
 
     def plan(x):
-        nonlocal entry
         partial = np.empty(partial_shape, acc_dtype)
-        if runs_in_parallel(work):
-            run(kern, work, make_base(x), *split, *rest, partial)
-        else:
-            base = make_base(x)
-            if entry is None:
-                entry = serial_entry(kern, base, *whole, *rest, partial)
-            entry(0, 1, base, *whole, *rest, partial)
+        call(work, make_base(x), split, whole, *rest, partial)
         if direct:  # the kernel's output is the result
             return partial.reshape(out_shape)[()] if scalar else partial.reshape(out_shape)
         return finish(partial)
@@ -812,19 +805,12 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
               and index_dtype == np.int64)
     scalar = len(out_shape) == 0
 
-    entry = None  # the kernel's compiled function for this plan's argument types
+    call = planned_run(kern)
 
     def plan(x):
-        nonlocal entry
         keys = np.empty(keys_shape, view_dtype)
         index = np.empty(index_shape, np.int64)
-        if runs_in_parallel(work):
-            run(kern, work, make_base(x), *split, want_index, keys, index)
-        else:
-            base = make_base(x)
-            if entry is None:
-                entry = serial_entry(kern, base, *whole, want_index, keys, index)
-            entry(0, 1, base, *whole, want_index, keys, index)
+        call(work, make_base(x), split, whole, want_index, keys, index)
         if direct:
             return index.reshape(out_shape)[()] if scalar else index.reshape(out_shape)
         return finish(keys, index)

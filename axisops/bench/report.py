@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .systems import cpu_text
 from .window import window_image_shape
 
 # --------------------------------------------------------------------------
@@ -168,8 +169,7 @@ def write_markdown(data: dict[str, Any], path: str, command: str = "axisops benc
         "",
         f"Written by `{command}` on {meta['date']}.",
         "",
-        f"* Machine: {meta['cpu']} ({meta.get('vector', '?')}), {meta['cores']} cores "
-        f"({meta['os']})",
+        f"* Machine: {cpu_text(meta)} ({meta['os']})",
         "* Versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val is not None),
         f"* Input: one C-contiguous {meta['dtype']} array of shape {shape} ({size_mib:.0f} MiB), "
         "uniform random values" + (f"; {_window_text(data)}" if _window_text(data) else ""),

@@ -79,6 +79,7 @@ from .systems import (
     _torch,
     available_systems,
     core_count,
+    cpu_text,
     machine_info,
     thread_counts,
     versions,
@@ -1016,8 +1017,7 @@ def header_lines(data: dict[str, Any]) -> list[str]:
         f"{meta['min_time_s']:g} s per system (a sample: back-to-back calls lasting about "
         f"{meta['sample_s'] * 1e3:g} ms), round-robin, after one untimed warm-up call; "
         f"peers slower than {meta['slow_call_s']:g} s per call skipped",
-        f"machine: {meta['cpu']} ({meta.get('vector', '?')}), {meta['cores']} cores "
-        f"({meta['os']})",
+        f"machine: {cpu_text(meta)} ({meta['os']})",
         "versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
         f"date: {meta['date']}" + (f"; took {meta['wall_s']:.0f} s" if meta.get("wall_s") else ""),
         "threads: " + ", ".join(f"{s} {n}" for s, n in meta["threads"].items()) + load,

@@ -177,6 +177,12 @@ def machine_info() -> dict[str, Any]:
     }
 
 
+def cpu_text(machine: dict[str, Any]) -> str:
+    """``"<CPU model> (<vector width>), <cores> cores"`` of :func:`machine_info`'s dict."""
+    return (f"{machine.get('cpu', '?')} ({machine.get('vector', '?')}), "
+            f"{machine.get('cores', '?')} cores")
+
+
 def versions() -> dict[str, str | None]:
     """Versions of Python and every system that can be imported."""
     import importlib
@@ -202,7 +208,6 @@ def report_preamble(title: str, command: str, meta: dict[str, Any]) -> list[str]
         "",
         f"Written on {meta['date']}.",
         "",
-        f"* Machine: {machine.get('cpu', '?')} ({machine.get('vector', '?')}), "
-        f"{machine.get('cores', '?')} cores",
+        f"* Machine: {cpu_text(machine)}",
         "* Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items() if v),
     ]

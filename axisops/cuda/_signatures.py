@@ -144,8 +144,7 @@ def distinct(exhaustive: bool = True) -> list[tuple[str, Any, tuple]]:
         if exhaustive:
             keys = [(func, args)]
         else:
-            classes = {_type_class(a)[1] if isinstance(_type_class(a), tuple) else None
-                       for a in args}
+            classes = {c[1] for c in map(_type_class, args) if isinstance(c, tuple)}
             keys = [(func,)] + [(func, c) for c in SPECIAL_CLASSES if c in classes]
         if any(key not in seen for key in keys):
             seen.update(keys)
