@@ -123,6 +123,9 @@ def pytest_configure(config):
         "markers", "exhaustive: a variant that repeats what another test covers (another "
         "dtype of the same class, another specialisation, a larger shape); run before a "
         "release and by the GPU check: AXISOPS_TEST_EXHAUSTIVE=1 or pytest -m exhaustive")
+    config.addinivalue_line(
+        "markers", "threads: a dask test whose graphs run on the threaded scheduler (the "
+        "others run on the synchronous one: tests/dask_support.py)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -219,7 +222,8 @@ def pytest_runtest_call(item):
 
 class _CompileClock:
     """Seconds spent in Numba compilations (outermost ones only: a kernel's
-    callees compile inside it) since the last ``take()``."""
+    callees compile inside it) since the last ``take()``, and which: one
+    ``"module.function(arg types)"`` and its seconds per outermost compilation."""
 
     def __init__(self):
         import threading
@@ -231,6 +235,7 @@ class _CompileClock:
         self._local = threading.local()
         self._lock = threading.Lock()
         self.seconds = 0.0
+        self.compiled: list[tuple[str, float]] = []
         clock = self
 
         class Listener(event.Listener):
@@ -243,15 +248,34 @@ class _CompileClock:
             def on_end(self, ev):
                 clock._local.depth -= 1
                 if clock._local.depth == 0:
+                    seconds = clock._time() - clock._local.start
                     with clock._lock:
-                        clock.seconds += clock._time() - clock._local.start
+                        clock.seconds += seconds
+                        clock.compiled.append((_compiled_name(ev.data), round(seconds, 3)))
 
         event.register("numba:compile", Listener())
 
-    def take(self) -> float:
+    def take(self) -> tuple[float, list[tuple[str, float]]]:
         with self._lock:
-            seconds, self.seconds = self.seconds, 0.0
-        return seconds
+            taken = self.seconds, self.compiled
+            self.seconds, self.compiled = 0.0, []
+        return taken
+
+
+def _compiled_name(data) -> str:
+    """``module.function[factory constants](arg types)`` of a Numba compile event's
+    data; the constants are those a kernel factory closed over (``value_kernel``'s
+    loop order and way to combine compile different kernels of one name)."""
+    try:
+        py_func = data["dispatcher"].py_func
+        constants = [c.cell_contents for c in py_func.__closure__ or ()
+                     if isinstance(c.cell_contents, (bool, int, str))]
+        name = f"{py_func.__module__}.{py_func.__qualname__}"
+        if constants:
+            name += f"[{', '.join(map(str, constants))}]"
+        return f"{name}({', '.join(str(a) for a in data['args'])})"
+    except Exception:  # pragma: no cover - an event of another shape
+        return "?"
 
 
 _profile = None
@@ -260,8 +284,8 @@ _profile = None
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """``AXISOPS_TEST_PROFILE=DIR`` writes, per process, one JSON line per test:
-    its file, wall seconds (setup, call and teardown) and the seconds of them
-    spent compiling kernels. ``python tests/profile_report.py DIR`` sums them per
+    its file, wall seconds (setup, call and teardown), the seconds of them
+    spent compiling kernels and what was compiled. ``python tests/profile_report.py DIR`` sums them per
     file (docs/contributing.md, "Where the time goes")."""
     global _profile
     directory = os.environ.get("AXISOPS_TEST_PROFILE")
@@ -280,6 +304,7 @@ def pytest_runtest_protocol(item, nextitem):
     start = time.perf_counter()
     yield
     wall = time.perf_counter() - start
+    compile_seconds, compiled = clock.take()
     out.write(json.dumps({"file": item.location[0], "test": item.nodeid, "wall": wall,
-                          "compile": clock.take()}) + "\n")
+                          "compile": compile_seconds, "compiled": compiled}) + "\n")
     out.flush()

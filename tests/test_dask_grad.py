@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dask_support import chunk_params, scheduler  # noqa: F401
 
 import axisops
 from axisops import _jit
@@ -62,12 +63,6 @@ def _g(shape, dtype=np.float64, seed=2):
     return (np.random.default_rng(seed).standard_normal(shape) * 4).astype(dtype)
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="threads"):
-        yield
-
-
 def _scan_g(a, axis, chunks, dtype=np.float64):
     """A gradient for a scan's result, chunked as its forward's input (flat for None)."""
     g = _g((a.size,) if axis is None else a.shape, dtype)
@@ -77,7 +72,7 @@ def _scan_g(a, axis, chunks, dtype=np.float64):
 # ------------------------------------------------------------------ max, min, prod
 
 
-@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("chunks", chunk_params(CHUNKINGS))
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 2)])
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_max_min_bit_for_bit(chunks, axis, keepdims):
@@ -97,7 +92,7 @@ def test_max_min_bit_for_bit(chunks, axis, keepdims):
     _all_same(pairs, exact=True)
 
 
-@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("chunks", chunk_params(CHUNKINGS))
 @pytest.mark.parametrize("axis", [None, 0, -1, (0, 2), ()])
 def test_prod_with_zeros(chunks, axis):
     a = _factors()
@@ -149,7 +144,7 @@ def test_products_stay_finite_where_the_gradient_is():
 # ------------------------------------------------------------------ cumprod, logcumsumexp
 
 
-@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("chunks", chunk_params(CHUNKINGS))
 @pytest.mark.parametrize("axis", [None, 0, -1])
 def test_cumprod_with_zeros(chunks, axis):
     a = _factors()
@@ -186,7 +181,7 @@ def test_cumprod_dtypes_and_complex():
     np.testing.assert_allclose(got.compute().astype(float), want.astype(float), rtol=2e-3)
 
 
-@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("chunks", chunk_params(CHUNKINGS))
 @pytest.mark.parametrize("axis", [None, 0, -1])
 def test_logcumsumexp(chunks, axis):
     a = np.random.default_rng(3).standard_normal(SHAPE) * 3
@@ -211,7 +206,7 @@ def test_logcumsumexp(chunks, axis):
 # ------------------------------------------------------------------ cummax, cummin
 
 
-@pytest.mark.parametrize("chunks", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("chunks", chunk_params(CHUNKINGS))
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 def test_cummax_cummin_bit_for_bit(chunks, axis):
     a = _data()  # ties and NaN across chunk borders: long runs cross several chunks

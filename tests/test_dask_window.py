@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+from dask_support import chunk_params, scheduler  # noqa: F401
 
 import axisops
 from axisops import _jit
@@ -73,19 +74,13 @@ def _same(got, want):
         assert np.array_equal(np.signbit(got), np.signbit(want))
 
 
-@pytest.fixture(autouse=True)
-def synchronous():
-    with dask.config.set(scheduler="threads"):
-        yield
-
-
 def _layer(result):
     """The tasks of the last layer of *result*'s graph, and the whole graph."""
     graph = result.__dask_graph__()
     return graph.layers[result.name], dict(graph)
 
 
-@pytest.mark.parametrize("chunking", list(CHUNKINGS), ids=list(CHUNKINGS))
+@pytest.mark.parametrize("chunking", chunk_params(CHUNKINGS))
 @pytest.mark.parametrize("case", list(CASES))
 @pytest.mark.parametrize("channels_last", [False, True], ids=["channels-first", "channels-last"])
 def test_unfold_and_fold_match_the_numpy_path(case, chunking, channels_last):

@@ -40,6 +40,8 @@ FULL: dict[str, Any] = {"shape": (8192, 8192), "chunks": (1024, 2048), "image": 
                        "image_chunks": (4, 16, 64, 256)}  # 256 MiB in 32 chunks; 64 MiB in 16 chunks
 QUICK: dict[str, Any] = {"shape": (2048, 2048), "chunks": (512, 1024), "image": (4, 4, 64, 64),
                          "image_chunks": (2, 4, 16, 64)}
+#: chunks of the graph of tiny tasks that measures the cluster's per-task overhead
+TINY_TASKS = 2000
 
 
 class Workload(NamedTuple):
@@ -185,7 +187,7 @@ def run(quick: bool = False, repeat: int | None = None, progress=None,
                 r = rows[-1]
                 print(f"{name:<28} axisops {r['axisops_s'] * 1e3:8.1f} ms  {w.peer_name} "
                       f"{r['peer_s'] * 1e3:8.1f} ms", file=progress, flush=True)
-        tiny = da.ones(2000, chunks=1).sum()
+        tiny = da.ones(TINY_TASKS, chunks=1).sum()
         per_task = _median_times({"tiny": tiny}, client, repeat)["tiny"] / _tasks(tiny)
     return {"meta": {"shape": sizes["shape"], "chunks": sizes["chunks"], "image": sizes["image"],
                      "image_chunks": sizes["image_chunks"], "workers": workers,

@@ -1,0 +1,32 @@
+"""What the dask test files share: the scheduler their graphs run on.
+
+The graphs run on dask's synchronous scheduler by default: the same graph, the same
+chunk functions and the same kernels as on the threaded scheduler, without a thread
+pool's hand-offs, which took a third of these files' time (their graphs are
+thousands of tiny tasks). The cases of the ``uneven`` chunking, marked ``threads``
+by :func:`chunk_params`, run on the threaded scheduler, so that kernels called
+from several threads at once stay tested on every family; each file also runs on a
+cluster of worker processes.
+"""
+from __future__ import annotations
+
+import pytest
+
+dask = pytest.importorskip("dask")
+
+#: the chunking whose cases run on the threaded scheduler
+THREADED = "uneven"
+
+
+def chunk_params(chunkings) -> list:
+    """pytest params of the names of *chunkings*; the ``uneven`` one marked ``threads``."""
+    return [pytest.param(name, id=name, marks=[pytest.mark.threads] if name == THREADED else [])
+            for name in chunkings]
+
+
+@pytest.fixture(autouse=True)
+def scheduler(request):
+    """dask's scheduler for the test: ``threads`` if it is so marked, else ``sync``."""
+    name = "threads" if request.node.get_closest_marker("threads") else "sync"
+    with dask.config.set(scheduler=name):
+        yield name
