@@ -95,16 +95,22 @@ def _accumulator(res: np.dtype) -> np.dtype:
 
 
 def bits_view_dtype(dtype: np.dtype) -> np.dtype:
-    """Signed/unsigned integer dtype whose values the arg-reduction kernels compare.
-
-    Integers compare as themselves, bool as uint8, floats as same-width signed ints
-    of their bit patterns (the kernel maps those to an order-preserving key).
-    """
-    if dtype.kind == "b":
-        return np.dtype(np.uint8)
-    if dtype.kind in "iu":
-        return dtype
+    """The signed integer dtype of *dtype*'s width, as which the arg-reduction and
+    cummax/cummin kernels read its elements (their order comes from :func:`key_masks`)."""
     return np.dtype(_BITS_VIEW[dtype.itemsize])
+
+
+def key_masks(dtype: np.dtype, bits: np.dtype, invert: bool) -> tuple:
+    """(fmask, fone, xmask, expo) of ``kernels.common.order_key`` for *dtype* seen as
+    *bits* (the signed integer dtype of its width), for a maximum or (*invert*) a minimum."""
+    t = bits.type
+    info = np.iinfo(bits)
+    flip = -1 if invert else 0
+    if dtype.kind == "f":
+        expo = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[dtype.itemsize]
+        return t(info.max), t(1), t(flip), t(expo)
+    sign = info.min if dtype.kind in "ub" else 0  # unsigned order = signed order of b ^ sign
+    return t(0), t(0), t(sign ^ flip), t(0)
 
 
 def check_index_dtype(index_dtype, op: str) -> np.dtype:

@@ -603,18 +603,6 @@ def _rounded(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return out.astype(dtype)
 
 
-def _key_masks(dtype: np.dtype, bits: np.dtype, invert: bool) -> tuple:
-    """(fmask, fone, xmask, expo) of ``kernels.scan._key`` for *dtype* seen as *bits*."""
-    t = bits.type
-    info = np.iinfo(bits)
-    flip = -1 if invert else 0
-    if dtype.kind == "f":
-        expo = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[dtype.itemsize]
-        return t(info.max), t(1), t(flip), t(expo)
-    sign = info.min if dtype.kind in "ub" else 0  # unsigned order = signed order of b ^ sign
-    return t(0), t(0), t(sign ^ flip), t(0)
-
-
 def _extreme(op, x, axis, index_dtype, invert):
     return _planned(op, _extreme_plan, x, axis, index_dtype, invert)
 
@@ -633,7 +621,7 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
     bits = np.dtype(f"i{x.dtype.itemsize}")
     kern = K.extreme_kernel(bits.str)
     make_base = base_maker(x)
-    masks = _key_masks(x.dtype, bits, invert)
+    masks = _dtypes.key_masks(x.dtype, bits, invert)
     # Selecting extremes is exact, so unlike a float sum the result does not depend
     # on how the axis is cut: a call that runs on one thread scans each lane in one
     # pass instead of two (totals, then the scan), which chunks exist for.

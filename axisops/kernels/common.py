@@ -55,3 +55,21 @@ def same_type(value, like):
 def _same_type_impl(value, like):
     target = like
     return lambda value, like: target(value)
+
+
+@helper
+def order_key(b, shift, fmask, fone, xmask, expo, top):
+    """Order-preserving signed key of the bit pattern b (any dtype, see below): the
+    arg-reductions and cummax/cummin compare these.
+
+    Floats (``fmask`` = all bits but the sign, ``fone`` = 1): a negative number's
+    magnitude is negated, so -0.0 and +0.0 both map to 0; a NaN of either sign
+    becomes ``top``, the greatest key. Integers (``fmask = fone = 0``, ``expo``
+    = 0): the bits themselves. ``xmask`` then flips the sign bit (unsigned types
+    and bool, viewed as signed) and/or every bit (a minimum: ``~`` reverses the
+    order of two's-complement integers).
+    """
+    s = same_type(b >> shift, b)
+    k = same_type(same_type(b ^ same_type(s & fmask, b), b) + same_type(s & fone, b), b)
+    k = same_type(k ^ xmask, b)
+    return top if same_type(b & fmask, b) > expo else k

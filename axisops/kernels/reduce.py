@@ -16,10 +16,12 @@ Two loop orders (``row``):
 
 Unit strides get their own loops over contiguous slices, which LLVM vectorises.
 
-Arg-reductions compare integer *keys*: integers compare as themselves (or
-bit-inverted for a minimum), floats as an order-preserving integer map of their
-bit pattern in which every NaN is the greatest key and -0.0 equals +0.0. Integer
-compares need no NaN branches, vectorise, and work for float16 too.
+Arg-reductions compare integer *keys* (``common.order_key``): integers compare as
+themselves (their sign bit flipped if unsigned, every bit flipped for a minimum),
+floats as an order-preserving integer map of their bit pattern in which every NaN
+is the greatest key and -0.0 equals +0.0. Integer compares need no NaN branches,
+vectorise, and work for float16 too; one kernel per element width serves every
+dtype and both directions.
 """
 from __future__ import annotations
 
@@ -27,9 +29,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import factory, helper, kernel, part_range
-from .common import block_offset, block_size, load, same_type
+from .common import block_offset, block_size, load, order_key, same_type
 
-KEY_INT_MAX, KEY_INT_MIN, KEY_FLOAT_MAX, KEY_FLOAT_MIN = 0, 1, 2, 3
 OP_SUM, OP_PROD = 0, 1
 COMBINE_CASCADE, COMBINE_ORDERED, COMBINE_ANY = 0, 1, 2
 #: elements tested at once when looking for the first position of a maximum
@@ -424,51 +425,45 @@ def value_kernel(row_order: bool, combine: int):
 
 
 # ------------------------------------------------------------------ arg-reductions
-
-
-@helper
-def _key(b, kind, shift, mask, expo):
-    """Order-preserving integer key of one element, of *b*'s type (see the module docstring)."""
-    if kind == KEY_INT_MAX:
-        return b
-    if kind == KEY_INT_MIN:
-        return same_type(~b, b)
-    k = same_type(b ^ (same_type(b >> shift, b) & mask), b)
-    if k == -1:  # -0.0: equal to +0.0
-        k = same_type(0, b)
-    if kind == KEY_FLOAT_MIN:
-        k = same_type(~k, b)
-    if same_type(b & mask, b) > expo:  # NaN, whatever its sign: the greatest key
-        k = mask
-    return k
+#
+# One kernel per element width and loop order serves max, min, argmax and argmin
+# of every dtype of that width: the elements are read as signed integers of their
+# width and compared through ``order_key`` (kernels.common), whose masks are
+# arguments: a float's order, an unsigned integer's (its sign bit flipped), a
+# minimum's (every bit flipped). Keys are compared with ``>``, so the first of
+# equal keys wins; every NaN is the greatest key. The masks are named as in
+# ``order_key``: ``fmask`` (all bits but the sign for floats, else 0), ``fone``
+# (1 for floats, else 0), ``xmask`` (the bits flipped), ``expo`` (the exponent
+# bits of a float's infinity, else 0) and ``top`` (the greatest key).
 
 
 @helper(inline=True)
-def _row_arg(keys, index, base, p, stride, at, kind, shift, mask, expo):
+def _row_arg(keys, index, base, p, stride, at, shift, fmask, fone, xmask, expo, top):
     """Running first arg-max per i of the keys of x[p + i * stride]; *at* is the row's index."""
     m = keys.size
     if stride == 1:
         row = base[p:p + m]
         for i in range(m):
-            key = _key(row[i], kind, shift, mask, expo)
+            key = order_key(row[i], shift, fmask, fone, xmask, expo, top)
             better = key > keys[i]
             keys[i] = key if better else keys[i]
             index[i] = at if better else index[i]
     else:
         for i in range(m):
-            key = _key(base[p + i * stride], kind, shift, mask, expo)
+            key = order_key(base[p + i * stride], shift, fmask, fone, xmask, expo, top)
             better = key > keys[i]
             keys[i] = key if better else keys[i]
             index[i] = at if better else index[i]
 
 
 @helper(inline=True)
-def _row_arg4(keys, index, base, p, row_stride, stride, at, kind, shift, mask, expo):
+def _row_arg4(keys, index, base, p, row_stride, stride, at, shift, fmask, fone, xmask, expo, top):
     """_row_arg for the four rows at, at+1, at+2, at+3: one pass over keys and index."""
     m = keys.size
     if stride != 1:
         for k in range(4):
-            _row_arg(keys, index, base, p + k * row_stride, stride, at + k, kind, shift, mask, expo)
+            _row_arg(keys, index, base, p + k * row_stride, stride, at + k, shift, fmask, fone,
+                     xmask, expo, top)
         return
     r0 = base[p:p + m]
     r1 = base[p + row_stride:p + row_stride + m]
@@ -477,53 +472,76 @@ def _row_arg4(keys, index, base, p, row_stride, stride, at, kind, shift, mask, e
     for i in range(m):
         best = keys[i]
         best_at = index[i]
-        k = _key(r0[i], kind, shift, mask, expo)
+        k = order_key(r0[i], shift, fmask, fone, xmask, expo, top)
         better = k > best
         best = k if better else best
         best_at = at if better else best_at
-        k = _key(r1[i], kind, shift, mask, expo)
+        k = order_key(r1[i], shift, fmask, fone, xmask, expo, top)
         better = k > best
         best = k if better else best
         best_at = at + 1 if better else best_at
-        k = _key(r2[i], kind, shift, mask, expo)
+        k = order_key(r2[i], shift, fmask, fone, xmask, expo, top)
         better = k > best
         best = k if better else best
         best_at = at + 2 if better else best_at
-        k = _key(r3[i], kind, shift, mask, expo)
+        k = order_key(r3[i], shift, fmask, fone, xmask, expo, top)
         better = k > best
         keys[i] = k if better else best
         index[i] = at + 3 if better else best_at
 
 
 @helper
-def _run_max_key(base, p, stride, j0, j1, lowest, kind, shift, mask, expo):
+def _run_max_key(base, p, stride, j0, j1, lowest, shift, fmask, fone, xmask, expo, top):
     """Greatest key of x[p + j * stride] for j in [j0, j1)."""
     m = lowest
+    if fone == 0:  # integers: the key is b ^ xmask (fmask = expo = 0)
+        if stride == 1:
+            seg = base[p + j0:p + j1]
+            for k in range(seg.size):
+                m = max(m, same_type(seg[k] ^ xmask, m))
+        else:
+            for j in range(j0, j1):
+                m = max(m, same_type(base[p + j * stride] ^ xmask, m))
+        return m
     if stride == 1:
         seg = base[p + j0:p + j1]
         for k in range(seg.size):
-            m = max(m, _key(seg[k], kind, shift, mask, expo))
+            m = max(m, order_key(seg[k], shift, fmask, fone, xmask, expo, top))
     else:
         for j in range(j0, j1):
-            m = max(m, _key(base[p + j * stride], kind, shift, mask, expo))
+            m = max(m, order_key(base[p + j * stride], shift, fmask, fone, xmask, expo, top))
     return m
 
 
 @helper
-def _run_find_key(base, p, stride, j0, j1, m, kind, shift, mask, expo):
+def _run_find_key(base, p, stride, j0, j1, m, shift, fmask, fone, xmask, expo, top):
     """First j in [j0, j1) whose key is *m* (which the caller knows is there)."""
+    if fone == 0:  # integers: the key is b ^ xmask, so look for the bits m ^ xmask
+        return _run_find_bits(base, p, stride, j0, j1, same_type(m ^ xmask, m))
     if stride == 1:
         seg = base[p + j0:p + j1]
         for k in range(0, seg.size, _FIND_BLOCK):
             blk = seg[k:min(k + _FIND_BLOCK, seg.size)]
             first = blk.size
             for q in range(blk.size):
-                first = min(first, q if _key(blk[q], kind, shift, mask, expo) == m else blk.size)
+                key = order_key(blk[q], shift, fmask, fone, xmask, expo, top)
+                first = min(first, q if key == m else blk.size)
             if first < blk.size:
                 return j0 + k + first
         return j1 - 1
     j = j0
-    while j < j1 - 1 and _key(base[p + j * stride], kind, shift, mask, expo) != m:
+    while j < j1 - 1 and order_key(base[p + j * stride], shift, fmask, fone, xmask, expo, top) != m:
+        j += 1
+    return j
+
+
+@helper
+def _run_find_bits(base, p, stride, j0, j1, bits):
+    """First j in [j0, j1) with x[p + j * stride] == *bits* (which the caller knows is there)."""
+    if stride == 1:
+        return j0 + _find_bits(base[p + j0:p + j1], 1, bits, bits)
+    j = j0
+    while j < j1 - 1 and base[p + j * stride] != bits:
         j += 1
     return j
 
@@ -532,11 +550,10 @@ def _run_find_key(base, p, stride, j0, j1, m, kind, shift, mask, expo):
 def _raw_float_range(seg, shift, mask):
     """(greatest, least) raw sortable key ``b ^ ((b >> shift) & mask)`` of float bits.
 
-    Cheaper than ``_key``: positive NaNs sort above +inf, negative NaNs below -inf
-    and -0.0 just below +0.0; ``_float_run_key`` sorts those cases out after.
+    Cheaper than ``order_key``: positive NaNs sort above +inf, negative NaNs below
+    -inf and -0.0 just below +0.0; ``_float_run_key`` sorts those cases out after.
     """
     hi = seg[0]
-    lo = seg[0]
     hi = same_type(hi ^ (same_type(hi >> shift, hi) & mask), hi)
     lo = hi
     for k in range(seg.size):
@@ -575,57 +592,68 @@ def _find_bits(seg, mode, value, mask):
 
 
 @helper
-def _float_run_key(seg, kind, shift, mask, expo):
-    """Key of the extreme of a contiguous float run, and how to find its first position.
+def _float_run_key(seg, shift, fmask, xmask, expo, top):
+    """Key (``order_key``'s) of the extreme of a contiguous run of float bits, and
+    how to find its first position.
 
-    One cheap pass for the range of raw keys. Returns ``(key, mode, value)`` for
-    ``_find_bits(seg, mode, value, mask)``.
+    One cheap pass for the range of raw keys (``xmask`` is 0 for a maximum, -1 for
+    a minimum). Returns ``(key, mode, value)`` for ``_find_bits(seg, mode, value, fmask)``.
     """
-    hi, lo = _raw_float_range(seg, shift, mask)
+    hi, lo = _raw_float_range(seg, shift, fmask)
     if hi > expo or lo < same_type(~expo, expo):
-        return mask, 0, expo  # a NaN: the greatest key for argmax and argmin alike
-    raw = hi if kind == KEY_FLOAT_MAX else lo
-    if raw == 0 or raw == -1:  # the extreme is a zero of either sign
-        key = same_type(0, raw) if kind == KEY_FLOAT_MAX else same_type(-1, raw)
-        return key, 2, raw
-    key = raw if kind == KEY_FLOAT_MAX else same_type(~raw, raw)
-    bits = same_type(raw ^ (same_type(raw >> shift, raw) & mask), raw)  # the map is an involution
+        return top, 0, expo  # a NaN: the greatest key for argmax and argmin alike
+    raw = hi if xmask == 0 else lo
+    if raw == 0 or raw == -1:  # the extreme is a zero of either sign: key 0
+        return same_type(xmask, raw), 2, raw
+    # order_key of the bits is the raw key, plus one below zero (-0.0 meets +0.0)
+    key = same_type(same_type(raw + (1 if raw < 0 else 0), raw) ^ xmask, raw)
+    bits = same_type(raw ^ (same_type(raw >> shift, raw) & fmask), raw)  # the map is an involution
     return key, 1, bits
 
 
 @helper(inline=True)
-def _row_max(keys, base, p, stride, kind, shift, mask, expo):
+def _row_max(keys, base, p, stride, shift, fmask, fone, xmask, expo, top):
     """keys[i] = max(keys[i], key of x[p + i * stride]): extremes without positions."""
     m = keys.size
     if stride == 1:
         row = base[p:p + m]
         for i in range(m):
-            keys[i] = max(keys[i], _key(row[i], kind, shift, mask, expo))
+            keys[i] = max(keys[i], order_key(row[i], shift, fmask, fone, xmask, expo, top))
     else:
         for i in range(m):
-            keys[i] = max(keys[i], _key(base[p + i * stride], kind, shift, mask, expo))
+            keys[i] = max(keys[i], order_key(base[p + i * stride], shift, fmask, fone, xmask,
+                                             expo, top))
 
 
 @helper(inline=True)
-def _row_max4(keys, base, p, row_stride, stride, kind, shift, mask, expo):
+def _row_max4(keys, base, p, row_stride, stride, shift, fmask, fone, xmask, expo, top):
     m = keys.size
     if stride != 1:
         for k in range(4):
-            _row_max(keys, base, p + k * row_stride, stride, kind, shift, mask, expo)
+            _row_max(keys, base, p + k * row_stride, stride, shift, fmask, fone, xmask, expo, top)
         return
     r0 = base[p:p + m]
     r1 = base[p + row_stride:p + row_stride + m]
     r2 = base[p + 2 * row_stride:p + 2 * row_stride + m]
     r3 = base[p + 3 * row_stride:p + 3 * row_stride + m]
     for i in range(m):
-        a = max(_key(r0[i], kind, shift, mask, expo), _key(r1[i], kind, shift, mask, expo))
-        b = max(_key(r2[i], kind, shift, mask, expo), _key(r3[i], kind, shift, mask, expo))
+        a = max(order_key(r0[i], shift, fmask, fone, xmask, expo, top),
+                order_key(r1[i], shift, fmask, fone, xmask, expo, top))
+        b = max(order_key(r2[i], shift, fmask, fone, xmask, expo, top),
+                order_key(r3[i], shift, fmask, fone, xmask, expo, top))
         keys[i] = max(keys[i], max(a, b))
 
 
 @factory
-def arg_kernel(key_kind: int, view_dtype: str, row_order: bool):
-    """Greatest key, and with ``with_index`` its first position, of a ``view_dtype`` buffer.
+def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
+    """Greatest key, and with ``with_index`` its first position, of a buffer of
+    ``bits_dtype`` (int8 to int64): max, min, argmax and argmin of every dtype of
+    that width and kind (*floats*, or integers and bool), by the masks (see above).
+
+    For integers the float masks are replaced by zeros of the kernel's own, which
+    LLVM folds: ``order_key`` becomes ``b ^ xmask``, one instruction per element
+    (with the masks as run-time values the integer loops ran 2x (int32) to 6x
+    (uint8) slower).
 
     ``best_index`` is not touched without ``with_index`` (``max``/``min`` need only
     the key, which maps back to the value). ``with_index`` is a run-time flag
@@ -634,25 +662,30 @@ def arg_kernel(key_kind: int, view_dtype: str, row_order: bool):
     each compiled kernel holds one order only, which halves a first call's
     compile time.
     """
-    dt = np.dtype(view_dtype)
+    dt = np.dtype(bits_dtype)
     KT = dt.type
-    KIND = key_kind
     ROW = row_order  # a constant: Numba prunes the other loop order before compiling
-    FLOAT = key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN)
     SHIFT = KT(dt.itemsize * 8 - 1)
-    if key_kind in (KEY_FLOAT_MAX, KEY_FLOAT_MIN):
-        MASK = KT(np.iinfo(dt).max)
-        EXPO = KT({2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[dt.itemsize])
-        LOWEST = KT(-np.iinfo(dt).max - 1)  # a key below every float's
-    else:
-        MASK = KT(0)
-        EXPO = KT(0)
-        LOWEST = KT(np.iinfo(dt).min) if KIND == KEY_INT_MAX else ~KT(np.iinfo(dt).max)
+    TOP = KT(np.iinfo(dt).max)
+    LOWEST = KT(np.iinfo(dt).min)  # no key is below it
+    FLOATS = floats
+    ZERO = KT(0)
 
     @kernel
     def reduce_arg(part, parts, base, geo, with_index, best_keys, best_index):
+        """``geo`` is the view's geometry (see :func:`_geometry`) followed by the
+        masks fmask, fone, xmask, expo: one argument for Numba to unbox, not five."""
         (offset, inner, inner_stride, n, n_stride, chunk_len, inner_block,
          outer_shape, outer_strides, red_shape, red_strides) = _geometry(geo)
+        xmask = KT(geo[geo.size - 2])
+        if FLOATS:
+            fmask = KT(geo[geo.size - 4])
+            fone = KT(geo[geo.size - 3])
+            expo = KT(geo[geo.size - 1])
+        else:  # constants: see above
+            fmask = ZERO
+            fone = ZERO
+            expo = ZERO
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
         total = n * block_size(red_shape)
@@ -680,61 +713,65 @@ def arg_kernel(key_kind: int, view_dtype: str, row_order: bool):
                     while j + 4 <= j1:
                         if with_index:
                             _row_arg4(keys, index, base, p_red + j * n_stride, n_stride, inner_stride,
-                                      r * n + j, KIND, SHIFT, MASK, EXPO)
+                                      r * n + j, SHIFT, fmask, fone, xmask, expo, TOP)
                         else:
                             _row_max4(keys, base, p_red + j * n_stride, n_stride, inner_stride,
-                                      KIND, SHIFT, MASK, EXPO)
+                                      SHIFT, fmask, fone, xmask, expo, TOP)
                         j += 4
                     for j in range(j, j1):  # noqa: B020 (j goes on from the unrolled loop)
                         if with_index:
                             _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
-                                     r * n + j, KIND, SHIFT, MASK, EXPO)
+                                     r * n + j, SHIFT, fmask, fone, xmask, expo, TOP)
                         else:
                             _row_max(keys, base, p_red + j * n_stride, inner_stride,
-                                     KIND, SHIFT, MASK, EXPO)
+                                     SHIFT, fmask, fone, xmask, expo, TOP)
                     t += j1 - j0
             else:
-                # lane order: each output i of the block scans its own run of every row
+                # lane order: each output i of the block scans its own run of every row;
+                # a contiguous float run takes a cheaper pass for its range first
+                fast_floats = FLOATS and n_stride == 1
                 t = t_start
                 while t < t_end:
                     r, j0, j1 = _run(t, t_end, n)
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     for i in range(keys.size):
                         p = p_red + i * inner_stride
-                        if FLOAT and n_stride == 1:
+                        if fast_floats:
                             seg = base[p + j0:p + j1]
-                            m, mode, target = _float_run_key(seg, KIND, SHIFT, MASK, EXPO)
+                            m, mode, target = _float_run_key(seg, SHIFT, fmask, xmask, expo, TOP)
                             if m > keys[i]:
                                 keys[i] = m
                                 if with_index:
-                                    index[i] = r * n + j0 + _find_bits(seg, mode, target, MASK)
+                                    index[i] = r * n + j0 + _find_bits(seg, mode, target, fmask)
                             continue
-                        m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, KIND, SHIFT, MASK, EXPO))
+                        m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, SHIFT, fmask, fone,
+                                            xmask, expo, TOP))
                         if m > keys[i]:
                             keys[i] = m
                             if with_index:
-                                index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m,
-                                                                 KIND, SHIFT, MASK, EXPO)
+                                index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m, SHIFT,
+                                                                 fmask, fone, xmask, expo, TOP)
                     t += j1 - j0
 
     return reduce_arg
 
 
 @njit(cache=True)
-def float_keys_to_bits(keys, minimum, shift, mask, nan_bits, out):
-    """The float bit patterns of float arg-reduction keys (the inverse of ``_key``).
+def float_keys_to_bits(keys, xmask, shift, fmask, nan_bits, out):
+    """The float bit patterns of float arg-reduction keys (``order_key``'s inverse).
 
-    ``minimum`` says the keys were inverted (``KEY_FLOAT_MIN``); ``shift`` is the
-    width less one, ``mask`` every bit but the sign, both of the keys' type. The
-    greatest key is a NaN, written as *nan_bits*; a zero comes back as +0.0.
-    Serial and small: one call replaces the handful of NumPy operations that
-    dominated a small ``max``.
+    ``xmask`` is 0 (a maximum's keys) or -1 (a minimum's), ``shift`` the width less
+    one, ``fmask`` every bit but the sign, all of the keys' type. The greatest key
+    is a NaN, written as *nan_bits*; a zero comes back as +0.0. Serial and small:
+    one call replaces the handful of NumPy operations that dominated a small ``max``.
     """
+    top = fmask
     for i in range(keys.size):
         k = keys[i]
-        if k == mask:
+        if k == top:
             out[i] = nan_bits
         else:
-            if minimum:
-                k = same_type(~k, k)
-            out[i] = k ^ same_type(same_type(k >> shift, k) & mask, k)
+            k = same_type(k ^ xmask, k)
+            # a negative key is minus a negative float's magnitude: k - 1 is the
+            # magnitude's bits flipped, and flipping them back keeps the sign bit
+            out[i] = same_type(same_type(k - 1, k) ^ fmask, k) if k < 0 else k

@@ -27,7 +27,7 @@ its own run serially).
 Extreme scans (``cummax``/``cummin``) compare the order-preserving integer keys
 of ``kernels.reduce`` on the integer bit view of any dtype; the key map is
 chosen by run-time masks so that one kernel per element width serves every
-dtype, both directions and float16 (see :func:`_key`). The running state is
+dtype, both directions and float16 (see :func:`.common.order_key`). The running state is
 (key, value bits, index); an element takes over when its key is ``>=`` the running
 key, which is exactly PyTorch's rule: ties pass to the later element, a NaN
 (the greatest key) takes over from anything and only a NaN takes over from it.
@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import factory, helper, kernel, part_range
-from .common import block_offset, load, same_type
+from .common import block_offset, load, order_key
 from .reduce import OP_PROD, OP_SUM, _row_update, _task
 
 #: The three phases of a chunked scan (see the module docstring); an unchunked
@@ -318,23 +318,6 @@ def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides,
 # ------------------------------------------------------------- cummax and cummin
 
 
-@helper
-def _key(b, shift, fmask, fone, xmask, expo, top):
-    """Order-preserving signed key of the bit pattern b (any dtype, see below).
-
-    Floats (``fmask`` = all bits but the sign, ``fone`` = 1): a negative number's
-    magnitude is negated, so -0.0 and +0.0 both map to 0; a NaN of either sign
-    becomes ``top``, the greatest key. Integers (``fmask = fone = 0``, ``expo``
-    = 0): the bits themselves. ``xmask`` then flips the sign bit (unsigned types
-    and bool, viewed as signed) and/or every bit (a minimum: ``~`` reverses the
-    order of two's-complement integers).
-    """
-    s = same_type(b >> shift, b)
-    k = same_type(same_type(b ^ same_type(s & fmask, b), b) + same_type(s & fone, b), b)
-    k = same_type(k ^ xmask, b)
-    return top if same_type(b & fmask, b) > expo else k
-
-
 @njit(cache=True)
 def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at, shift, fmask,
                  fone, xmask, expo, top):
@@ -350,7 +333,7 @@ def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at
         row = base[p:p + m]
         for i in range(m):
             b = row[i]
-            k = _key(b, shift, fmask, fone, xmask, expo, top)
+            k = order_key(b, shift, fmask, fone, xmask, expo, top)
             take = k >= keys[i]
             keys[i] = max(k, keys[i])
             obits[i] = b if take else prev_bits[i]
@@ -358,7 +341,7 @@ def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at
     else:
         for i in range(m):
             b = base[p + i * stride]
-            k = _key(b, shift, fmask, fone, xmask, expo, top)
+            k = order_key(b, shift, fmask, fone, xmask, expo, top)
             take = k >= keys[i]
             keys[i] = max(k, keys[i])
             obits[i] = b if take else prev_bits[i]
@@ -369,7 +352,7 @@ def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at
 def extreme_kernel(bits_dtype: str):
     """The cummax/cummin kernel for one element width (``bits_dtype`` int8..int64).
 
-    Arguments after the view: the key masks (see :func:`_key`), then ``keys``,
+    Arguments after the view: the key masks (see :func:`.common.order_key`), then ``keys``,
     ``bits``, ``index`` (outer * mid, chunks, inner; ``index`` of the index dtype)
     scratch for the running state, and the outputs ``values`` (bits dtype) and ``indices`` (int32 or
     int64), both (outer, n, mid, inner).
@@ -477,7 +460,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
         oi = oindices[j0:j1]
         for t in range(seg.size):
             b = seg[t]
-            kb = _key(b, shift, fmask, fone, xmask, expo, top)
+            kb = order_key(b, shift, fmask, fone, xmask, expo, top)
             take = kb >= k
             k = max(kb, k)
             v = b if take else v
@@ -488,7 +471,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
         write = ovalues.size > 0
         for j in range(j0, j1):
             b = base[p + j * stride]
-            kb = _key(b, shift, fmask, fone, xmask, expo, top)
+            kb = order_key(b, shift, fmask, fone, xmask, expo, top)
             take = kb >= k
             k = max(kb, k)
             v = b if take else v
