@@ -457,7 +457,7 @@ def test_bench_plot_writes_png(tmp_path, capsys):
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_warmup_runs(capsys, jobs):
-    rc = cli.main(["warmup", "--ops", "argmax,sum", "--dtypes", "float32,int16,bool", "--jobs", jobs])
+    rc = cli.main(["warmup", "--ops", "argmax,sum", "--dtypes", "float32,uint16,bool", "--jobs", jobs])
     out = capsys.readouterr().out
     assert f"in {jobs} process" in out
     assert rc == 0, out
