@@ -476,6 +476,28 @@ def _run_phases(kern, work: int, chunks: int, *args) -> None:
     run(kern, work, K.PHASE_SCAN, *args)
 
 
+def _planned_phases(kern):
+    """:func:`_run_phases` for a plan, whose key fixes the type of every argument.
+
+    An unchunked call on the calling thread (every small scan) goes straight to
+    the kernel's compiled function for those types, found at its first such call,
+    without Numba's dispatch (as ``_jit.planned_run`` does for reductions)."""
+    entry = None
+
+    def call(work: int, chunks: int, *args) -> None:
+        nonlocal entry
+        if chunks > 1 or chunks_pay(work):
+            _run_phases(kern, work, chunks, *args)
+            return
+        if entry is None:
+            from numba import typeof
+
+            entry = kern.compile(tuple(typeof(a) for a in (0, 1, K.PHASE_SCAN, *args)))
+        entry(0, 1, K.PHASE_SCAN, *args)
+
+    return call
+
+
 def _numeric_base(x: np.ndarray):
     """(how to get the base of arrays like *x*, table) for kernels that read values:
     float16 as bits and a table, bool as uint8."""
@@ -546,6 +568,7 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     carry_shape = (view.outer * view.mid, chunks, view.inner)
     out_shape, work = view.out_shape, x.size
     empty = _alloc.empty_function(out_shape, acc_dtype)
+    call = _planned_phases(K.scan_values)
 
     def plan(x):
         if flatten:
@@ -554,7 +577,7 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
             x = x.astype(convert, copy=False)
         out = empty(out_shape, acc_dtype)
         carry = np.empty(carry_shape, acc_dtype)
-        _run_phases(K.scan_values, work, chunks, base_of(x), *args, carry, out)
+        call(work, chunks, base_of(x), *args, carry, out)
         return _rounded(out, res_dtype).reshape(shape)
 
     return plan
@@ -580,6 +603,7 @@ def _logcumsumexp_plan(op, x, axis, reverse):
     out_shape, work = view.out_shape, x.size
     out_dtype = np.float32 if res_dtype == np.float16 else res_dtype
     empty = _alloc.empty_function(out_shape, out_dtype)
+    call = _planned_phases(K.scan_logaddexp)
 
     def plan(x):
         if flatten:
@@ -588,7 +612,7 @@ def _logcumsumexp_plan(op, x, axis, reverse):
             x = x.astype(convert)
         out = empty(out_shape, out_dtype)
         carry = np.empty(carry_shape, np.float64)
-        _run_phases(K.scan_logaddexp, work, chunks, base_of(x), *args, carry, out)
+        call(work, chunks, base_of(x), *args, carry, out)
         return _rounded(out, res_dtype).reshape(shape)
 
     return plan
@@ -631,6 +655,7 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
                       (*_view_args(view, block, builtins.max(view.n, 1)), *masks))}
     out_shape, work = view.out_shape, x.size
     empty = _alloc.empty_function(out_shape, np.int64)
+    call = _planned_phases(kern)
 
     def plan(x):
         if flatten:
@@ -640,8 +665,8 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
         state_index = np.empty(lanes, index_dtype)
         values = empty(out_shape, bits)
         indices = empty(out_shape, index_dtype)
-        _run_phases(kern, work, chunks, make_base(x).view(bits), *args, keys, state_bits,
-                    state_index, values, indices)
+        call(work, chunks, make_base(x).view(bits), *args, keys, state_bits, state_index,
+             values, indices)
         return ValuesIndices(values.view(dtype).reshape(shape), indices.reshape(shape))
 
     return plan
