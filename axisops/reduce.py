@@ -781,9 +781,11 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     to_values = _values_from_keys(dtype, view_dtype, masks)
     in_order = list(view.kept_order) == sorted(view.kept_order)
 
+    mode = K.WITH_INDEX if want_index else K.AS_VALUES if chunks == 1 else K.KEYS_ONLY
+
     def finish(keys, index):
-        if not want_index:
-            res = to_values(keys[:, 0, :] if chunks == 1 else keys.max(axis=1))
+        if not want_index:  # in one chunk the kernel wrote the values' bits
+            res = keys[:, 0, :].view(dtype) if chunks == 1 else to_values(keys.max(axis=1))
         else:
             if chunks == 1:
                 best = index[:, 0, :]
@@ -808,7 +810,7 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     def plan(x):
         keys = np.empty(keys_shape, view_dtype)
         index = np.empty(index_shape, np.int64)
-        call(work, make_base(x), split, whole, want_index, keys, index)
+        call(work, make_base(x), split, whole, mode, keys, index)
         if direct:
             return index.reshape(out_shape)[()] if scalar else index.reshape(out_shape)
         return finish(keys, index)
@@ -824,27 +826,18 @@ def _with_masks(geometry: tuple, masks: tuple) -> tuple:
 
 
 def _values_from_keys(dtype: np.dtype, keys_dtype: np.dtype, masks: tuple):
-    """The function that inverts the kernels' order-preserving keys (see
-    ``kernels.common.order_key``; *masks* as made by ``_dtypes.key_masks``) into
-    values of *dtype*, its constants made once.
-
-    A float extreme that is a zero comes back as +0.0 whatever the sign of the
-    zeros it was taken from (they compare equal), and a NaN as the default NaN.
-    """
-    fmask, _, xmask, _ = masks
-    if dtype.kind != "f":
-        if xmask == 0:  # a signed maximum: the keys are the values
-            return lambda keys: keys.view(dtype)
-        xor, flip = np.bitwise_xor, np.array(xmask)  # a 0-d array: 0.55 us, a scalar 1.5
-        return lambda keys: xor(keys, flip, keys).view(dtype)
-    t = keys_dtype.type
-    constants = (xmask, t(keys_dtype.itemsize * 8 - 1), fmask,
-                 np.array(np.nan, dtype).view(keys_dtype)[()])
+    """The function that turns the kernels' order-preserving keys (see
+    ``kernels.common.order_key``; *masks* as made by ``_dtypes.key_masks``) back into
+    values of *dtype* (``kernels.reduce.key_bits``): a float extreme that is a zero
+    comes back as +0.0 whatever the sign of the zeros it was taken from (they
+    compare equal), and a NaN as the default NaN."""
+    fmask, _, xmask, expo = masks
+    top = keys_dtype.type(np.iinfo(keys_dtype).max)
 
     def values(keys):
         keys = np.ascontiguousarray(keys)
         bits = np.empty(keys.shape, keys_dtype)
-        K.float_keys_to_bits(keys.reshape(-1), *constants, bits.reshape(-1))
+        K.keys_to_bits(keys.reshape(-1), fmask, xmask, top, expo, bits.reshape(-1))
         return bits.view(dtype)
 
     return values

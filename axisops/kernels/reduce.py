@@ -33,6 +33,8 @@ from .common import block_offset, block_size, load, order_key, same_type
 
 OP_SUM, OP_PROD = 0, 1
 COMBINE_CASCADE, COMBINE_ORDERED, COMBINE_ANY = 0, 1, 2
+#: what ``reduce_arg`` writes (see :func:`arg_kernel`)
+KEYS_ONLY, WITH_INDEX, AS_VALUES = 0, 1, 2
 #: elements tested at once when looking for the first position of a maximum
 _FIND_BLOCK = 128
 
@@ -646,7 +648,7 @@ def _row_max4(keys, base, p, row_stride, stride, shift, fmask, fone, xmask, expo
 
 @factory
 def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
-    """Greatest key, and with ``with_index`` its first position, of a buffer of
+    """Greatest key, and in WITH_INDEX mode its first position, of a buffer of
     ``bits_dtype`` (int8 to int64): max, min, argmax and argmin of every dtype of
     that width and kind (*floats*, or integers and bool), by the masks (see above).
 
@@ -655,9 +657,11 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     (with the masks as run-time values the integer loops ran 2x (int32) to 6x
     (uint8) slower).
 
-    ``best_index`` is not touched without ``with_index`` (``max``/``min`` need only
-    the key, which maps back to the value). ``with_index`` is a run-time flag
-    tested outside the inner loops: one compiled kernel serves both. The loop
+    ``mode`` (a run-time value tested outside the inner loops: one compiled kernel
+    serves all three) is KEYS_ONLY, WITH_INDEX (the first position of the greatest
+    key into ``best_index``, untouched otherwise) or AS_VALUES: the keys, once
+    found, are turned back into the values' bits in place (``key_bits``), which a
+    ``max`` or ``min`` in one chunk per output returns as they are. The loop
     order is a constant of the kernel (the ``row`` argument is then unused):
     each compiled kernel holds one order only, which halves a first call's
     compile time.
@@ -672,7 +676,7 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     ZERO = KT(0)
 
     @kernel
-    def reduce_arg(part, parts, base, geo, with_index, best_keys, best_index):
+    def reduce_arg(part, parts, base, geo, mode, best_keys, best_index):
         """``geo`` is the view's geometry (see :func:`_geometry`) followed by the
         masks fmask, fone, xmask, expo: one argument for Numba to unbox, not five."""
         (offset, inner, inner_stride, n, n_stride, chunk_len, inner_block,
@@ -686,6 +690,7 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
             fmask = ZERO
             fone = ZERO
             expo = ZERO
+        with_index = mode == WITH_INDEX
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
         total = n * block_size(red_shape)
@@ -738,11 +743,11 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
                         p = p_red + i * inner_stride
                         if fast_floats:
                             seg = base[p + j0:p + j1]
-                            m, mode, target = _float_run_key(seg, SHIFT, fmask, xmask, expo, TOP)
+                            m, find, target = _float_run_key(seg, SHIFT, fmask, xmask, expo, TOP)
                             if m > keys[i]:
                                 keys[i] = m
                                 if with_index:
-                                    index[i] = r * n + j0 + _find_bits(seg, mode, target, fmask)
+                                    index[i] = r * n + j0 + _find_bits(seg, find, target, fmask)
                             continue
                         m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, SHIFT, fmask, fone,
                                             xmask, expo, TOP))
@@ -752,26 +757,32 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
                                 index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m, SHIFT,
                                                                  fmask, fone, xmask, expo, TOP)
                     t += j1 - j0
+            if mode == AS_VALUES:  # this task's keys are final
+                for i in range(keys.size):
+                    keys[i] = key_bits(keys[i], fmask, xmask, TOP, expo)
 
     return reduce_arg
 
 
-@njit(cache=True)
-def float_keys_to_bits(keys, xmask, shift, fmask, nan_bits, out):
-    """The float bit patterns of float arg-reduction keys (``order_key``'s inverse).
+@helper
+def key_bits(k, fmask, xmask, top, expo):
+    """The bits of the element whose ``order_key`` is *k* (its inverse; the masks as
+    there, ``top`` the greatest key): a NaN (the key ``top`` of a float) comes back
+    as the default NaN, a zero as +0.0."""
+    if fmask != 0 and k == top:  # the default NaN: the exponent's bits and the
+        # mantissa's highest (half of the lowest bit above the mantissa)
+        return same_type(expo | same_type(same_type(same_type(fmask ^ expo, k) + 1, k) >> 1, k), k)
+    k = same_type(k ^ xmask, k)
+    # a float's negative key is minus its magnitude: k - 1 is the magnitude's bits
+    # flipped, and flipping them back (fmask) keeps the sign bit
+    return same_type(same_type(k - 1, k) ^ fmask, k) if fmask != 0 and k < 0 else k
 
-    ``xmask`` is 0 (a maximum's keys) or -1 (a minimum's), ``shift`` the width less
-    one, ``fmask`` every bit but the sign, all of the keys' type. The greatest key
-    is a NaN, written as *nan_bits*; a zero comes back as +0.0. Serial and small:
-    one call replaces the handful of NumPy operations that dominated a small ``max``.
-    """
-    top = fmask
+
+@njit(cache=True)
+def keys_to_bits(keys, fmask, xmask, top, expo, out):
+    """The bits of the elements whose keys are *keys* (see :func:`key_bits`), for a
+    ``max``/``min`` whose outputs were cut into chunks: the greatest of the
+    chunks' keys is taken first. Serial and small: one call replaces the handful of
+    NumPy operations that dominated a small ``max``."""
     for i in range(keys.size):
-        k = keys[i]
-        if k == top:
-            out[i] = nan_bits
-        else:
-            k = same_type(k ^ xmask, k)
-            # a negative key is minus a negative float's magnitude: k - 1 is the
-            # magnitude's bits flipped, and flipping them back keeps the sign bit
-            out[i] = same_type(same_type(k - 1, k) ^ fmask, k) if k < 0 else k
+        out[i] = key_bits(keys[i], fmask, xmask, top, expo)
