@@ -370,12 +370,19 @@ def planned_run(kern):
             run(kern, work, base, *split, *rest)
             return
         if entry is None:
-            from numba import typeof
-
-            entry = kern.compile(tuple(typeof(a) for a in (0, 1, base, *whole, *rest)))
+            entry = entry_point(kern, (0, 1, base, *whole, *rest))
         entry(0, 1, base, *whole, *rest)
 
     return call
+
+
+def entry_point(kern, args: tuple):
+    """*kern*'s compiled function for the Numba types of *args* (compiled or loaded
+    from the cache first if needed): a call to it skips Numba's dispatch. Only for
+    a plan's calls, whose arguments have those types on every call."""
+    from numba import typeof
+
+    return kern.compile(tuple(typeof(a) for a in args))
 
 
 def run(kern, work: int, *args) -> None:

@@ -773,7 +773,7 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     view_dtype = _dtypes.bits_view_dtype(x.dtype)
     masks = _dtypes.key_masks(x.dtype, view_dtype, invert=op in ("min", "argmin"))
     kern = K.arg_kernel(view_dtype.str, x.dtype.kind == "f", _row_order(view))
-    split, whole = (_with_masks(g, masks) for g in _geometries(view, chunk_len, chunks))
+    split, whole = (_with_xmask(g, masks[2]) for g in _geometries(view, chunk_len, chunks))
     keys_shape = (view.outer, chunks, view.inner)
     index_shape = (view.outer, chunks, view.inner if want_index else 0)
     make_base = _viewed(base_maker(x), view_dtype)
@@ -818,9 +818,10 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     return plan
 
 
-def _with_masks(geometry: tuple, masks: tuple) -> tuple:
-    """An arg-reduction kernel's geometry: the view's, then the key masks."""
-    geo = np.concatenate([geometry[0], np.array(masks, np.int64)])
+def _with_xmask(geometry: tuple, xmask) -> tuple:
+    """An arg-reduction kernel's geometry: the view's, then the key mask ``xmask``
+    (the kernel's other masks are its constants)."""
+    geo = np.append(geometry[0], np.int64(xmask))
     geo.flags.writeable = False
     return (geo,)
 

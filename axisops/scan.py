@@ -31,7 +31,7 @@ import numpy as np
 from . import _alloc, _complex, _dtypes
 from ._axes import normalize_axis
 from ._dispatch import dispatched
-from ._jit import run
+from ._jit import entry_point, run
 from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, many_short_rows, needs_copy, scan_view
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
@@ -490,9 +490,7 @@ def _planned_phases(kern):
             _run_phases(kern, work, chunks, *args)
             return
         if entry is None:
-            from numba import typeof
-
-            entry = kern.compile(tuple(typeof(a) for a in (0, 1, K.PHASE_SCAN, *args)))
+            entry = entry_point(kern, (0, 1, K.PHASE_SCAN, *args))
         entry(0, 1, K.PHASE_SCAN, *args)
 
     return call
@@ -642,7 +640,7 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
         return lambda x: ValuesIndices(np.empty(shape, dtype), np.empty(shape, index_dtype))
     view = scan_view(x, axis)
     block, chunks, chunk_len = _split(view)
-    bits = np.dtype(f"i{x.dtype.itemsize}")
+    bits = _dtypes.bits_view_dtype(x.dtype)
     kern = K.extreme_kernel(bits.str)
     make_base = base_maker(x)
     masks = _dtypes.key_masks(x.dtype, bits, invert)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .._dtypes import key_masks
 from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, block_size, load, order_key, same_type
 
@@ -652,10 +653,11 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     ``bits_dtype`` (int8 to int64): max, min, argmax and argmin of every dtype of
     that width and kind (*floats*, or integers and bool), by the masks (see above).
 
-    For integers the float masks are replaced by zeros of the kernel's own, which
-    LLVM folds: ``order_key`` becomes ``b ^ xmask``, one instruction per element
-    (with the masks as run-time values the integer loops ran 2x (int32) to 6x
-    (uint8) slower).
+    Only ``xmask`` (the direction, and an unsigned type's sign flip) is a run-time
+    value; the other masks follow from the width and kind and are the kernel's
+    constants, which LLVM folds: for integers ``order_key`` becomes ``b ^ xmask``,
+    one instruction per element (with those masks as run-time values the integer
+    loops ran 2x (int32) to 6x (uint8) slower).
 
     ``mode`` (a run-time value tested outside the inner loops: one compiled kernel
     serves all three) is KEYS_ONLY, WITH_INDEX (the first position of the greatest
@@ -673,23 +675,19 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     TOP = KT(np.iinfo(dt).max)
     LOWEST = KT(np.iinfo(dt).min)  # no key is below it
     FLOATS = floats
-    ZERO = KT(0)
+    FMASK, FONE, _, EXPO = key_masks(np.dtype(f"{'f' if floats else 'i'}{dt.itemsize}"), dt,
+                                     invert=False)
 
     @kernel
     def reduce_arg(part, parts, base, geo, mode, best_keys, best_index):
-        """``geo`` is the view's geometry (see :func:`_geometry`) followed by the
-        masks fmask, fone, xmask, expo: one argument for Numba to unbox, not five."""
+        """``geo`` is the view's geometry (see :func:`_geometry`) followed by
+        ``xmask``: one argument for Numba to unbox, not two."""
         (offset, inner, inner_stride, n, n_stride, chunk_len, inner_block,
          outer_shape, outer_strides, red_shape, red_strides) = _geometry(geo)
-        xmask = KT(geo[geo.size - 2])
-        if FLOATS:
-            fmask = KT(geo[geo.size - 4])
-            fone = KT(geo[geo.size - 3])
-            expo = KT(geo[geo.size - 1])
-        else:  # constants: see above
-            fmask = ZERO
-            fone = ZERO
-            expo = ZERO
+        xmask = KT(geo[geo.size - 1])
+        fmask = FMASK  # constants: see above
+        fone = FONE
+        expo = EXPO
         with_index = mode == WITH_INDEX
         outer = best_keys.shape[0]
         chunks = best_keys.shape[1]
