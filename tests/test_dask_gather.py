@@ -20,6 +20,14 @@ X_CHUNKS = {
     "one chunk": (-1, -1, -1),
 }
 SHAPE = (7, 9, 5)
+#: x's shape under the size-one chunking: a task per element (and per pair of chunks
+#: for a gather), so a smaller x, whose 60 chunks still make every tree and route
+#: several levels deep
+SIZE_ONE_SHAPE = (4, 5, 3)
+
+
+def _shape(chunks: str) -> tuple:
+    return SIZE_ONE_SHAPE if chunks == "size one" else SHAPE
 
 
 def _same(got, want):
@@ -28,9 +36,9 @@ def _same(got, want):
     assert np.array_equal(got, want, equal_nan=want.dtype.kind in "fc")
 
 
-def _data(dtype=np.float64):
+def _data(dtype=np.float64, shape=SHAPE):
     rng = np.random.default_rng(0)
-    a = rng.standard_normal(SHAPE) * 10
+    a = rng.standard_normal(SHAPE)[:shape[0], :shape[1], :shape[2]] * 10
     if np.dtype(dtype).kind == "c":
         return (a + 1j * a[::-1]).astype(dtype)
     if np.dtype(dtype).kind == "f":
@@ -43,14 +51,15 @@ def _data(dtype=np.float64):
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
 def test_take_along_axis_matches_the_numpy_path(chunks, axis, mode):
     rng = np.random.default_rng(axis)
-    n = SHAPE[axis]
-    shape = list(SHAPE)
+    x_shape = _shape(chunks)
+    n = x_shape[axis]
+    shape = list(x_shape)
     shape[axis] = 11
     low, high = (-n, n) if mode == "raise" else (-2 * n, 2 * n)
     idx = rng.integers(low, high, shape)
     dtypes = (np.float64, np.int16, np.float16, np.bool_) if chunks == "uneven" else (np.float32,)
     for dtype in dtypes:
-        a = _data(dtype)
+        a = _data(dtype, x_shape)
         x = da.from_array(a, chunks=X_CHUNKS[chunks])
         # size-one index chunks (a task per index) route the same whatever the dtype
         for index_chunks in ((4, 3, 2), 1) if chunks == "uneven" and dtype == dtypes[0] \
@@ -65,9 +74,7 @@ def test_take_along_axis_matches_the_numpy_path(chunks, axis, mode):
 @pytest.mark.parametrize("axis", [None, 0, 1, -1])
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip", "fill"])
 def test_take_with_numpy_and_dask_indices(chunks, axis, mode):
-    a = _data()
-    if chunks == "size one":  # a task per element and pair of chunks: a smaller x
-        a = a[:4, :5, :3]
+    a = _data(shape=_shape(chunks))
     x = da.from_array(a, chunks=X_CHUNKS[chunks])
     n = a.size if axis is None else a.shape[axis]
     low, high = (-n, n) if mode == "raise" else (-2 * n, 2 * n)
@@ -95,11 +102,12 @@ def test_take_of_numpy_indices_touches_only_the_chunks_hit():
 @pytest.mark.parametrize("batch_dims,q", [(0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (2, 1)])
 def test_gather_nd_matches_the_numpy_path(chunks, batch_dims, q):
     rng = np.random.default_rng(q)
+    x_shape = _shape(chunks)
     for dtype in (np.float64, np.int8, np.complex128):
-        a = _data(dtype)
+        a = _data(dtype, x_shape)
         x = da.from_array(a, chunks=X_CHUNKS[chunks])
-        dims = SHAPE[batch_dims:batch_dims + q]
-        idx = np.stack([rng.integers(-d, d, SHAPE[:batch_dims] + (6,)) for d in dims], -1)
+        dims = x_shape[batch_dims:batch_dims + q]
+        idx = np.stack([rng.integers(-d, d, x_shape[:batch_dims] + (6,)) for d in dims], -1)
         want = axisops.gather_nd(a, idx, batch_dims=batch_dims)
         _same(axisops.gather_nd(x, idx, batch_dims=batch_dims).compute(), want)
         lazy = da.from_array(idx, chunks=(2,) * (idx.ndim - 1) + (1,))
@@ -118,8 +126,9 @@ UPDATE_DTYPES = {np.float64: np.float64, np.float32: np.float64, np.float16: np.
 @pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
 def test_scatter_matches_the_numpy_path_bit_for_bit(chunks, axis, reduce):
     rng = np.random.default_rng(axis)
-    n = SHAPE[axis]
-    shape = list(SHAPE)
+    x_shape = _shape(chunks)
+    n = x_shape[axis]
+    shape = list(x_shape)
     shape[axis] = 12  # more updates than positions: every destination is hit repeatedly
     shape[(axis + 1) % 3] -= 2  # indices smaller than x outside the axis
     idx = rng.integers(-n, n, shape)
@@ -127,10 +136,10 @@ def test_scatter_matches_the_numpy_path_bit_for_bit(chunks, axis, reduce):
     for dtype, u_dtype in dtypes.items():
         if np.dtype(dtype).kind == "c" and reduce in ("max", "min"):
             continue
-        a = _data(dtype)
+        a = _data(dtype, x_shape)
         if dtype == np.uint64:
             a = (a.view(np.uint64) >> np.uint64(1)) | np.uint64(1 << 63)  # both halves
-        upd = _data(u_dtype)[:shape[0], :shape[1], :shape[2]] if shape[axis] <= SHAPE[axis] \
+        upd = _data(u_dtype, shape) if shape[axis] <= x_shape[axis] \
             else (rng.standard_normal(shape) * 3).astype(u_dtype)
         if dtype == np.float16 and reduce == "add":
             upd = (np.abs(upd) + 1000).astype(u_dtype)  # float16 sums round: float32 work shows
