@@ -37,6 +37,7 @@ True
 from __future__ import annotations
 
 import itertools
+import os
 import zlib
 
 import numpy as np
@@ -233,6 +234,15 @@ def case_params(dtypes=ALL_DTYPES, **options) -> list:
 
     return [pytest.param(name, a, id=name, marks=_marks(a.dtype))
             for name, a in cases(dtypes, **options)]
+
+
+def drawn_dtypes(dtypes) -> list:
+    """The dtypes a Hypothesis strategy draws from: those of *dtypes* in
+    :data:`CLASS_DTYPES`, or all of them under ``AXISOPS_TEST_EXHAUSTIVE=1`` (a draw
+    of another dtype of a class adds a compilation and nothing new to check)."""
+    if os.environ.get("AXISOPS_TEST_EXHAUSTIVE"):
+        return [np.dtype(d) for d in dtypes]
+    return [np.dtype(d) for d in dtypes if np.dtype(d) in CLASS_DTYPES]
 
 
 def dtype_params(dtypes=ALL_DTYPES) -> list:

@@ -41,7 +41,7 @@ def _workload(seed: int):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((6, 40, 33)).astype(np.float32)
     x[1, 3, 4] = np.nan
-    ints = rng.integers(-50, 50, (40, 33)).astype(np.int32)
+    ints = rng.integers(-50, 50, (40, 33))  # int64: a dtype class the other files compile too
     idx = rng.integers(0, 40, (6, 40, 33))
     image = rng.standard_normal((2, 3, 9, 9))
     g = rng.standard_normal((6, 33))

@@ -424,7 +424,7 @@ def _large(shape, dtype, seed, near_one=False):
 
 LARGE = [
     ((3, 70000), np.float32), ((70000, 3), np.float32), ((5, 300, 7), np.float32),
-    ((200003,), np.float32), ((70000, 3), np.float64), ((3, 70000), np.int32),
+    ((200003,), np.float32), ((70000, 3), np.float64), ((3, 70000), np.int64),
     ((150000, 2), np.float16),
 ]
 

@@ -10,16 +10,17 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from cases import mismatch
+from cases import drawn_dtypes, mismatch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import axisops
 
-DTYPES = [np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint64,
-          np.float16, np.float32, np.float64]
-INT_DTYPES = [np.bool_, np.int8, np.int16, np.int64, np.uint8, np.uint32, np.uint64]
+DTYPES = drawn_dtypes([np.bool_, np.int8, np.int32, np.int64, np.uint8, np.uint16, np.uint64,
+                       np.float16, np.float32, np.float64])
+INT_DTYPES = drawn_dtypes([np.bool_, np.int8, np.int16, np.int64, np.uint8, np.uint16, np.uint32,
+                           np.uint64])
 SETTINGS = settings(max_examples=50, deadline=None)
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
