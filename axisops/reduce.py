@@ -671,6 +671,12 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         make_base = _viewed(make_base, np.uint16)
     elif x.dtype == np.bool_:
         make_base = _viewed(make_base, np.uint8)
+    # Integer sums and products wrap modulo 2**64 alike in int64 and uint64: one
+    # kernel accumulates both in int64 (and reads uint64 input as int64), so a
+    # first uint64 call after an int64 one compiles nothing
+    kernel_acc = np.dtype(np.int64) if combine == K.COMBINE_ANY else acc_dtype
+    if combine == K.COMBINE_ANY and x.dtype == np.uint64:
+        make_base = _viewed(make_base, np.int64)
     split, whole = _geometries(view, chunk_len, chunks)
     rest = (K.OP_PROD if op == "prod" else K.OP_SUM, table)
     kern, work, x_shape = K.value_kernel(_row_order(view), combine), x.size, x.shape
@@ -694,8 +700,10 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     call = planned_run(kern)
 
     def plan(x):
-        partial = np.empty(partial_shape, acc_dtype)
+        partial = np.empty(partial_shape, kernel_acc)
         call(work, make_base(x), split, whole, *rest, partial)
+        if kernel_acc != acc_dtype:
+            partial = partial.view(acc_dtype)
         if direct:  # the kernel's output is the result
             return partial.reshape(out_shape)[()] if scalar else partial.reshape(out_shape)
         return finish(partial)

@@ -507,6 +507,16 @@ def _numeric_base(x: np.ndarray):
     return make_base, None
 
 
+def _kernel_acc(acc_dtype: np.dtype) -> np.dtype:
+    """The dtype the kernel accumulates *acc_dtype* in: integer sums and products wrap
+    modulo 2**64 alike in int64 and uint64, so both run as int64 (one compilation)."""
+    return np.dtype(np.int64) if acc_dtype.kind in "iu" else acc_dtype
+
+
+def _as_int64(base_of):
+    return lambda x: base_of(x).view(np.int64)
+
+
 def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
     return _planned(op, _sum_or_prod_plan, x, axis, dtype, exclusive, reverse)
 
@@ -549,7 +559,7 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     convert = None
     if res_dtype == np.bool_:  # a logical scan of the elements' truth values
         convert = np.dtype(np.bool_)
-    elif acc_dtype != _dtypes.sum_dtypes(x.dtype, None, op)[1]:
+    elif _kernel_acc(acc_dtype) != _kernel_acc(_dtypes.sum_dtypes(x.dtype, None, op)[1]):
         # A dtype= that changes the accumulator: convert once, so that the kernel is
         # compiled per input dtype (with its own accumulator) and not per pair.
         convert = acc_dtype
@@ -561,11 +571,14 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     # sequential product doesn't (inf * 0 = NaN).
     block, chunks, chunk_len = _split(view, ordered=op == "cumprod" and acc_dtype.kind == "f")
     base_of, table = _numeric_base(x)
+    kernel_acc = _kernel_acc(acc_dtype)
+    if kernel_acc.kind == "i" and x.dtype == np.uint64:
+        base_of = _as_int64(base_of)
     args = (*_view_args(view, block, chunk_len), K.OP_PROD if op == "cumprod" else K.OP_SUM,
             bool(exclusive), bool(reverse), table)
     carry_shape = (view.outer * view.mid, chunks, view.inner)
     out_shape, work = view.out_shape, x.size
-    empty = _alloc.empty_function(out_shape, acc_dtype)
+    empty = _alloc.empty_function(out_shape, kernel_acc)
     call = _planned_phases(K.scan_values)
 
     def plan(x):
@@ -573,10 +586,10 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
             x = x.reshape(-1)
         if convert is not None:
             x = x.astype(convert, copy=False)
-        out = empty(out_shape, acc_dtype)
-        carry = np.empty(carry_shape, acc_dtype)
+        out = empty(out_shape, kernel_acc)
+        carry = np.empty(carry_shape, kernel_acc)
         call(work, chunks, base_of(x), *args, carry, out)
-        return _rounded(out, res_dtype).reshape(shape)
+        return _rounded(out.view(acc_dtype), res_dtype).reshape(shape)
 
     return plan
 
