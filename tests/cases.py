@@ -31,7 +31,7 @@ name, so adding a pattern never changes the values of the others.
 True
 >>> all(a.ndim <= 2 for _, a in cases(dtypes=[np.int8], max_ndim=2))
 True
->>> list(axes(2))
+>>> list(axes(2, every_name=True))
 [None, 0, 1, -1, -2, (), (0, 1), (-1, 0), (1, 0)]
 """
 from __future__ import annotations
@@ -240,7 +240,7 @@ def drawn_dtypes(dtypes) -> list:
     """The dtypes a Hypothesis strategy draws from: those of *dtypes* in
     :data:`CLASS_DTYPES`, or all of them under ``AXISOPS_TEST_EXHAUSTIVE=1`` (a draw
     of another dtype of a class adds a compilation and nothing new to check)."""
-    if os.environ.get("AXISOPS_TEST_EXHAUSTIVE"):
+    if EXHAUSTIVE:
         return [np.dtype(d) for d in dtypes]
     return [np.dtype(d) for d in dtypes if np.dtype(d) in CLASS_DTYPES]
 
@@ -263,23 +263,39 @@ def order_sensitive(name) -> bool:
     return "-extremes" in name
 
 
-def axes(ndim, *, multi=True):
+#: The exhaustive switch (tests/conftest.py) as the environment sets it: what a
+#: module-level list of cases needs to know before pytest's options are read.
+EXHAUSTIVE = bool(os.environ.get("AXISOPS_TEST_EXHAUSTIVE"))
+
+
+def axes(ndim, *, multi=True, every_name=EXHAUSTIVE):
     """Yield every kind of valid ``axis`` argument for an array of *ndim* dimensions.
 
-    ``None``; each axis as a non-negative and as a negative int; and with *multi*:
+    ``None``; each axis once, the last by its negative name (-1); and with *multi*:
     ``()``, every pair (ascending), a pair with a negative member, one in
     descending order, and the tuple of all axes when there are more than two.
+    With *every_name* (the exhaustive switch), each axis by both of its names: one
+    function (``normalize_axes``) maps the names, so the default names each axis once.
 
     >>> list(axes(0))
     [None, ()]
-    >>> list(axes(1))
-    [None, 0, -1, (), (0,), (-1,)]
-    >>> len(list(axes(5)))
+    >>> list(axes(2, multi=False, every_name=False))
+    [None, 0, -1]
+    >>> list(axes(2, multi=False, every_name=True))
+    [None, 0, 1, -1, -2]
+    >>> list(axes(1, every_name=False))
+    [None, -1, (), (0,), (-1,)]
+    >>> len(list(axes(5, every_name=True)))
     25
     """
     yield None
-    yield from range(ndim)
-    yield from range(-1, -ndim - 1, -1)
+    if every_name:
+        yield from range(ndim)
+        yield from range(-1, -ndim - 1, -1)
+    else:
+        yield from range(ndim - 1)
+        if ndim:
+            yield -1
     if not multi:
         return
     yield ()
@@ -294,13 +310,14 @@ def axes(ndim, *, multi=True):
         yield tuple(range(ndim))
 
 
-def single_axes(ndim, *, none=True):
-    """``axis`` arguments naming at most one axis: ``None`` (if *none*) and each int.
+def single_axes(ndim, *, none=True, every_name=EXHAUSTIVE):
+    """``axis`` arguments naming at most one axis: ``None`` (if *none*) and each axis
+    (see :func:`axes` for *every_name*).
 
-    >>> list(single_axes(2))
-    [None, 0, 1, -1, -2]
+    >>> list(single_axes(2, every_name=False))
+    [None, 0, -1]
     """
-    for axis in axes(ndim, multi=False):
+    for axis in axes(ndim, multi=False, every_name=every_name):
         if none or axis is not None:
             yield axis
 

@@ -181,8 +181,8 @@ def test_scatter_grad_matches_reference(name, x, rng):
     if x.ndim == 0:
         return
     failures = []
-    for axis in range(-1, x.ndim):
-        ax = axis % x.ndim
+    for ax in range(x.ndim):
+        axis = -1 if ax == x.ndim - 1 else ax  # the last axis by its negative name
         n = x.shape[ax]
         shapes = [x.shape, x.shape[:ax] + (2 * n + 1 if n else 0,) + x.shape[ax + 1:],
                   tuple(s - 1 if s >= 2 and d != ax else s for d, s in enumerate(x.shape))]
