@@ -87,14 +87,27 @@ def host(r) -> np.ndarray:
 LAYOUT_DTYPES = (np.dtype(np.float32), np.dtype(np.bool_), np.dtype(np.complex64))
 
 
-def device_cases(dtypes):
+#: The cases whose point is their values (ties, integer extremes, NaN, infinities,
+#: -0.0), in shapes the plain cases have.
+VALUE_CASES = ("-ties", "-extremes", "-special")
+
+
+def device_cases(dtypes, views: bool = True, values: bool = True):
     """The edge cases a device array can be: up to 3-D, all but unaligned views
-    (views only of :data:`LAYOUT_DTYPES` unless ``AXISOPS_TEST_EXHAUSTIVE`` is set)."""
-    every_layout = bool(os.environ.get("AXISOPS_TEST_EXHAUSTIVE"))
+    (views only of :data:`LAYOUT_DTYPES` unless ``AXISOPS_TEST_EXHAUSTIVE`` is set).
+
+    Unless ``AXISOPS_TEST_EXHAUSTIVE`` is set, *views* False leaves out the views
+    too, and *values* False the value cases (:data:`VALUE_CASES`): for the
+    parameters of a test that change neither how the device reads a layout nor
+    what it does with the values (an index mode of a gather, a scatter way, one of
+    two operators of one kernel), which run them once, with another parameter."""
+    every_case = bool(os.environ.get("AXISOPS_TEST_EXHAUSTIVE"))
     for name, a in cases(dtypes=dtypes, max_ndim=3):
         if "unaligned" in name:
             continue
-        if "-view-" in name and not every_layout and a.dtype not in LAYOUT_DTYPES:
+        if "-view-" in name and not every_case and (not views or a.dtype not in LAYOUT_DTYPES):
+            continue
+        if not (values or every_case) and any(v in name for v in VALUE_CASES):
             continue
         yield name, a
 

@@ -10,10 +10,16 @@ GIL already serialises them, and the simulator promises no interleaving. For
 those kernels (the element-wise ones, most launches), each thread's body runs in
 turn with its ``threadIdx``/``blockIdx`` seen as the simulator's own threads see
 them. Kernels that synchronise (the tree reductions, block scans, tile sorts)
-keep a Python thread per CUDA thread, with the simulator's semantics
-(``syncthreads`` releases the block when every live thread waits in it), but
-waiting on a condition instead of the simulator's polling loop, which spent most
-of such a launch calling ``Thread.is_alive``.
+keep a Python thread per CUDA thread (a stack to wait in ``syncthreads`` with),
+with the simulator's semantics (``syncthreads`` releases the block when every
+live thread waits in it), but the threads run one at a time, in order: each until
+it waits in ``syncthreads`` or ends, then it hands over to the next (a schedule
+CUDA allows: nothing orders a block's threads between barriers; a missing
+barrier shows as a thread reading what a later one has not written yet; every
+other block runs its threads last to first, so either direction shows). Eight
+runnable threads contending for the GIL made such a block cost ten times its
+Python (a thread pool reused across launches spares starting them too); the
+simulator itself polls ``Thread.is_alive`` for most of such a launch.
 
 The simulator's ``cuda.shared.array`` finds a block's array by the caller's
 line with a check-then-set that two threads can both pass, each then writing its
@@ -27,6 +33,7 @@ kernel (to compare, or to chase a suspected ordering bug).
 """
 from __future__ import annotations
 
+import collections
 import os
 import threading
 import types
@@ -77,65 +84,73 @@ class _Threading(types.ModuleType):
 
 
 class _Block:
-    """The state a block's threads share: a barrier over the threads still alive."""
+    """The state a block's threads share. One thread runs at a time: *ready* are
+    the threads to run before the barrier can open (in order), *arrived* those
+    waiting in ``syncthreads``; when no thread is ready, every live thread waits
+    in the barrier and *arrived* become the ready ones."""
 
-    def __init__(self, block_dim, count: int):
-        self.cond = threading.Condition()
-        self.alive = count
-        self.waiting = 0
-        self.generation = 0
+    def __init__(self, f, args, block_dim, threads: list[_BlockThread]):
+        self.f, self.args = f, args
+        self.ready: collections.deque[_BlockThread] = collections.deque(threads)
+        self.arrived: list[_BlockThread] = []
         self.abort = False
+        self.finished = threading.Semaphore(0)  # released when the last thread ends
         self.state = np.zeros(block_dim, dtype=np.bool_)
 
-    def release_if_all_wait(self) -> None:  # with cond held
-        if self.waiting and self.waiting == self.alive:
-            self.waiting = 0
-            self.generation += 1
-            self.cond.notify_all()
+    def run_next(self) -> None:
+        """Hand the block to its next thread, or to the launcher when all have ended
+        (called by the thread that stops running, or by the launcher to begin)."""
+        while True:
+            if not self.ready:
+                self.ready.extend(self.arrived)  # every live thread waits: the barrier opens
+                self.arrived.clear()
+            if not self.ready:
+                self.finished.release()
+                return
+            t = self.ready.popleft()
+            if t.started:
+                t.turn.release()
+                return
+            if not self.abort:  # a thread that never ran has nothing to end after a failure
+                t.started = True
+                _Worker.take().start_thread(t)
+                return
 
 
-class _BlockThread(threading.Thread):
+class _BlockThread:
     """A CUDA thread of a block that synchronises (the attributes and methods the
-    simulator's kernel API reads from ``threading.current_thread()``)."""
+    simulator's kernel API reads from ``threading.current_thread()``), run by a
+    :class:`_Worker` and waiting on *turn* while another thread of its block runs."""
 
-    def __init__(self, block: _Block, f, args, block_dim, block_point, thread_point):
-        super().__init__(daemon=True)
+    def __init__(self, block_dim, block_point, thread_point):
         seq = _SequentialThread(block_dim, block_point, thread_point)
         self.blockIdx, self.threadIdx, self.thread_id = seq.blockIdx, seq.threadIdx, \
             seq.thread_id
-        self.block, self._call = block, (f, args)
+        self.block: _Block
+        self.turn = threading.Semaphore(0)
+        self.started = False
         self.exception: BaseException | None = None
 
-    def run(self):
+    def run(self) -> None:
         b = self.block
         try:
-            f, args = self._call
-            f(*args)
+            b.f(*b.args)
         except BaseException as e:
             t, c = self.threadIdx, self.blockIdx
             self.exception = e
             e.add_note(f"in simulated thread tid=[{t.x}, {t.y}, {t.z}] "
                        f"ctaid=[{c.x}, {c.y}, {c.z}]")
-            with b.cond:
-                b.abort = True
-                b.cond.notify_all()
-        finally:
-            with b.cond:
-                b.alive -= 1
-                b.release_if_all_wait()
+            b.abort = True
 
     def syncthreads(self):
         b = self.block
-        with b.cond:
-            if b.abort:
-                raise RuntimeError(_ABORTED)
-            generation = b.generation
-            b.waiting += 1
-            b.release_if_all_wait()
-            while b.generation == generation and not b.abort:
-                b.cond.wait()
-            if b.abort:
-                raise RuntimeError(_ABORTED)
+        if b.abort:
+            raise RuntimeError(_ABORTED)
+        b.arrived.append(self)
+        b.run_next()
+        self.turn.acquire()
+        if b.abort:
+            raise RuntimeError(_ABORTED)
 
     def _vote(self, value, combine):
         t = self.threadIdx
@@ -155,14 +170,66 @@ class _BlockThread(threading.Thread):
         return self._vote(value, lambda s: 1 if np.any(s) else 0)
 
 
+class _Worker(threading.Thread):
+    """A Python thread that runs simulated CUDA threads, one after another; idle
+    ones wait in a pool for the next block (starting threads was most of what a
+    small block cost)."""
+
+    def __init__(self):
+        super().__init__(daemon=True, name="simulated CUDA thread")
+        self.go = threading.Semaphore(0)
+        self.thread: _BlockThread | None = None
+
+    @classmethod
+    def take(cls) -> _Worker:
+        with _pool_lock:
+            if _idle_workers:
+                return _idle_workers.pop()
+        worker = cls()
+        worker.start()
+        return worker
+
+    def start_thread(self, t: _BlockThread) -> None:
+        self.thread = t
+        self.go.release()
+
+    def run(self):
+        while True:
+            self.go.acquire()
+            t = self.thread
+            assert t is not None
+            _local.thread = t
+            try:
+                t.run()
+            finally:
+                _local.thread = None
+                self.thread = None
+                with _pool_lock:
+                    _idle_workers.append(self)
+                t.block.run_next()
+
+
+_idle_workers: list[_Worker] = []
+_pool_lock = threading.Lock()
+
+
+#: blocks that synchronise run so far: every other one runs its threads last to
+#: first, so that a missing barrier shows whichever way the data flows between
+#: threads (a reader before its writer in one order is after it in the other)
+_blocks_run = 0
+
+
 def _run_threaded(f, args, block_dim, grid_point) -> None:
-    points = list(np.ndindex(*block_dim))
-    block = _Block(block_dim, len(points))
-    threads = [_BlockThread(block, f, args, block_dim, grid_point, p) for p in points]
+    global _blocks_run
+    threads = [_BlockThread(block_dim, grid_point, p) for p in np.ndindex(*block_dim)]
+    _blocks_run += 1
+    if _blocks_run % 2:
+        threads.reverse()
+    block = _Block(f, args, block_dim, threads)
     for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+        t.block = block
+    block.run_next()
+    block.finished.acquire()
     errors = [t.exception for t in threads if t.exception is not None]
     first = [e for e in errors if _ABORTED not in str(e)]
     if first or errors:

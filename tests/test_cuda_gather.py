@@ -38,7 +38,10 @@ def along_indices(rng, x_shape, axis, low, high):
 def test_take_along_axis_matches_the_numpy_path(mode, dtype):
     rng = np.random.default_rng(7)
     problems: list[str] = []
-    for name, a in device_cases([dtype]):
+    # the mode is how an index resolves, whatever x's layout and values (bits are
+    # moved): by default the views and the value cases run with "wrap" (negative and
+    # wrapped indices), the plain and empty cases with every mode
+    for name, a in device_cases([dtype], views=mode == "wrap", values=mode == "wrap"):
         if a.ndim == 0:
             continue
         for axis in {0, a.ndim - 1}:
@@ -136,7 +139,13 @@ def scatter_way(request, monkeypatch):
 def test_scatter_matches_the_numpy_paths_bits(reduce, dtype, scatter_way):
     rng = np.random.default_rng(9)
     problems: list[str] = []
-    for name, a in device_cases([dtype]):
+    # x's layout is read once, by the copy into the result, before either way: by
+    # default the views run with the lanes and reduce=None. The sorted way's own
+    # kernels (keys, sort, runs) see only the indices, and it combines with the lane
+    # way's _apply: by default it runs every reduce of every dtype on the 1-D, 2-D
+    # (with host indices and scalar updates) and 3-D cases, the lanes every case
+    lanes = scatter_way == "lanes"
+    for name, a in device_cases([dtype], views=lanes and reduce is None, values=lanes):
         if a.ndim == 0 or a.size == 0:
             continue
         for axis in {0, a.ndim - 1}:
@@ -257,7 +266,7 @@ def gradient_of(a, dtype, rng):
 
 @pytest.mark.parametrize("mode", ["raise", "wrap", "fill"])
 @pytest.mark.parametrize("dtype", dtype_params(GRAD_DTYPES))
-def test_gather_gradients_match_the_numpy_paths_bits(mode, dtype, scatter_way):
+def test_gather_gradients_match_the_numpy_paths_bits(mode, dtype, scatter_way, exhaustive):
     rng = np.random.default_rng(12)
     problems: list[str] = []
     for x_shape, axis in [((5,), 0), ((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 1), ((6,), None)]:
@@ -267,8 +276,12 @@ def test_gather_gradients_match_the_numpy_paths_bits(mode, dtype, scatter_way):
         idx = rng.integers(low, high, (7,) if axis is None else (2, 4))
         fwd = np.zeros(x_shape)
         g = gradient_of(axisops.take(fwd, idx, axis, mode=mode), dtype, rng)
-        check(axisops.grad.take, g, True, problems, f"take {x_shape} {axis}",
-              indices=on_device(idx.astype(np.int32)), x_shape=x_shape, axis=axis, mode=mode)
+        # take's lanes share their indices: with several lanes they are sorted once
+        # whatever the way (scatter_into), so by default that runs with the lanes
+        if exhaustive or scatter_way == "lanes" or math.prod(x_shape) == n:
+            check(axisops.grad.take, g, True, problems, f"take {x_shape} {axis}",
+                  indices=on_device(idx.astype(np.int32)), x_shape=x_shape, axis=axis,
+                  mode=mode)
         # take_along_axis, with the leading part of x (indices smaller)
         along = rng.integers(low, high, (7,) if axis is None else
                              tuple(5 if k == axis else max(1, s - 1) for k, s in
@@ -276,9 +289,11 @@ def test_gather_gradients_match_the_numpy_paths_bits(mode, dtype, scatter_way):
         g = gradient_of(axisops.take_along_axis(fwd, along, axis, mode=mode), dtype, rng)
         check(axisops.grad.take_along_axis, g, True, problems, f"along {x_shape} {axis}",
               indices=along, x_shape=x_shape, axis=axis, mode=mode)
-    # gather_nd, with batch dimensions and repeated tuples
+    # gather_nd, with batch dimensions and repeated tuples; it has no mode: by
+    # default it runs with "raise" only
     x_shape = (2, 3, 4)
-    for batch_dims, q in [(0, 1), (0, 2), (1, 1), (1, 2)]:
+    for batch_dims, q in [(0, 1), (0, 2), (1, 1), (1, 2)] if exhaustive or mode == "raise" \
+            else []:
         dims = x_shape[batch_dims:batch_dims + q]
         tuples = np.stack([rng.integers(-d, d, x_shape[:batch_dims] + (5,)) for d in dims], -1)
         g = gradient_of(axisops.gather_nd(np.zeros(x_shape), tuples, batch_dims=batch_dims),
@@ -328,7 +343,7 @@ def test_gather_gradient_errors_are_the_numpy_paths(scatter_way):
 
 @pytest.mark.parametrize("reduce", [None, "add", "mul", "max", "min"])
 @pytest.mark.parametrize("dtype", dtype_params([np.bool_, np.int32, np.float16, np.float32, np.float64]))
-def test_scatter_gradient_matches_the_numpy_path(reduce, dtype, scatter_way):
+def test_scatter_gradient_matches_the_numpy_path(reduce, dtype, scatter_way, exhaustive):
     rng = np.random.default_rng(14)
     problems: list[str] = []
     for x_shape, axis, i_shape in [((5,), 0, (7,)), ((3, 4), 0, (5, 3)), ((3, 4), 1, (2, 6)),
@@ -343,6 +358,12 @@ def test_scatter_gradient_matches_the_numpy_path(reduce, dtype, scatter_way):
         label = f"{x_shape} axis={axis}"
         check(axisops.grad.scatter, g, True, problems, label, x=on_device(x),
               indices=on_device(idx), updates=on_device(upd), axis=axis, reduce=reduce)
+        if scatter_way == "runs" and not exhaustive:
+            # what larger and broadcast updates change (their upload and C-order
+            # copy, the gradient's padding and sums) comes before or after the
+            # scatter, the same for both ways (whose reads of updates with stride 0
+            # test_scatter_matches_the_numpy_paths_bits runs): by default with the lanes
+            continue
         larger = np.concatenate([upd, upd], axis=axis) if upd.ndim else upd
         check(axisops.grad.scatter, g, True, problems, f"{label} larger updates", x=x,
               indices=idx, updates=larger, axis=axis, reduce=reduce)
@@ -399,7 +420,14 @@ def test_scatter_of_shared_indices_sorts_them_once(dtype, reduce, monkeypatch):
     assert ran, "the shared-index way did not run"
 
 
-@pytest.mark.parametrize("reduce", [None, "add", "mul", "max"])
+# A complex gradient scatters (scatter_into, whose way the fixture picks) only for
+# None: add reads g at the destinations, mul sorts them whatever the way, max
+# raises. By default those three run with the lanes only.
+@pytest.mark.parametrize(("reduce", "scatter_way"), [
+    pytest.param(reduce, way, id=f"{way}-{reduce}",
+                 marks=[pytest.mark.exhaustive] if way == "runs" and reduce else [])
+    for way in ("lanes", "runs") for reduce in (None, "add", "mul", "max")],
+    indirect=["scatter_way"])
 def test_complex_scatter_gradient_matches_the_numpy_path(reduce, scatter_way):
     rng = np.random.default_rng(16)
     problems: list[str] = []
