@@ -376,6 +376,27 @@ def planned_run(kern):
     return call
 
 
+def planned_call(kern):
+    """:func:`run` of *kern* for a plan whose key fixes the Numba type of every
+    argument: ``call(work, *args)`` splits large work between threads as :func:`run`
+    does, and runs small work on the calling thread through the kernel's compiled
+    function for those types (found at the first such call), without Numba's
+    dispatch. A read-only flag the key does not fix changes no argument's data
+    model (the kernels read their inputs only)."""
+    entry = None
+
+    def call(work, *args):
+        nonlocal entry
+        if runs_in_parallel(work):
+            run(kern, work, *args)
+            return
+        if entry is None:
+            entry = entry_point(kern, (0, 1, *args))
+        entry(0, 1, *args)
+
+    return call
+
+
 def entry_point(kern, args: tuple):
     """*kern*'s compiled function for the Numba types of *args* (compiled or loaded
     from the cache first if needed): a call to it skips Numba's dispatch. Only for

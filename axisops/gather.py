@@ -52,7 +52,7 @@ from . import _alloc, _complex, _dtypes, _jit
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._indices import as_index_array, check_in_range
-from ._jit import run
+from ._jit import planned_call, run
 from ._layout import c_strides, coalesce, many_short_rows, strided_base
 from ._layout import int64_vector as _vec
 from ._plan import PlanCache, array_key, axis_key, base_maker
@@ -618,14 +618,14 @@ def _along_plan_direct(x, indices, axis, mode):
     head = (offset, _vec(outer), _vec(x_outer), _vec(i_outer), n, xs[axis] if n > 1 else 0)
     tail = (ioffset, m, istr[axis], _vec(rest[:-1]), _vec(x_rest[:-1]), _vec(i_rest[:-1]),
             inner, x_inner, i_inner, block, jchunk, mode_code)
-    kern = K.take_along
+    call = planned_call(K.take_along)
 
     def plan(x, indices, fill_value):
         fill = fill_bits(fill_value)
         ibase = make_ibase(to_int64(indices))
         bad = np.zeros(tasks, np.uint8)
         out = alloc((size,), bits)
-        run(kern, size, make_base(x), *head, ibase, *tail, fill, bad, out)
+        call(size, make_base(x), *head, ibase, *tail, fill, bad, out)
         if np.count_nonzero(bad):
             check_in_range(indices, n, op, negative=True)
         return out.view(dtype).reshape(out_shape)
@@ -813,12 +813,12 @@ def _rows_plan(x, offset, outer_shape, outer_strides, idx_outer, m, n, n_shape, 
     tail = (idx_outer, m, n, _vec(n_shape), _vec(n_strides), _vec(rest_shape[:-1]),
             _vec(rest_str[:-1]), inner, inner_stride, jchunk, mode)
     raising, same = mode == K.MODE_RAISE, dtype == bits
-    kern = K.take_rows
+    call = planned_call(K.take_rows)
 
     def gather(x, idx, fill):
         bad = np.zeros(tasks, np.uint8)
         out = alloc((size,), bits)
-        run(kern, size, make_base(x), *head, idx, *tail, fill, bad, out)
+        call(size, make_base(x), *head, idx, *tail, fill, bad, out)
         if raising and np.count_nonzero(bad):
             return None
         return out if same else out.view(dtype)

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import _alloc, _complex, _dtypes
 from ._dispatch import dispatched
-from ._jit import run
+from ._jit import planned_call
 from ._layout import strided_base
 from ._plan import PlanCache, array_key, base_maker
 from .kernels import window as K
@@ -266,7 +266,7 @@ def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
     make_base = base_maker(x)
     size = math.prod(shape)
     alloc = _alloc.empty_function((size,), bits)
-    kern = K.unfold_channels_last if channels_last else K.unfold_rows
+    call = planned_call(K.unfold_channels_last if channels_last else K.unfold_rows)
     args = (offset, xs, geo.array(spatial, positions), batch, channels, bits.type(0))
 
     same = dtype == bits  # gathers move bits: the same-width integer view of x
@@ -274,7 +274,7 @@ def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
     def plan(x):
         out = alloc((size,), bits)
         base = make_base(x)
-        run(kern, size, base if same else base.view(bits), *args, out)
+        call(size, base if same else base.view(bits), *args, out)
         return (out if same else out.view(dtype)).reshape(shape)
 
     return plan
@@ -327,14 +327,15 @@ def _fold_plan(cols, output_size, kernel_size, dilation, padding, stride, channe
     alloc = _alloc.empty_function((elements,), work)
     args = (offset, np.array(cs, np.int64), geo.array(size, positions), batch, channels)
     planes = batch * channels
+    if channels_last:
+        kern = K.fold_channels_last
+    else:  # whole planes read the columns front to back; rows when planes are few
+        kern = K.fold_planes if planes >= _MIN_PLANES else K.fold_rows
+    call = planned_call(kern)
 
     def plan(cols):
-        if channels_last:
-            kern = K.fold_channels_last
-        else:  # whole planes read the columns front to back; rows when planes are few
-            kern = K.fold_planes if planes >= _MIN_PLANES else K.fold_rows
         out = alloc((elements,), work)
-        run(kern, work_size, make_base(convert(cols)), *args, out)
+        call(work_size, make_base(convert(cols)), *args, out)
         return _finish(out.reshape(shape), dtype)
 
     return plan

@@ -30,3 +30,27 @@ def scheduler(request):
     name = "threads" if request.node.get_closest_marker("threads") else "sync"
     with dask.config.set(scheduler=name):
         yield name
+
+
+def forbid_kernels(monkeypatch) -> None:
+    """Make every CPU kernel call raise ``AssertionError`` for the rest of the test.
+
+    Kernels run through ``_jit.run`` or through a compiled entry point a plan found
+    with ``_jit.entry_point`` at its first call: plans are made afresh (none holds
+    an entry point bound earlier), and both functions raise wherever the library's
+    modules took them by name."""
+    import sys
+
+    from axisops import _jit, _plan
+
+    def forbidden(*args, **kwargs):
+        raise AssertionError("a kernel ran while the graph was built")
+
+    gates = (_jit.run, _jit.entry_point)
+    monkeypatch.setattr(_plan.PlanCache, "get", lambda self, key: None)
+    monkeypatch.setattr(_plan.PlanCache, "put", lambda self, key, plan: plan)
+    for name, module in list(sys.modules.items()):
+        if name == "axisops" or name.startswith("axisops."):
+            for attr, value in list(vars(module).items()):
+                if any(value is gate for gate in gates):
+                    monkeypatch.setattr(module, attr, forbidden)
