@@ -78,7 +78,7 @@ def test_reduction_options_and_errors():
     problems: list[str] = []
     check(axisops.sum, a, False, problems, "dtype float64", axis=1, dtype=np.float64)
     check(axisops.sum, a.astype(np.int8), True, problems, "int8 as int8", axis=0, dtype=np.int8)
-    check(axisops.mean, a.astype(np.int32), False, problems, "mean of ints", axis=0)
+    check(axisops.mean, a.astype(np.int64), False, problems, "mean of ints", axis=0)
     check(axisops.argmax, a, True, problems, "int32 indices", axis=None, index_dtype=np.int32)
     assert not problems, "\n".join(problems)
     with pytest.raises(np.exceptions.AxisError):

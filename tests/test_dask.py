@@ -53,7 +53,7 @@ def test_reductions_match_the_numpy_path(chunks, axis):
         got = getattr(axisops, op)(x, axis=axis)
         assert isinstance(got, da.Array)
         _same(got.compute(), getattr(axisops, op)(a, axis=axis), exact=op in ("max", "min"))
-    ints = _data(np.int32, chunks=chunks)
+    ints = _data(np.int64, chunks=chunks)
     xi = da.from_array(ints, chunks=CHUNKINGS[chunks])
     _same(axisops.sum(xi, axis=axis, keepdims=True).compute(),
           axisops.sum(ints, axis=axis, keepdims=True), exact=True)
