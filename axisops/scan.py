@@ -668,16 +668,22 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
     empty = _alloc.empty_function(out_shape, np.int64)
     call = _planned_phases(kern)
 
+    # The kernel writes int64 indices whatever index_dtype asks (int32 converted
+    # after): one compilation per element width, not two
+    narrow = index_dtype != np.int64
+
     def plan(x):
         if flatten:
             x = x.reshape(-1)
         chunks, lanes, args = splits[chunks_pay(work)]
         keys, state_bits = np.empty(lanes, bits), np.empty(lanes, bits)
-        state_index = np.empty(lanes, index_dtype)
+        state_index = np.empty(lanes, np.int64)
         values = empty(out_shape, bits)
-        indices = empty(out_shape, index_dtype)
+        indices = empty(out_shape, np.int64)
         call(work, chunks, make_base(x).view(bits), *args, keys, state_bits, state_index,
              values, indices)
+        if narrow:
+            indices = indices.astype(index_dtype)
         return ValuesIndices(values.view(dtype).reshape(shape), indices.reshape(shape))
 
     return plan
