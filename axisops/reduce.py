@@ -649,6 +649,13 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
             dtype=bool))
     if count == 0 or x.size == 0:
         return lambda x: _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
+    default_acc = (_dtypes.mean_dtypes(x.dtype, None) if op == "mean"
+                   else _dtypes.sum_dtypes(x.dtype, None, op))[1]
+    if acc_dtype.kind == "f" and acc_dtype != default_acc:
+        # A dtype= that asks for another float accumulator: x converted first (as
+        # NumPy converts each element before adding it), so the kernel is compiled per
+        # accumulator, not per pair of input and accumulator (as the scans do)
+        return lambda x: _value_reduction(op, x.astype(acc_dtype), axes, keepdims, dtype)
 
     view = reduction_view(x, axes, keep_order=False)
     if acc_dtype.kind != "f":
