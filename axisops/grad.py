@@ -563,10 +563,13 @@ def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool
     work = np.float32 if dtype == np.float16 else dtype
     x3, g3 = _lanes(x, axis, work), _lanes(g, axis, work)
     out = np.empty(x3.shape, work)
-    run(_scan_kernels.cumprod_vjp, out.size, x3, g3, bool(exclusive), bool(reverse), out)
+    rescue = np.zeros((x3.shape[0], x3.shape[2]), np.uint8)
+    run(_scan_kernels.cumprod_vjp, out.size, x3, g3, bool(exclusive), bool(reverse),
+        np.finfo(work).smallest_normal, out, rescue)
     # lanes where a running product or sum may have left the float range on its
-    # own: again with mantissas and exponents apart (see cumprod_vjp_scaled)
-    lane_o, lane_i = np.nonzero(~np.all(_normal(out), axis=1))
+    # own, or passed through subnormals: again with mantissas and exponents apart
+    # (see cumprod_vjp_scaled)
+    lane_o, lane_i = np.nonzero(~np.all(_normal(out), axis=1) | (rescue != 0))
     if lane_o.size:
         xs, gs = x3[lane_o, :, lane_i][..., None], g3[lane_o, :, lane_i][..., None]
         xm, xe = np.frexp(xs)

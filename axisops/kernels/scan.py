@@ -531,7 +531,7 @@ def _scaled_sum(am, ae, bm, be, pow2, half):
 
 
 @kernel
-def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
+def cumprod_vjp(part, parts, x, g, exclusive, reverse, tiny, out, rescue):
     """Gradient of a cumulative product without dividing: dx_k = P_k * S_k.
 
     In scan order, ``P_k`` is the product of the elements before step k and
@@ -543,7 +543,9 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
     P and S are plain running values: ``grad.cumprod`` runs
     :func:`cumprod_vjp_scaled` again on the lanes whose result is not a normal
     float (inf, NaN, 0 or subnormal), where one of them may have left the range
-    on its own.
+    on its own, and on the lanes this kernel flags in *rescue* (outer, inner):
+    where P or S was subnormal on the way (nonzero and below *tiny*, the smallest
+    normal), which keeps few bits of precision even where the result is normal.
     """
     outer, n, inner = x.shape
     blocks = (inner + _GRAD_BLOCK - 1) // _GRAD_BLOCK
@@ -559,7 +561,10 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
             qp = q
             q = _position(j, n, reverse)
             for i in range(i0, i1):
-                os[q, i] = os[qp, i] * xs[qp, i]
+                p = os[qp, i] * xs[qp, i]
+                os[q, i] = p
+                if p != 0 and abs(p) < tiny:
+                    rescue[o, i] = 1
         s = np.zeros(i1 - i0, out.dtype)
         for j in range(n - 1, -1, -1):
             q = _position(j, n, reverse)
@@ -574,7 +579,10 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, out):
                 for i in range(i0, i1):
                     s[i - i0] = (gs[qn, i] if exclusive else gs[q, i]) + xs[qn, i] * s[i - i0]
             for i in range(i0, i1):
-                os[q, i] = os[q, i] * s[i - i0]
+                v = s[i - i0]
+                if v != 0 and abs(v) < tiny:
+                    rescue[o, i] = 1
+                os[q, i] = os[q, i] * v
 
 
 @kernel
