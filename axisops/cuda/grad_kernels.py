@@ -338,7 +338,8 @@ def cumprod_lanes(geo, lanes, x, g, exclusive, reverse, consts, max_exp, pow2, o
     """``grad.cumprod`` of a real work dtype, a thread per lane: the CPU's
     ``cumprod_vjp`` (``dx_k = P_k * S_k``, P the product before step k, S a
     backward recurrence), and ``cumprod_vjp_scaled`` again for a lane whose result
-    is not all normal floats. x (a), g (b) and out (c) are of the work dtype."""
+    is not all normal floats or whose P or S went subnormal on the way. x (a), g
+    (b) and out (c) are of the work dtype."""
     lane = cuda.grid(1)
     if lane >= lanes:
         return
@@ -349,12 +350,16 @@ def cumprod_lanes(geo, lanes, x, g, exclusive, reverse, consts, max_exp, pow2, o
     xa, ga, oa = _lane_start(lane, geo)
     one = consts[C_ONE]
     zero = one - one
+    tiny = consts[C_TINY]
     p = one
+    # as the CPU's cumprod_vjp: a lane whose P or S passes through a subnormal
+    # (nonzero, below tiny) is computed again below, even where its result is normal
+    normal = True
     for j in range(n):
         q = _at(j, n, reverse)
         out[oa + q * so] = p
+        normal = normal and (p == zero or abs(p) >= tiny)
         p = p * x[xa + q * sx]
-    normal = True
     s = zero
     for i in range(n):
         j = n - 1 - i
@@ -369,7 +374,7 @@ def cumprod_lanes(geo, lanes, x, g, exclusive, reverse, consts, max_exp, pow2, o
             s = h + x[xa + qn * sx] * s
         v = out[oa + q * so] * s
         out[oa + q * so] = v
-        normal = normal and _normal(v, consts)
+        normal = normal and _normal(v, consts) and (s == zero or abs(s) >= tiny)
     if normal:
         return
     half = consts[C_HALF]
