@@ -94,6 +94,17 @@ def _accumulator(res: np.dtype) -> np.dtype:
     return np.dtype(np.int64)
 
 
+def kernel_accumulator(acc: np.dtype) -> np.dtype:
+    """The dtype a sum or product kernel accumulates *acc* in: integer sums and
+    products wrap modulo 2**64 alike in int64 and uint64, so both run as int64 (one
+    compilation; the result is viewed as *acc*).
+
+    >>> kernel_accumulator(np.dtype(np.uint64))
+    dtype('int64')
+    """
+    return np.dtype(np.int64) if acc.kind in "iu" else acc
+
+
 def bits_view_dtype(dtype: np.dtype) -> np.dtype:
     """The signed integer dtype of *dtype*'s width, as which the arg-reduction and
     cummax/cummin kernels read its elements (their order comes from :func:`key_masks`)."""

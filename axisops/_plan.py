@@ -131,3 +131,8 @@ def base_maker(x: np.ndarray):
     if not any(s < 0 for s in strides):
         return lambda y: _readonly(y.transpose(order).reshape(-1))
     return lambda y: _readonly(y[flip].transpose(order).reshape(-1))
+
+
+def viewed(make_base, dtype):
+    """*make_base* (see :func:`base_maker`) with its base seen as *dtype*."""
+    return lambda x: make_base(x).view(dtype)

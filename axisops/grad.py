@@ -562,14 +562,7 @@ def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool
     dtype = np.result_type(x.dtype, g.dtype, np.float16)
     work = np.float32 if dtype == np.float16 else dtype
     x3, g3 = _lanes(x, axis, work), _lanes(g, axis, work)
-    out = np.empty(x3.shape, work)
-    rescue = np.zeros((x3.shape[0], x3.shape[2]), np.uint8)
-    run(_scan_kernels.cumprod_vjp, out.size, x3, g3, bool(exclusive), bool(reverse),
-        np.finfo(work).smallest_normal, out, rescue)
-    # lanes where a running product or sum may have left the float range on its
-    # own, or passed through subnormals: again with mantissas and exponents apart
-    # (see cumprod_vjp_scaled)
-    lane_o, lane_i = np.nonzero(~np.all(_normal(out), axis=1) | (rescue != 0))
+    out, (lane_o, lane_i) = _plain_cumprod_grad(x3, g3, exclusive, reverse, work)
     if lane_o.size:
         xs, gs = x3[lane_o, :, lane_i][..., None], g3[lane_o, :, lane_i][..., None]
         xm, xe = np.frexp(xs)
@@ -579,6 +572,18 @@ def cumprod(g: ArrayLike, x: ArrayLike, axis: int | None = None, exclusive: bool
             ge.astype(np.int64), _powers_of_half(work), bool(exclusive), bool(reverse), om, oe)
         out[lane_o, :, lane_i] = np.ldexp(om, oe)[..., 0]
     return out.astype(dtype, copy=False).reshape(x_shape)
+
+
+def _plain_cumprod_grad(x3, g3, exclusive, reverse, work):
+    """``cumprod_vjp`` on (outer, n, inner) lanes of *work* dtype: (the plain
+    gradient, the (outer, inner) indices of the lanes to compute again with
+    mantissas and exponents apart (see ``cumprod_vjp_scaled``): where a result is
+    not a normal float, or a running product or sum passed through subnormals)."""
+    out = np.empty(x3.shape, work)
+    rescue = np.zeros((x3.shape[0], x3.shape[2]), np.uint8)
+    run(_scan_kernels.cumprod_vjp, out.size, x3, g3, bool(exclusive), bool(reverse),
+        np.finfo(work).smallest_normal, out, rescue)
+    return out, np.nonzero(~np.all(_normal(out), axis=1) | (rescue != 0))
 
 
 def _normal(a: np.ndarray) -> np.ndarray:

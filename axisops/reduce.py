@@ -27,7 +27,7 @@ from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
 from ._jit import planned_run
 from ._layout import ReductionView, needs_copy, reduction_view, restore_kept_order
-from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
+from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy, viewed
 from .kernels import reduce as K
 from .typing import ArrayLike, ArrayOrScalar, Axis, DTypeLike, Shape
 
@@ -675,15 +675,14 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     make_base = base_maker(x)
     if x.dtype == np.float16:
         table = _dtypes.float16_table()
-        make_base = _viewed(make_base, np.uint16)
+        make_base = viewed(make_base, np.uint16)
     elif x.dtype == np.bool_:
-        make_base = _viewed(make_base, np.uint8)
-    # Integer sums and products wrap modulo 2**64 alike in int64 and uint64: one
-    # kernel accumulates both in int64 (and reads uint64 input as int64), so a
+        make_base = viewed(make_base, np.uint8)
+    # integers accumulate in int64 whether signed or not, uint64 read as int64: a
     # first uint64 call after an int64 one compiles nothing
-    kernel_acc = np.dtype(np.int64) if combine == K.COMBINE_ANY else acc_dtype
-    if combine == K.COMBINE_ANY and x.dtype == np.uint64:
-        make_base = _viewed(make_base, np.int64)
+    kernel_acc = _dtypes.kernel_accumulator(acc_dtype)
+    if kernel_acc.kind == "i" and x.dtype == np.uint64:
+        make_base = viewed(make_base, np.int64)
     split, whole = _geometries(view, chunk_len, chunks)
     rest = (K.OP_PROD if op == "prod" else K.OP_SUM, table)
     kern, work, x_shape = K.value_kernel(_row_order(view), combine), x.size, x.shape
@@ -729,10 +728,6 @@ def _pairwise_chunks(partial: np.ndarray) -> np.ndarray:
         pairs = partial[:, :half] + partial[:, half:2 * half]
         partial = pairs if partial.shape[1] % 2 == 0 else np.concatenate([pairs, partial[:, 2 * half:]], axis=1)
     return partial[:, 0, :]
-
-
-def _viewed(make_base, dtype):
-    return lambda x: make_base(x).view(dtype)
 
 
 def _empty_value_reduction(op, out_shape, res_dtype, count):
@@ -791,7 +786,7 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     split, whole = (_with_xmask(g, masks[2]) for g in _geometries(view, chunk_len, chunks))
     keys_shape = (view.outer, chunks, view.inner)
     index_shape = (view.outer, chunks, view.inner if want_index else 0)
-    make_base = _viewed(base_maker(x), view_dtype)
+    make_base = viewed(base_maker(x), view_dtype)
     work, dtype, x_shape = x.size, x.dtype, x.shape
     to_values = _values_from_keys(dtype, view_dtype, masks)
     in_order = list(view.kept_order) == sorted(view.kept_order)

@@ -34,7 +34,7 @@ from ._dispatch import dispatched
 from ._jit import entry_point, run
 from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, many_short_rows, needs_copy, scan_view
-from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy
+from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy, viewed
 from .kernels import scan as K
 from .typing import Array, ArrayLike, DTypeLike
 
@@ -501,20 +501,10 @@ def _numeric_base(x: np.ndarray):
     float16 as bits and a table, bool as uint8."""
     make_base = base_maker(x)
     if x.dtype == np.float16:
-        return (lambda x: make_base(x).view(np.uint16)), _dtypes.float16_table()
+        return viewed(make_base, np.uint16), _dtypes.float16_table()
     if x.dtype == np.bool_:
-        return (lambda x: make_base(x).view(np.uint8)), None
+        return viewed(make_base, np.uint8), None
     return make_base, None
-
-
-def _kernel_acc(acc_dtype: np.dtype) -> np.dtype:
-    """The dtype the kernel accumulates *acc_dtype* in: integer sums and products wrap
-    modulo 2**64 alike in int64 and uint64, so both run as int64 (one compilation)."""
-    return np.dtype(np.int64) if acc_dtype.kind in "iu" else acc_dtype
-
-
-def _as_int64(base_of):
-    return lambda x: base_of(x).view(np.int64)
 
 
 def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
@@ -556,10 +546,11 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, op)
     if x.size == 0:
         return lambda x: np.zeros(shape, res_dtype)
+    kernel_acc = _dtypes.kernel_accumulator(acc_dtype)
     convert = None
     if res_dtype == np.bool_:  # a logical scan of the elements' truth values
         convert = np.dtype(np.bool_)
-    elif _kernel_acc(acc_dtype) != _kernel_acc(_dtypes.sum_dtypes(x.dtype, None, op)[1]):
+    elif kernel_acc != _dtypes.kernel_accumulator(_dtypes.sum_dtypes(x.dtype, None, op)[1]):
         # A dtype= that changes the accumulator: convert once, so that the kernel is
         # compiled per input dtype (with its own accumulator) and not per pair.
         convert = acc_dtype
@@ -571,9 +562,8 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     # sequential product doesn't (inf * 0 = NaN).
     block, chunks, chunk_len = _split(view, ordered=op == "cumprod" and acc_dtype.kind == "f")
     base_of, table = _numeric_base(x)
-    kernel_acc = _kernel_acc(acc_dtype)
     if kernel_acc.kind == "i" and x.dtype == np.uint64:
-        base_of = _as_int64(base_of)
+        base_of = viewed(base_of, np.int64)
     args = (*_view_args(view, block, chunk_len), K.OP_PROD if op == "cumprod" else K.OP_SUM,
             bool(exclusive), bool(reverse), table)
     carry_shape = (view.outer * view.mid, chunks, view.inner)

@@ -313,12 +313,9 @@ class _Scaled:
         float), but not rounded where the rescue kernel ran."""
         x3 = np.ascontiguousarray(x3, self.work)
         g3 = np.ascontiguousarray(g3, self.work)
-        plain = np.empty(x3.shape, self.work)
-        rescue = np.zeros((x3.shape[0], x3.shape[2]), np.uint8)
-        _jit.run(_scan_kernels.cumprod_vjp, plain.size, x3, g3, bool(exclusive), False,
-                 np.finfo(self.work).smallest_normal, plain, rescue)
+        plain, (lane_o, lane_i) = _np_grad._plain_cumprod_grad(x3, g3, exclusive, False,
+                                                               self.work)
         m, e = self.of(plain)
-        lane_o, lane_i = np.nonzero(~np.all(_np_grad._normal(plain), axis=1) | (rescue != 0))
         if lane_o.size:
             xm, xe = np.frexp(x3[lane_o, :, lane_i][..., None])
             gm, ge = np.frexp(g3[lane_o, :, lane_i][..., None])
