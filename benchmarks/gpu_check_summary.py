@@ -86,9 +86,21 @@ def bench_lines(json_path: Path) -> list[str]:
     return lines
 
 
+def gpu_from_log(log: Path) -> str:
+    """The GPU that the versions phase saw (its ``device NAME cc ...`` line), for a
+    run without a bench; the simulator where the log says the run was dry."""
+    text = log.read_text() if log.exists() else ""
+    if "mode: real GPU" in text:
+        for line in text.splitlines():
+            if line.startswith("device ") and " cc " in line:
+                return line[len("device "):line.index(" cc ")]
+        return "a real GPU (name not logged)"
+    return "the CUDA simulator"
+
+
 def main(folder: str) -> int:
     out = Path(folder)
-    gpu = "the CUDA simulator"
+    gpu = gpu_from_log(out / "log.txt")
     for name in ("bench_full.json", "bench_quick.json"):
         if (out / name).exists():
             gpu = json.loads((out / name).read_text())["meta"]["gpu"]

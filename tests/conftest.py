@@ -126,6 +126,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "threads: a dask test whose graphs run on the threaded scheduler (the "
         "others run on the synchronous one: tests/dask_support.py)")
+    config.addinivalue_line(
+        "markers", "time_limit(seconds): this test's own AXISOPS_TEST_TIMEOUT when that is "
+        "set and lower (a test whose work is one long batch, such as the PTX compile check)")
 
 
 def pytest_collection_modifyitems(config, items):
@@ -202,6 +205,9 @@ def pytest_runtest_call(item):
     xdist worker is its own process, so each has its own alarm.
     """
     limit = float(os.environ.get("AXISOPS_TEST_TIMEOUT") or 0)
+    own = item.get_closest_marker("time_limit")
+    if limit > 0 and own is not None:
+        limit = max(limit, float(own.args[0]))
     if limit <= 0 or not hasattr(signal, "SIGALRM"):
         yield
         return

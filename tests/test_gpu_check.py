@@ -45,3 +45,17 @@ def test_a_missing_report_is_said_so(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "# GPU check: the CUDA simulator" in out
     assert "* tests: no report (the test phase did not finish; see tests.txt)" in out
+
+
+def test_a_run_without_a_bench_names_the_gpu_from_its_log(tmp_path, capsys):
+    # a tests-only rerun (GPU_CHECK_QUICK_BUDGET=0 GPU_CHECK_FULL_BENCH=0) once called
+    # the H100 "the CUDA simulator": the name came only from the bench's JSON
+    (tmp_path / "log.txt").write_text(
+        "mode: real GPU\nnumba sees a GPU: True\n"
+        "device NVIDIA H100 80GB HBM3 cc ComputeCapability(major=9, minor=0) SMs 132\n")
+    module = runpy.run_path(str(SCRIPT))
+    module["main"](str(tmp_path))
+    assert capsys.readouterr().out.splitlines()[0] == "# GPU check: NVIDIA H100 80GB HBM3"
+    (tmp_path / "log.txt").write_text("mode: dry (CUDA simulator)\n")
+    module["main"](str(tmp_path))
+    assert capsys.readouterr().out.splitlines()[0] == "# GPU check: the CUDA simulator"
