@@ -344,6 +344,59 @@ def test_nan_first_or_last_wins(op, dtype):
     assert f(x, axis=(0, 1)) == 1
 
 
+def _long_runs(dtype, rng):
+    """Rows of 3000 elements (three of the kernels' 1024-element scan blocks) whose
+    extreme, NaN or zero sits in a later block than the first: the blocked pass
+    over a contiguous run must carry the best block and the first NaN across."""
+    n = 3000
+    rows = []
+    top = 100 if np.dtype(dtype).itemsize == 1 else 1000
+    base = rng.integers(-top + 1, top, n).astype(dtype)
+    rows.append(base)                               # plain values
+    r = base.copy()
+    r[2500] = top
+    r[1100] = top
+    rows.append(r)                                  # a tie across blocks: the first wins
+    if np.dtype(dtype).kind == "f":
+        r = base.copy()
+        r[2100] = np.nan
+        r[2900] = np.nan
+        rows.append(r)                              # a NaN in the third block
+        r = base.copy()
+        r[1500] = -np.nan
+        rows.append(r)                              # a negative NaN
+        r = -np.abs(base) - 1
+        r[2800] = 0.0
+        r[300] = -0.0
+        rows.append(r)                              # the maximum a zero of either sign
+        r = np.abs(base) + 1
+        r[2200] = -0.0
+        r[1900] = 0.0
+        rows.append(r)                              # the minimum a zero of either sign
+        r = base.copy()
+        r[1200] = np.inf
+        r[2600] = -np.inf
+        rows.append(r)
+        r = -np.abs(base) - 1
+        rows.append(r)                              # every value negative
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "int32", "uint64"])
+def test_long_contiguous_runs_find_the_first_extreme(dtype, rng):
+    x = _long_runs(dtype, rng)
+    for op in ARG_OPS:
+        got = getattr(axisops, op)(x, axis=1)
+        assert got.dtype == np.int64 and got.shape == (x.shape[0],)
+        np.testing.assert_array_equal(got, getattr(np, op)(x, axis=1), err_msg=op)
+        for row, want in zip(x, getattr(np, op)(x, axis=1)):
+            assert getattr(axisops, op)(row) == want
+    for op in EXTREME_OPS:
+        got, want = getattr(axisops, op)(x, axis=1), getattr(np, op)(x, axis=1)
+        assert got.dtype == x.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want, err_msg=op)
+
+
 @pytest.mark.parametrize("op", EXTREME_OPS)
 @pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 def test_nan_propagates(op, dtype):
