@@ -133,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--sweep", action="store_true",
                        help="instead, a size sweep: every operator from 1K to 100M elements, "
                             "float32/float64/int32, C-ordered and transposed layouts, against "
-                            "NumPy and PyTorch; prints per operator the axisops/best-peer time "
+                            "NumPy and PyTorch, and bottleneck and numbagg for the reductions they have; "
+                            "prints per operator the axisops/best-peer time "
                             "ratio at ~1K and from 64K up (20-30 minutes on 2 cores; with --quick sizes "
                             "up to 1M, float32, two layouts: about a minute). --repeat and "
                             "--min-time set its samples per point; --markdown FILE puts its "

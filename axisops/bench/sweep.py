@@ -2,7 +2,7 @@
 
 The fixed benchmark (:mod:`axisops.bench`) times a few workloads on one large
 array.  The sweep asks a different question: *at which sizes, dtypes and
-layouts is axisops slower than NumPy or PyTorch?*  It times each public operator
+layouts is axisops slower than NumPy, PyTorch, bottleneck or numbagg?*  It times each public operator
 from about a thousand to a hundred million elements (1K, 8K, 64K, 1M, 8M and
 100M; ``--quick``: 1K, 64K and 1M), in float32, float64 and int32, on C-ordered
 and transposed inputs of several shapes (a *layout*: 1-D, tall ``(N/4, 4)``
@@ -107,10 +107,13 @@ __all__ = [
 # --------------------------------------------------------------------------
 # What the sweep covers
 
-#: The systems the sweep compares (ONNX Runtime is left to the fixed bench).
-SYSTEMS = ("axisops", "numpy", "torch")
+#: The systems the sweep compares (ONNX Runtime is left to the fixed bench);
+#: bottleneck and numbagg time their NaN-skipping reductions (nansum, nanmax,
+#: nanargmax, ...), which on the sweep's NaN-free data compute what axisops'
+#: plain ones do, and are "n/a" for every other operator.
+SYSTEMS = ("axisops", "numpy", "torch", "bottleneck", "numbagg")
 #: Warm-up order: the systems whose results others are checked against come first.
-CHECK_ORDER = ("numpy", "torch", "axisops")
+CHECK_ORDER = ("numpy", "torch", "bottleneck", "numbagg", "axisops")
 #: Every public operator, in table order.
 OPS = ("sum", "prod", "mean", "max", "min", "argmax", "argmin",
        "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
@@ -619,8 +622,23 @@ def torch_runner(op: str, inp: Inputs) -> Runner:
     return lambda: torch.nn.functional.fold(t, inp.image_size, k, padding=p)
 
 
+def _nan_peer_runner(library: str) -> Callable[[str, Inputs], Runner]:
+    """bottleneck's or numbagg's NaN-skipping reduction (``axisops.bench.reduce``),
+    NotImplementedError (reported as n/a) for the operators they do not have."""
+    from .reduce import nan_peer_factories
+
+    def runner(op: str, inp: Inputs) -> Runner:
+        if SPECS[op].family != "reduce":
+            raise NotImplementedError(f"{library} has no {op}")
+        return nan_peer_factories(op, inp.axis)[library](inp.x)
+
+    runner.__name__ = f"{library}_runner"
+    return runner
+
+
 RUNNERS: dict[str, Callable[[str, Inputs], Runner]] = {
     "axisops": axisops_runner, "numpy": numpy_runner, "torch": torch_runner,
+    "bottleneck": _nan_peer_runner("bottleneck"), "numbagg": _nan_peer_runner("numbagg"),
 }
 
 
