@@ -48,7 +48,7 @@ import warnings
 
 import numpy as np
 
-from . import _alloc, _complex, _dtypes, _jit
+from . import _alloc, _complex, _dtypes
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._indices import as_index_array, check_in_range
@@ -74,6 +74,14 @@ _TASK_ELEMENTS = 1 << 15
 #: task keeps its destinations (n rows of 1 KiB) in the core's cache.
 _GATHER_BLOCK_BYTES = 4096
 _SCATTER_BLOCK_BYTES = 1024
+#: Destination parts per scatter lane: one. The kernel can split a lane's
+#: destinations between threads (the same result, see ``kernels.gather``), but
+#: every part reads all of the lane's updates and skips the others' with a branch
+#: that random destinations mispredict half the time. Measured on an AMD EPYC,
+#: two threads with two parts against the lane on one: scatter add of 1M int32
+#: updates into a 1-D array 41.7 against 17.8 ms, (262144, 4) along axis 0 59.7
+#: against 22.1 ms (earlier: (4, 256K) int32 along axis 1 12.9 ms, torch 0.5).
+_ONE_DESTINATION_PART = 1
 #: With fewer lanes than this, long axes are split too (gathers) or lanes are
 #: split by destination range (scatter) to keep the cores busy.
 _MIN_TASKS = 16
@@ -764,7 +772,7 @@ def _scatter_plan_direct(x, indices, updates, axis, reduce):
     ustr = [0 if d < skip or upd.shape[d - skip] == 1 else ustr[d - skip]
             for d in range(indices.ndim)]
     lanes, go = _scatter_runner(x.shape, work.itemsize, indices.shape, axis, istr, ustr)
-    work_size, few_lanes = indices.size, lanes < _MIN_TASKS
+    work_size = indices.size
 
     def plan(x, indices, updates):
         if number:
@@ -772,7 +780,7 @@ def _scatter_plan_direct(x, indices, updates, axis, reduce):
         out = make_out(x)
         ibase = make_ibase(to_int64(indices))
         ubase = make_ubase(convert(updates))
-        parts = _destination_parts(lanes, n, work_size) if few_lanes else 1
+        parts = _ONE_DESTINATION_PART
         bad = np.zeros(lanes * parts, np.uint8)
         go(out.reshape(-1), ibase, ioffset, ubase, uoffset, parts, op_code, K.MODE_RAISE, bad,
            work_size)
@@ -1223,22 +1231,6 @@ def _scatter_runner(out_shape, itemsize: int, shape, axis: int, istr, ustr):
     return lanes, go
 
 
-def _destination_parts(lanes: int, n: int, work: int) -> int:
-    """Destination ranges each scatter lane is split into: with few lanes and a
-    call that runs in parallel, one per thread (the same result; see
-    ``kernels.gather``). Every part reads all of its lane's updates, so a call on
-    one thread keeps one part (scatter add along axis 1 of (4, 16K) float32: two
-    parts on one thread took 0.77 ms, torch 0.02)."""
-    if not _jit.runs_in_parallel(work):
-        return 1
-    threads = _jit.thread_limit()
-    # only when the lanes alone cannot keep the threads busy: with random
-    # destinations each part's filter is a mispredicted branch per update
-    # (scatter add along axis 1 of (4, 256K) int32: 12.9 ms with two parts per
-    # lane, torch 0.5)
-    return threads if lanes < threads and n >= 2 * threads else 1
-
-
 def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     """Run ``scatter_lanes`` into the C-contiguous *out*; True when an index was
     out of range under raise. *idx* and *upd* have the same shape, at most *out*'s
@@ -1246,7 +1238,7 @@ def _scatter_into(out, idx, upd, axis, op, mode) -> bool:
     ibase, ioffset, istr = strided_base(idx)
     ubase, uoffset, ustr = strided_base(upd)
     lanes, go = _scatter_runner(out.shape, out.itemsize, idx.shape, axis, istr, ustr)
-    parts = _destination_parts(lanes, out.shape[axis], idx.size)
+    parts = _ONE_DESTINATION_PART
     bad = np.zeros(lanes * parts, np.uint8)
     go(out.reshape(-1), ibase, ioffset, ubase, uoffset, parts, op, mode, bad, idx.size)
     return bool(np.count_nonzero(bad))

@@ -712,6 +712,27 @@ def test_index_and_update_views():
 
 # ------------------------------------------------------------- scatter's rules
 
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_scatter_add_of_many_short_rows(dtype, rng):
+    # rows of 4 along axis 0: the kernel's one loop over the lane (every index in
+    # range), and the per-row path it falls back to (a negative index)
+    x = rng.integers(-5, 5, (300, 4)).astype(dtype)
+    idx = rng.integers(0, 300, (1000, 4))
+    upd = rng.integers(-5, 5, (1000, 4)).astype(dtype)
+    want = x.copy()
+    np.add.at(want, (idx, np.arange(4)), upd)
+    got = axisops.scatter(x, idx, upd, 0, reduce="add")
+    assert got.dtype == x.dtype and got.shape == x.shape
+    np.testing.assert_array_equal(got, want)
+    idx[500, 2] = -1
+    want = x.copy()
+    np.add.at(want, (idx, np.arange(4)), upd)
+    np.testing.assert_array_equal(axisops.scatter(x, idx, upd, 0, reduce="add"), want)
+    idx[500, 2] = 300
+    with pytest.raises(IndexError):
+        axisops.scatter(x, idx, upd, 0, reduce="add")
+
+
 def test_scatter_last_write_wins_in_c_order():
     x = np.zeros((2, 3))
     idx = np.array([[1, 1, 1], [1, 0, 1]])

@@ -281,6 +281,21 @@ def take_along(part, parts, base, offset, outer_shape, x_outer_strides, i_outer_
 
 
 @njit(cache=True)
+def _rows_in_range(idx, isrc, row_step, istep, rows, count, n):
+    """Whether ``idx[isrc + j*row_step + k*istep]`` is in ``[0, n)`` for every
+    j < rows, k < count: one min/max over the rows of a lane."""
+    low = idx[uint64(isrc)]
+    high = low
+    for j in range(rows):
+        q = isrc + j * row_step
+        for k in range(count):
+            v = idx[uint64(q + k * istep)]
+            low = min(low, v)
+            high = max(high, v)
+    return low >= 0 and high < n
+
+
+@njit(cache=True)
 def _scatter_run(out, dst, dstep, n_stride, idx, isrc, istep, upd, usrc, ustep, count, n, lo, hi,
                  op, mode):
     """Apply ``count`` updates (a block of inner lanes of one row, or a stretch of one
@@ -361,10 +376,23 @@ def scatter_lanes(part, parts, out, outer_shape, o_outer_strides, i_outer_stride
         else:
             count = min(inner, k0 + block) - k0
             nbad = 0
-            for j in range(m):
-                nbad += _scatter_run(out, oo, o_inner_stride, o_n_stride, idx, io + j * i_m_stride,
-                                     i_inner_stride, upd, uo + j * u_m_stride, u_inner_stride,
-                                     count, n, lo, hi, op, mode)
+            if (count < FEW_LANES and op == OP_ADD and lo == 0 and hi == n
+                    and _rows_in_range(idx, io, i_m_stride, i_inner_stride, m, count, n)):
+                # many short rows, all in range: one loop, no call per row (a
+                # (262144, 4) int32 scatter add along axis 0 spent 80 ns per update
+                # in the calls, one row of four at a time)
+                for j in range(m):
+                    ib = io + j * i_m_stride
+                    ub = uo + j * u_m_stride
+                    for k in range(count):
+                        out[uint64(oo + idx[uint64(ib + k * i_inner_stride)] * o_n_stride
+                                   + k * o_inner_stride)] += upd[uint64(ub + k * u_inner_stride)]
+            else:
+                for j in range(m):
+                    nbad += _scatter_run(out, oo, o_inner_stride, o_n_stride, idx,
+                                         io + j * i_m_stride, i_inner_stride, upd,
+                                         uo + j * u_m_stride, u_inner_stride, count, n, lo, hi,
+                                         op, mode)
         if nbad:
             bad[t] = 1
 
