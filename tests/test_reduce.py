@@ -486,6 +486,24 @@ def _large_axes(ndim):
     return [None, *range(ndim), *((0, ndim - 1),)] if ndim > 1 else [None, 0]
 
 
+@pytest.mark.parametrize("shape,axis", [((70001, 4), 0), ((8, 9000, 8), 1), ((16387, 3), 0)])
+@pytest.mark.parametrize("op", ["sum", "mean"])
+def test_folded_sums_along_an_axis_with_few_outputs_after_it(shape, axis, op, rng):
+    # few outputs after a long contiguous axis: the sum is folded into many lanes
+    # (axisops.reduce._fold), some rows left over; as accurate as the cascade
+    x = rng.standard_normal(shape).astype(np.float32)
+    got = getattr(axisops, op)(x, axis=axis)
+    exact = np.sum(x.astype(np.float64), axis=axis)
+    scale = np.sum(np.abs(x.astype(np.float64)), axis=axis)
+    if op == "mean":
+        exact, scale = exact / shape[axis], scale / shape[axis]
+    assert got.dtype == np.float32 and got.shape == exact.shape
+    assert np.all(np.abs(got - exact) <= 4 * np.finfo(np.float32).eps * scale)
+    kept = getattr(axisops, op)(x, axis=axis, keepdims=True)
+    assert kept.shape == getattr(np, op)(x, axis=axis, keepdims=True).shape
+    np.testing.assert_array_equal(kept.reshape(got.shape), got)
+
+
 @pytest.mark.parametrize("shape,dtype", LARGE, ids=[f"{s}-{np.dtype(d).name}" for s, d in LARGE])
 def test_thread_count_does_not_change_bits(shape, dtype, num_threads):
     if len(num_threads.counts) < 2:
