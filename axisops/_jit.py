@@ -146,7 +146,9 @@ def initialise_in_background() -> None:
 
 #: Below this many elements of work a kernel runs on the calling thread only.
 #: Waking a pool worker costs about 50 us here, so the second core pays only for
-#: work of a few hundred microseconds (measured with the size sweep).
+#: work of a few hundred microseconds (measured with the size sweep). A caller
+#: whose elements cost less than a scan's counts fewer units of work per element
+#: (the reductions count an eighth: ``reduce._ELEMENTS_PER_WORK``).
 PARALLEL_MIN_WORK = 1 << 18
 #: Parts per thread: more parts than threads balance the load when a core is
 #: slowed by another process (each part is taken by whichever thread is free).

@@ -669,7 +669,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         # accumulator, not per pair of input and accumulator (as the scans do)
         return lambda x: _value_reduction(op, x.astype(acc_dtype), axes, keepdims, dtype)
 
-    if op != "prod" and acc_dtype.kind == "f" and res_dtype == acc_dtype:
+    if op != "prod" and x.dtype == acc_dtype == res_dtype and acc_dtype.kind == "f":
         fold = _fold(x, axes)
         if fold is not None:
             return _folded_sum_plan(op, x.shape, axes, keepdims, out_shape, *fold)

@@ -502,6 +502,13 @@ def test_folded_sums_along_an_axis_with_few_outputs_after_it(shape, axis, op, rn
     kept = getattr(axisops, op)(x, axis=axis, keepdims=True)
     assert kept.shape == getattr(np, op)(x, axis=axis, keepdims=True).shape
     np.testing.assert_array_equal(kept.reshape(got.shape), got)
+    # integers are not folded: their sum is exact, their mean NumPy's float64
+    # (the first fold divided an int64 sum in place: the size sweep caught it)
+    xi = rng.integers(-1000, 1000, shape).astype(np.int32)
+    want = getattr(np, op)(xi, axis=axis)
+    got = getattr(axisops, op)(xi, axis=axis)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 @pytest.mark.parametrize("shape,dtype", LARGE, ids=[f"{s}-{np.dtype(d).name}" for s, d in LARGE])

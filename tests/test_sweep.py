@@ -227,6 +227,11 @@ def test_plot_writes_png(tiny, tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_every_system_has_a_colour():
+    # the first full sweep with bottleneck and numbagg lost its plot to a KeyError
+    assert set(sweep.SYSTEMS) <= set(sweep.COLORS)
+
+
 # --------------------------------------------------------------------------
 # Command line
 

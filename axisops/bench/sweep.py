@@ -1183,7 +1183,8 @@ def write_json(data: dict[str, Any], path: str) -> None:
 # --------------------------------------------------------------------------
 # Plot
 
-COLORS = {"axisops": "#d62728", "numpy": "#1f77b4", "torch": "#ff7f0e"}
+COLORS = {"axisops": "#d62728", "numpy": "#1f77b4", "torch": "#ff7f0e", "bottleneck": "#2ca02c",
+          "numbagg": "#9467bd"}
 
 
 def _series(data: dict[str, Any], op: str, layout: str, dtype: str,
