@@ -703,8 +703,14 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     split, whole = _geometries(view, chunk_len, chunks)
     rest = (K.OP_PROD if op == "prod" else K.OP_SUM, table)
     kern, work, x_shape = K.value_kernel(_row_order(view), combine), _work(x.size), x.shape
-    direct = (chunks == 1 and res_dtype == acc_dtype and op != "mean"
-              and list(view.kept_order) == sorted(view.kept_order))
+    in_order = list(view.kept_order) == sorted(view.kept_order)
+    direct = chunks == 1 and res_dtype == acc_dtype and op != "mean" and in_order
+    # a float mean in one chunk: the kernel's sums divided in place are the result
+    # (the general finish copied, divided and restored the order: a mean of 1000
+    # float64 took 20 us against the sum's 8)
+    direct_mean = (chunks == 1 and op == "mean" and res_dtype == acc_dtype == kernel_acc
+                   and in_order)
+    acc_type = acc_dtype.type  # the divisor as NumPy converts a Python int for the ufunc
     scalar = len(out_shape) == 0
 
     def finish(partial):
@@ -729,6 +735,12 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
             partial = partial.view(acc_dtype)
         if direct:  # the kernel's output is the result
             return partial.reshape(out_shape)[()] if scalar else partial.reshape(out_shape)
+        if direct_mean:
+            if scalar:  # a NumPy scalar divides without a ufunc call's set-up
+                return partial[0, 0, 0] / acc_type(count)
+            res = partial.reshape(out_shape)
+            np.true_divide(res, count, out=res)
+            return res
         return finish(partial)
 
     return plan
