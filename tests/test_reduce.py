@@ -344,6 +344,19 @@ def test_nan_first_or_last_wins(op, dtype):
     assert f(x, axis=(0, 1)) == 1
 
 
+@pytest.mark.parametrize("dtype", ["float64", "int32"])
+def test_mean_into_an_integer_dtype_divides_as_numpy(dtype, rng):
+    # a mean asked for in int64 divides the int64 sum and casts back, as NumPy
+    # does (the fast path for float means must not take it: ONNX ReduceMean's
+    # dtype-keeping test caught that it did)
+    x = (rng.standard_normal((16, 64)) * 100).astype(dtype)
+    for axis in (None, 1):
+        got = axisops.mean(x, axis=axis, dtype=np.int64)
+        want = np.mean(x, axis=axis, dtype=np.int64)
+        assert np.asarray(got).dtype == np.int64 and np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)
+
+
 def _long_runs(dtype, rng):
     """Rows of 3000 elements (three of the kernels' 1024-element scan blocks) whose
     extreme, NaN or zero sits in a later block than the first: the blocked pass
