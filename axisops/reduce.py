@@ -672,7 +672,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     if op != "prod" and x.dtype == acc_dtype == res_dtype and acc_dtype.kind == "f":
         fold = _fold(x, axes)
         if fold is not None:
-            return _folded_sum_plan(op, x.shape, axes, keepdims, out_shape, *fold)
+            return _folded_sum_plan(op, out_shape, *fold)
 
     view = reduction_view(x, axes, keep_order=False)
     if acc_dtype.kind != "f":
@@ -778,8 +778,7 @@ def _fold(x: np.ndarray, axes: tuple[int, ...]) -> tuple[int, int, int, int] | N
     return x.size // (n * inner), n, inner, k
 
 
-def _folded_sum_plan(op: str, x_shape, axes, keepdims: bool, out_shape, outer: int, n: int,
-                     inner: int, k: int):
+def _folded_sum_plan(op: str, out_shape, outer: int, n: int, inner: int, k: int):
     """The plan of a float sum or mean folded as :func:`_fold` says: the same
     numbers as the kernel's cascade would add, in another fixed order (the shape
     alone fixes it; never the threads). Each of the ``k * inner`` lanes is a

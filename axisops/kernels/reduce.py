@@ -41,7 +41,7 @@ count ``ymm``/``zmm`` and the instructions named; compile into a fresh
   a select (``mask if b < 0 else 0``) or avoid the key (:func:`_float_run_extreme`).
 * 64-bit integer max/min have no AVX2 instruction (a compare and a blend each):
   for float64 one reduction of keys beats three of raw bits
-  (:func:`_float_run_extreme_wide`). AVX-512 has ``vpmaxsq``.
+  (:func:`_block_range_keys`). AVX-512 has ``vpmaxsq``.
 * On an AVX-512 Xeon (``benchmarks/vector_probe.py``, run on the GPU check's
   host) LLVM does use 512-bit registers: the lane-order arg kernel and both
   value kernels have ``zmm`` instructions; the row-order arg kernel and
@@ -524,56 +524,29 @@ def _row_arg4(keys, index, base, p, row_stride, stride, at, shift, fmask, fone, 
 
 @helper
 def _run_max_key(base, p, stride, j0, j1, lowest, shift, fmask, fone, xmask, expo, top):
-    """Greatest key of x[p + j * stride] for j in [j0, j1)."""
+    """Greatest key of x[p + j * stride] for j in [j0, j1): a strided run (contiguous
+    runs take :func:`_float_run_extreme` or :func:`_int_run_extreme`)."""
     m = lowest
     if fone == 0:  # integers: the key is b ^ xmask (fmask = expo = 0)
-        if stride == 1:
-            seg = base[p + j0:p + j1]
-            for k in range(seg.size):
-                m = max(m, same_type(seg[k] ^ xmask, m))
-        else:
-            for j in range(j0, j1):
-                m = max(m, same_type(base[p + j * stride] ^ xmask, m))
-        return m
-    if stride == 1:
-        seg = base[p + j0:p + j1]
-        for k in range(seg.size):
-            m = max(m, order_key(seg[k], shift, fmask, fone, xmask, expo, top))
-    else:
         for j in range(j0, j1):
-            m = max(m, order_key(base[p + j * stride], shift, fmask, fone, xmask, expo, top))
+            m = max(m, same_type(base[p + j * stride] ^ xmask, m))
+        return m
+    for j in range(j0, j1):
+        m = max(m, order_key(base[p + j * stride], shift, fmask, fone, xmask, expo, top))
     return m
 
 
 @helper
 def _run_find_key(base, p, stride, j0, j1, m, shift, fmask, fone, xmask, expo, top):
-    """First j in [j0, j1) whose key is *m* (which the caller knows is there)."""
+    """First j in [j0, j1) of a strided run whose key is *m* (which the caller knows
+    is there)."""
+    j = j0
     if fone == 0:  # integers: the key is b ^ xmask, so look for the bits m ^ xmask
-        return _run_find_bits(base, p, stride, j0, j1, same_type(m ^ xmask, m))
-    if stride == 1:
-        seg = base[p + j0:p + j1]
-        for k in range(0, seg.size, _FIND_BLOCK):
-            blk = seg[k:min(k + _FIND_BLOCK, seg.size)]
-            first = blk.size
-            for q in range(blk.size):
-                key = order_key(blk[q], shift, fmask, fone, xmask, expo, top)
-                first = min(first, q if key == m else blk.size)
-            if first < blk.size:
-                return j0 + k + first
-        return j1 - 1
-    j = j0
+        bits = same_type(m ^ xmask, m)
+        while j < j1 - 1 and base[p + j * stride] != bits:
+            j += 1
+        return j
     while j < j1 - 1 and order_key(base[p + j * stride], shift, fmask, fone, xmask, expo, top) != m:
-        j += 1
-    return j
-
-
-@helper
-def _run_find_bits(base, p, stride, j0, j1, bits):
-    """First j in [j0, j1) with x[p + j * stride] == *bits* (which the caller knows is there)."""
-    if stride == 1:
-        return j0 + _find_bits(base[p + j0:p + j1], 1, bits, bits)
-    j = j0
-    while j < j1 - 1 and base[p + j * stride] != bits:
         j += 1
     return j
 
@@ -620,103 +593,101 @@ def _find_bits(seg, mode, value, mask):
     return m - 1
 
 
+@helper(inline=True)
+def _raw_key(b, fmask):
+    """``b ^ fmask`` where the float bits *b* are negative as an integer: a signed
+    key that sorts the floats in order, except that positive NaNs sort above +inf,
+    negative NaNs below -inf and -0.0 just below +0.0. The mask is a select, not
+    ``b >> (bits - 1)``: Numba widens shifts to int64, which unpacks narrow vector
+    lanes. The map is an involution: it also turns a raw key back into bits."""
+    zero = same_type(0, b)
+    return same_type(b ^ (fmask if b < zero else zero), b)
+
+
+@helper
+def _block_range_bits(blk, ulike, fmask, expo):
+    """(whether a NaN is there, greatest raw key, least raw key) of a block of
+    8-, 16- or 32-bit float bits, from three plain integer reductions of the bits
+    (each one vector instruction per element): the signed greatest and least and
+    the unsigned greatest (``ulike`` is an unsigned integer of the bits' width).
+
+    As signed integers the positive floats sort in order above every negative
+    one, and the negatives in reverse; so the greatest float is the signed
+    greatest if that is not negative, else the signed least, and the least float
+    is the unsigned greatest if there is a negative, else the signed least. A NaN
+    is a signed greatest above ``expo`` or an unsigned greatest above ``expo``
+    with the sign bit.
+    """
+    zero = same_type(0, expo)
+    nan_neg = same_type(expo | same_type(~fmask, expo), ulike)  # the sign bit and expo
+    smax = blk[0]
+    smin = smax
+    umax = same_type(smax, ulike)
+    for q in range(blk.size):
+        b = blk[q]
+        smax = max(smax, b)
+        smin = min(smin, b)
+        umax = max(umax, same_type(b, ulike))
+    greatest = smax if smax >= zero else smin
+    least = same_type(umax, zero) if smin < zero else smin
+    return (smax > expo or umax > nan_neg), _raw_key(greatest, fmask), _raw_key(least, fmask)
+
+
+@helper
+def _block_range_keys(blk, fmask, expo):
+    """:func:`_block_range_bits` for 64-bit floats: each element's raw key first,
+    then their greatest and least. AVX2 has no 64-bit integer max or min, so three
+    reductions of the bits cost more than one of keys (float64 max of 1M elements
+    354 against 271 us)."""
+    hi = _raw_key(blk[0], fmask)
+    lo = hi
+    for q in range(blk.size):
+        raw = _raw_key(blk[q], fmask)
+        hi = max(hi, raw)
+        lo = min(lo, raw)
+    return (hi > expo or lo < same_type(~expo, expo)), hi, lo
+
+
 @helper
 def _float_run_extreme(seg, ulike, fmask, xmask, expo, top, with_index):
     """(``order_key`` of the extreme, its first position) of a contiguous run of
     float bits: the maximum if ``xmask`` is 0, the minimum if -1; the position is 0
     unless *with_index*. ``ulike`` is an unsigned integer of the bits' width.
 
-    One pass, block by block. A block takes three plain integer reductions of the
-    bits, each one vector instruction per element: the signed greatest and least
-    and the unsigned greatest. As signed integers the positive floats sort in
-    order above every negative one, and the negatives in reverse; so the block's
-    greatest float is its signed greatest if that is not negative, else its signed
-    least, and its least float is its unsigned greatest if it has a negative, else
-    its signed least; a NaN is a signed greatest above ``expo`` or an unsigned
-    greatest above ``expo`` with the sign bit. A block that holds a NaN ends the
+    One pass, block by block (:func:`_block_range_bits`, or
+    :func:`_block_range_keys` for 64-bit floats). A block that holds a NaN ends the
     pass (the first NaN is the answer for argmax and argmin alike); a block whose
-    extreme beats the best so far (compared as raw keys, ``b ^ fmask`` below zero)
-    is remembered, and the position is looked for in that block only. Where the
-    extreme is a zero of either sign the first zero of the run is looked for
-    instead (-0.0 and +0.0 have one key).
+    extreme beats the best so far is remembered, and the position is looked for in
+    that block only. Where the extreme is a zero of either sign the first zero of
+    the run is looked for instead (-0.0 and +0.0 have one key).
 
-    (The earlier form mapped every element to its key first, ``b ^ ((b >> (bits -
-    1)) & fmask)``, and took the range of the keys: Numba widens shifts to int64,
-    so the loop unpacked every vector to 64-bit lanes, 2.7x slower for float32 on
-    AVX2 than this one.)
+    (The earlier form mapped every element to its key with a shift, which Numba
+    widened to 64-bit lanes: 2.7x slower for float32 on AVX2 than this one.)
     """
-    zero = same_type(0, expo)
-    nan_neg = same_type(expo | same_type(~fmask, expo), ulike)  # the sign bit and expo
+    wide = seg.itemsize == 8
     n = seg.size
-    best = zero
+    best = same_type(0, expo)
     best_at = -1
     for k0 in range(0, n, _SCAN_BLOCK):
         blk = seg[k0:min(k0 + _SCAN_BLOCK, n)]
-        smax = blk[0]
-        smin = smax
-        umax = same_type(smax, ulike)
-        for q in range(blk.size):
-            b = blk[q]
-            smax = max(smax, b)
-            smin = min(smin, b)
-            umax = max(umax, same_type(b, ulike))
-        if smax > expo or umax > nan_neg:  # a NaN: the greatest key for argmax and argmin alike
-            return top, (k0 + _find_bits(blk, 0, expo, fmask)) if with_index else 0
-        if xmask == 0:  # the greatest positive, else the negative of least magnitude
-            ext = smax if smax >= zero else smin
-        else:  # the negative of greatest magnitude, else the least positive
-            ext = same_type(umax, zero) if smin < zero else smin
-        raw = same_type(ext ^ (fmask if ext < zero else zero), ext)
-        if best_at < 0 or (raw > best if xmask == 0 else raw < best):
-            best = raw
-            best_at = k0
-    return _run_extreme_found(seg, best, best_at, fmask, xmask, with_index)
-
-
-@helper
-def _float_run_extreme_wide(seg, fmask, xmask, expo, top, with_index):
-    """:func:`_float_run_extreme` for 64-bit floats: each element's raw key first
-    (a compare, a mask and an xor), then its greatest and least per block. AVX2
-    has no 64-bit integer max or min, so three reductions of the bits cost more
-    than one of keys here (float64 max of 1M elements 354 against 271 us)."""
-    zero = same_type(0, expo)
-    nexpo = same_type(~expo, expo)
-    n = seg.size
-    best = zero
-    best_at = -1
-    for k0 in range(0, n, _SCAN_BLOCK):
-        blk = seg[k0:min(k0 + _SCAN_BLOCK, n)]
-        b = blk[0]
-        hi = same_type(b ^ (fmask if b < zero else zero), b)
-        lo = hi
-        for q in range(blk.size):
-            b = blk[q]
-            raw = same_type(b ^ (fmask if b < zero else zero), b)
-            hi = max(hi, raw)
-            lo = min(lo, raw)
-        if hi > expo or lo < nexpo:  # a NaN: the greatest key for argmax and argmin alike
+        if wide:
+            nan, hi, lo = _block_range_keys(blk, fmask, expo)
+        else:
+            nan, hi, lo = _block_range_bits(blk, ulike, fmask, expo)
+        if nan:  # the greatest key for argmax and argmin alike
             return top, (k0 + _find_bits(blk, 0, expo, fmask)) if with_index else 0
         ext = hi if xmask == 0 else lo
         if best_at < 0 or (ext > best if xmask == 0 else ext < best):
             best = ext
             best_at = k0
-    return _run_extreme_found(seg, best, best_at, fmask, xmask, with_index)
-
-
-@helper
-def _run_extreme_found(seg, best, best_at, fmask, xmask, with_index):
-    """(key, first position) of the extreme of a float run whose raw key is *best*,
-    first reached in the block that starts at *best_at* (see :func:`_float_run_extreme`)."""
-    zero = same_type(0, best)
     if best == 0 or best == -1:  # the extreme is a zero of either sign: key 0
         return same_type(xmask, best), _find_bits(seg, 2, best, fmask) if with_index else 0
     # order_key of the bits is the raw key, plus one below zero (-0.0 meets +0.0)
     key = same_type(same_type(best + (1 if best < 0 else 0), best) ^ xmask, best)
     if not with_index:
         return key, 0
-    bits = same_type(best ^ (fmask if best < zero else zero), best)  # the map is an involution
-    blk = seg[best_at:min(best_at + _SCAN_BLOCK, seg.size)]
-    return key, best_at + _find_bits(blk, 1, bits, fmask)
+    blk = seg[best_at:min(best_at + _SCAN_BLOCK, n)]
+    return key, best_at + _find_bits(blk, 1, _raw_key(best, fmask), fmask)
 
 
 @helper
@@ -803,7 +774,6 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     TOP = KT(np.iinfo(dt).max)
     LOWEST = KT(np.iinfo(dt).min)  # no key is below it
     UZERO = np.dtype(f"u{dt.itemsize}").type(0)  # the unsigned type of that width
-    WIDE = dt.itemsize == 8
     FLOATS = floats
     FMASK, FONE, _, EXPO = key_masks(np.dtype(f"{'f' if floats else 'i'}{dt.itemsize}"), dt,
                                      invert=False)
@@ -872,12 +842,8 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
                         if contiguous:
                             seg = base[p + j0:p + j1]
                             if FLOATS:  # a constant: the other branch is pruned
-                                if WIDE:  # a constant too
-                                    m, at = _float_run_extreme_wide(seg, fmask, xmask, expo, TOP,
-                                                                    with_index)
-                                else:
-                                    m, at = _float_run_extreme(seg, UZERO, fmask, xmask, expo,
-                                                               TOP, with_index)
+                                m, at = _float_run_extreme(seg, UZERO, fmask, xmask, expo, TOP,
+                                                           with_index)
                             else:
                                 m, at = _int_run_extreme(seg, xmask, LOWEST, with_index)
                             if m > keys[i]:
