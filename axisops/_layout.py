@@ -38,7 +38,7 @@ def many_short_rows(shape, axis: int) -> bool:
     """Whether *axis* is a short last axis (2 to 15 long, only size-1 dimensions
     after it) of at least 256 elements: many short rows, each a kernel task of
     its own unless the caller moves the axis to the front and copies back (as
-    scans, ``take_along_axis`` and ``scatter`` do)."""
+    ``take_along_axis`` and ``scatter`` do; the scans have a loop of their own)."""
     return (1 < shape[axis] < 16 and all(d == 1 for d in shape[axis + 1:])
             and math.prod(shape) >= 256)
 

@@ -33,7 +33,7 @@ from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._jit import entry_point, run
 from ._jit import runs_in_parallel as chunks_pay
-from ._layout import ScanView, many_short_rows, needs_copy, scan_view
+from ._layout import ScanView, needs_copy, scan_view
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy, viewed
 from .kernels import scan as K
 from .typing import Array, ArrayLike, DTypeLike
@@ -397,40 +397,10 @@ def _planned(op: str, make_plan, x, axis, *options):
 
 
 def _any_plan(op: str, make_plan, x: np.ndarray, axis, *options):
-    """*make_plan*'s plan, or one through a readable copy or the moved array."""
+    """*make_plan*'s plan, or one through a readable copy."""
     if needs_copy(x):
         return lambda x: _planned(op, make_plan, readable_copy(x), axis, *options)
-    return (_short_rows_plan(op, make_plan, x, axis, *options)
-            or make_plan(op, x, axis, *options))
-
-
-def _short_rows_plan(op, make_plan, x: np.ndarray, axis, *options):
-    """A plan through the transposed problem for many short rows along the last
-    axis, or None.
-
-    Scanning 2M rows of 4 elements one row at a time costs a task each (57 ns per
-    element for cummax, measured on (2M, 4) float32); scanning the four columns of
-    the moved array as lanes and copying the result back costs a few. The moved
-    scan gives the same values in the same order, so the same bits.
-    """
-    if type(axis) is not int or not -x.ndim <= axis < x.ndim:
-        return None
-    axis %= x.ndim
-    if not many_short_rows(x.shape, axis):
-        return None
-    moved = np.moveaxis(x, axis, 0)
-    inner_plan = make_plan(op, moved, 0, *options)
-
-    def back(res):
-        return np.ascontiguousarray(np.moveaxis(res, 0, axis))
-
-    def plan(x):
-        res = inner_plan(np.moveaxis(x, axis, 0))
-        if isinstance(res, ValuesIndices):
-            return ValuesIndices(back(res.values), back(res.indices))
-        return back(res)
-
-    return plan
+    return make_plan(op, x, axis, *options)
 
 
 def _prepare(op: str, x: np.ndarray, axis):

@@ -244,22 +244,34 @@ def test_few_lanes_long_axis_scans_chunked(threads, parallel_everything):
     np.testing.assert_array_equal(indices, want_indices)
 
 
-def test_many_short_rows_scan_through_the_moved_array():
-    # (m, 3) and (m, 5, 1) along the short axis: scanned as columns of the moved
-    # array and copied back (same values, same order, so the same bits).
+def test_many_short_rows_scan_in_one_loop():
+    # Rows of 2 to 15 along the last axis run in one loop over the rows
+    # (kernels.scan._short_lanes_scan / _short_lanes_extreme): a coalesced last
+    # axis without a division per row, and any other layout through _lane_start.
     rng = np.random.default_rng(8)
     x = rng.integers(-3, 4, (30000, 3)).astype(np.float32)
     x[7, 2] = np.nan
-    for arr, axis in ((x, 1), (x, -1), (rng.standard_normal((20000, 5, 1)), 1)):
-        for kwargs in ({}, {"exclusive": True}, {"reverse": True}):
-            got = axisops.cumsum(arr, axis=axis, **kwargs)
-            assert got.flags.c_contiguous and got.shape == arr.shape and got.dtype == arr.dtype
-            assert same_bits(got, reference.cumsum(arr, axis=axis, **kwargs)) is None
-        values, indices = axisops.cummin(arr, axis=axis)
-        want_values, want_indices = reference.cummin(arr, axis=axis)
-        assert same_bits(values, want_values) is None and same_bits(indices, want_indices) is None
-        np.testing.assert_allclose(axisops.logcumsumexp(arr, axis=axis),
-                                   reference.logcumsumexp(arr, axis=axis), rtol=1e-6)
+    cube = rng.standard_normal((40, 30, 4))
+    cases = ((x, 1), (x, -1), (rng.standard_normal((20000, 5, 1)), 1),
+             (x[::-2, ::-1], 1),  # negative strides, one outer dimension
+             (cube[:, :15], 2),  # two outer dimensions that do not coalesce
+             (rng.integers(-5, 6, (3000, 6)).astype(np.int16), 1),
+             (x.astype(np.float16), 1))
+    for arr, axis in cases:
+        for op in ("cumsum", "cumprod"):
+            for kwargs in ({}, {"exclusive": True}, {"reverse": True}):
+                got = getattr(axisops, op)(arr, axis=axis, **kwargs)
+                want = getattr(reference, op)(arr, axis=axis, **kwargs)
+                assert got.flags.c_contiguous and got.shape == arr.shape and got.dtype == want.dtype
+                assert same_bits(got, want) is None, (arr.shape, arr.strides, op, kwargs)
+        for op in ("cummax", "cummin"):
+            values, indices = getattr(axisops, op)(arr, axis=axis)
+            want_values, want_indices = getattr(reference, op)(arr, axis=axis)
+            assert values.dtype == arr.dtype and indices.dtype == np.int64
+            assert same_bits(values, want_values) is None and same_bits(indices, want_indices) is None
+        if arr.dtype.kind == "f":
+            np.testing.assert_allclose(axisops.logcumsumexp(arr, axis=axis),
+                                       reference.logcumsumexp(arr, axis=axis), rtol=1e-3)
 
 
 def test_plans_tell_aligned_from_misaligned_arrays():
