@@ -897,19 +897,26 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
             res = restore_kept_order(res, x_shape, view, out_shape)
         return res[()] if res.ndim == 0 else res
 
-    # the kernel's index array is the result as it is (the common argmax)
+    # the kernel's output is the result as it is: the index array (the common
+    # argmax), or in one chunk the values' bits (max/min)
     direct = (want_index and chunks == 1 and in_order and not select_last
               and index_dtype == np.int64)
+    direct_values = not want_index and chunks == 1 and in_order
     scalar = len(out_shape) == 0
+    # max/min write no index: one empty array serves every call
+    no_index = None if want_index else np.empty(index_shape, np.int64)
 
     call = planned_run(kern)
 
     def plan(x):
         keys = np.empty(keys_shape, view_dtype)
-        index = np.empty(index_shape, np.int64)
+        index = np.empty(index_shape, np.int64) if no_index is None else no_index
         call(work, make_base(x), split, whole, mode, keys, index)
         if direct:
             return index.reshape(out_shape)[()] if scalar else index.reshape(out_shape)
+        if direct_values:
+            res = keys.view(dtype).reshape(out_shape)
+            return res[()] if scalar else res
         return finish(keys, index)
 
     return plan
