@@ -344,6 +344,11 @@ def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides,
             for c in range(2, chunks):
                 for i in range(inner):
                     carry[g, c, i] = _log_add_exp(carry[g, c - 1, i], carry[g, c, i])
+    elif chunks == 1 and inner == 1 and n < ROW_MIN_LANES:  # C for rows along the last axis
+        task_lo, task_hi = part_range(tasks, part, parts)
+        _short_lanes_logaddexp(task_lo, task_hi, mids, base, offset, outer_shape, outer_strides,
+                               n, n_stride, mid_shape, mid_strides, reverse, table, carry[0, 0],
+                               out.reshape(out.size))
     else:
         task_lo, task_hi = part_range(tasks, part, parts)
         for task in range(task_lo, task_hi):  # C
@@ -362,6 +367,33 @@ def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides,
                     a = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
                     acc[i] = a
                     orow[i] = a
+
+
+@njit(cache=True)
+def _short_lanes_logaddexp(g0, g1, mids, base, offset, outer_shape, outer_strides, n, n_stride,
+                           mid_shape, mid_strides, reverse, table, like, flat):
+    """logcumsumexp of the one-lane groups [g0, g1) into *flat*, as
+    :func:`_short_lanes_scan` sums them (the running value in *like*'s dtype)."""
+    if mids == 1 and outer_shape.size == 1:
+        step = outer_strides[0]
+        for g in range(g0, g1):
+            _short_run_logaddexp(offset + g * step, g * n, 1, n, n_stride, reverse, base, table,
+                                 like, flat)
+    else:
+        for g in range(g0, g1):
+            p, o, m = _lane_start(g, mids, offset, outer_shape, outer_strides, mid_shape,
+                                  mid_strides)
+            _short_run_logaddexp(p, o * n * mids + m, mids, n, n_stride, reverse, base, table,
+                                 like, flat)
+
+
+@helper(inline=True)
+def _short_run_logaddexp(p, w, w_stride, n, n_stride, reverse, base, table, like, flat):
+    s = like.dtype.type(-np.inf)
+    for j in range(n):
+        q = n - 1 - j if reverse else j
+        s = _log_add_exp(s, load(base[p + q * n_stride], table, like))
+        flat[w + q * w_stride] = s
 
 
 # ------------------------------------------------------------- cummax and cummin
