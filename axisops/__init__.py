@@ -16,6 +16,22 @@ from . import _jit, grad
 from ._alloc import pool_limit
 from ._jit import thread_limit
 from .gather import gather_nd, scatter, take, take_along_axis
+from .missing import (
+    count,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    std,
+    var,
+)
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import fold, unfold
@@ -30,4 +46,6 @@ _jit.initialise_in_background()
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
+           "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
+           "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std",
            "grad", "pool_limit", "thread_limit", "__version__"]

@@ -29,6 +29,7 @@ from ._jit import planned_run
 from ._layout import ReductionView, needs_copy, reduction_view, restore_kept_order
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy, viewed
 from .kernels import reduce as K
+from .kernels.common import count_valid, skip_nan
 from .typing import ArrayLike, ArrayOrScalar, Axis, DTypeLike, Shape
 
 __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel"]
@@ -639,11 +640,29 @@ def _complex_value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     return plan
 
 
+#: The NaN-skipping value reductions and their plain twins (see ``axisops.nan``).
+_NAN_TWINS = {"nansum": "sum", "nanprod": "prod"}
+
+
 def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
-    """The plan of sum/prod/mean for arrays described like *x* (see ``_plan``)."""
+    """The plan of sum/prod/mean, their NaN-skipping twins nansum/nanprod and
+    count (of the elements that are not NaN) for arrays described like *x* (see
+    ``_plan``). The NaN-skipping ones run the same kernels, whose loads read a NaN
+    as the sum's or product's identity (``kernels.common.skip_nan``) or, for
+    count, every element as 1 or 0 (``count_valid``)."""
     if needs_copy(x):
         return lambda x: _value_reduction(op, readable_copy(x), axis, keepdims, dtype)
+    plain = _NAN_TWINS.get(op, op)
+    if op != plain and x.dtype.kind not in "fc":  # no NaN to skip
+        _dtypes.check_dtype(x.dtype, op)
+        return _value_plan(plain, x, axis, keepdims, dtype)
+    if op == "count":
+        return _count_plan(x, axis, keepdims)
     if _complex.is_complex(x.dtype) or _complex.is_complex(dtype):
+        if op != plain:  # a NaN in either part skips the element, as NumPy's isnan says
+            fill = 0 if plain == "sum" else 1
+            return lambda x: _value_reduction(plain, np.where(np.isnan(x), fill, x), axis,
+                                              keepdims, dtype)
         return _complex_value_plan(op, x, axis, keepdims, dtype)
     _dtypes.check_dtype(x.dtype, op)
     axes = normalize_axes(axis, x.ndim, op)
@@ -651,8 +670,13 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     if op == "mean":
         res_dtype, acc_dtype = _dtypes.mean_dtypes(x.dtype, dtype)
     else:
-        res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, op)
+        res_dtype, acc_dtype = _dtypes.sum_dtypes(x.dtype, dtype, plain)
     out_shape = reduced_shape(x.shape, axes, keepdims)
+    if op != plain and acc_dtype.kind != "f":
+        # NaN has no integer value: replaced by the identity before converting
+        fill = 0 if plain == "sum" else 1
+        return lambda x: _value_reduction(plain, np.where(np.isnan(x), fill, x), axes,
+                                          keepdims, dtype)
     if res_dtype.kind == "b":
         # NumPy's add/multiply on booleans are logical or/and of the elements
         extreme = "max" if op == "sum" else "min"
@@ -660,7 +684,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
             _arg_reduction(extreme, x.astype(bool, copy=False), axes, keepdims, False, np.int64),
             dtype=bool))
     if count == 0 or x.size == 0:
-        return lambda x: _scalar_or_array(_empty_value_reduction(op, out_shape, res_dtype, count))
+        return lambda x: _scalar_or_array(_empty_value_reduction(plain, out_shape, res_dtype, count))
     default_acc = (_dtypes.mean_dtypes(x.dtype, None) if op == "mean"
                    else _dtypes.sum_dtypes(x.dtype, None, op))[1]
     if acc_dtype.kind == "f" and acc_dtype != default_acc:
@@ -669,7 +693,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         # accumulator, not per pair of input and accumulator (as the scans do)
         return lambda x: _value_reduction(op, x.astype(acc_dtype), axes, keepdims, dtype)
 
-    if op != "prod" and x.dtype == acc_dtype == res_dtype and acc_dtype.kind == "f":
+    if plain != "prod" and x.dtype == acc_dtype == res_dtype and acc_dtype.kind == "f":
         fold = _fold(x, axes)
         if fold is not None:
             return _folded_sum_plan(op, out_shape, *fold)
@@ -677,7 +701,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     view = reduction_view(x, axes, keep_order=False)
     if acc_dtype.kind != "f":
         combine = K.COMBINE_ANY  # integers wrap: any order gives the same result
-    elif op == "prod":
+    elif plain == "prod":
         combine = K.COMBINE_ORDERED
     else:
         combine = K.COMBINE_CASCADE
@@ -700,8 +724,10 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     kernel_acc = _dtypes.kernel_accumulator(acc_dtype)
     if kernel_acc.kind == "i" and x.dtype == np.uint64:
         make_base = viewed(make_base, np.int64)
+    if op != plain:  # a NaN reads as the identity
+        table = skip_nan(table, 0.0 if plain == "sum" else 1.0)
     split, whole = _geometries(view, chunk_len, chunks)
-    rest = (K.OP_PROD if op == "prod" else K.OP_SUM, table)
+    rest = (K.OP_PROD if plain == "prod" else K.OP_SUM, table)
     kern, work, x_shape = K.value_kernel(_row_order(view), combine), _work(x.size), x.shape
     in_order = list(view.kept_order) == sorted(view.kept_order)
     direct = chunks == 1 and res_dtype == acc_dtype and op != "mean" and in_order
@@ -716,7 +742,7 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     def finish(partial):
         if chunks == 1:
             acc = partial[:, 0, :]
-        elif op == "prod":  # integers only: float products have one chunk
+        elif plain == "prod":  # integers only: float products have one chunk
             acc = partial.prod(axis=1, dtype=acc_dtype)
         else:
             acc = _pairwise_chunks(partial)
@@ -786,20 +812,57 @@ def _folded_sum_plan(op: str, out_shape, outer: int, n: int, inner: int, k: int)
     elements ``g, g + k, ...``; the k lanes of an output are added in a pairwise
     tree, and the ``n % k`` rows left over last."""
     m = n - n % k
+    summed = "nansum" if op == "nansum" else "sum"
 
     def plan(x):
         x3 = x.reshape(outer, n, inner)
         main = x3[:, :m].reshape(outer, m // k, k * inner)
-        part = _value_reduction("sum", main, 1, False, None).reshape(outer, k, inner)
+        part = _value_reduction(summed, main, 1, False, None).reshape(outer, k, inner)
         while part.shape[1] > 1:
             half = part.shape[1] // 2
             part = part[:, :half] + part[:, half:]
         total = part[:, 0]
         if m < n:
-            total = total + _value_reduction("sum", x3[:, m:], 1, False, None)
+            total = total + _value_reduction(summed, x3[:, m:], 1, False, None)
         if op == "mean":
             total = np.true_divide(total, n, out=total)
         return total.reshape(out_shape)
+
+    return plan
+
+
+def _count_plan(x: np.ndarray, axis, keepdims: bool):
+    """The plan of ``count``: elements that are not NaN, as int64. Floats: a sum of
+    ones and zeros by the sum kernel (``kernels.common.count_valid``), in float64,
+    exact to 2**53; integers and bool: the number of reduced elements."""
+    op = "count"
+    axes = normalize_axes(axis, x.ndim, op)
+    out_shape = reduced_shape(x.shape, axes, keepdims)
+    if x.dtype.kind == "c":
+        return lambda x: _scalar_or_array(np.sum(~np.isnan(x), axis=axes, keepdims=keepdims,
+                                                 dtype=np.int64))
+    _dtypes.check_dtype(x.dtype, op)
+    count = math.prod(x.shape[d] for d in axes)
+    if x.dtype.kind != "f" or x.size == 0:
+        return lambda x: _scalar_or_array(np.full(out_shape, count, np.int64))
+    view = reduction_view(x, axes, keep_order=False)
+    chunks, chunk_len = _chunking(view.reduced_count)
+    make_base, table = base_maker(x), None
+    if x.dtype == np.float16:
+        table = _dtypes.float16_table()
+        make_base = viewed(make_base, np.uint16)
+    split, whole = _geometries(view, chunk_len, chunks)
+    rest = (K.OP_SUM, count_valid(table))
+    kern = K.value_kernel(_row_order(view), K.COMBINE_CASCADE)
+    work, x_shape, partial_shape = _work(x.size), x.shape, (view.outer, chunks, view.inner)
+    call = planned_run(kern)
+
+    def plan(x):
+        partial = np.empty(partial_shape, np.float64)
+        call(work, make_base(x), split, whole, *rest, partial)
+        total = partial[:, 0, :] if chunks == 1 else partial.sum(axis=1)
+        res = restore_kept_order(total.astype(np.int64), x_shape, view, out_shape)
+        return _scalar_or_array(res)
 
     return plan
 
@@ -826,22 +889,35 @@ def _empty_value_reduction(op, out_shape, res_dtype, count):
     return np.zeros(out_shape, res_dtype)
 
 
-def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
+def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
+                   all_nan_index=None):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     try:
-        key = (op, *array_key(x), axis_key(axis), keepdims, select_last, index_dtype)
+        key = (op, *array_key(x), axis_key(axis), keepdims, select_last, index_dtype,
+               all_nan_index)
     except TypeError:
         key = None
-    return _PLANS.plan(key, _arg_plan, op, x, axis, keepdims, select_last, index_dtype)(x)
+    return _PLANS.plan(key, _arg_plan, op, x, axis, keepdims, select_last, index_dtype,
+                       all_nan_index)(x)
 
 
-def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, index_dtype):
-    """The plan of max/min/argmax/argmin for arrays described like *x*."""
+def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, index_dtype,
+              all_nan_index=None):
+    """The plan of max/min/argmax/argmin and of their NaN-skipping twins
+    nanmax/nanmin/nanargmax/nanargmin for arrays described like *x*."""
     if needs_copy(x):
         return lambda x: _arg_reduction(op, readable_copy(x), axis, keepdims, select_last,
-                                        index_dtype)
+                                        index_dtype, all_nan_index)
     _dtypes.check_dtype(x.dtype, op)
+    skip_nan = op.startswith("nan")
+    if skip_nan:
+        if all_nan_index is not None and (isinstance(all_nan_index, bool)
+                                          or not isinstance(all_nan_index, (int, np.integer))):
+            raise TypeError(f"{op}: all_nan_index must be an int or None, got {all_nan_index!r}")
+        if x.dtype.kind != "f":  # no NaN to skip: the plain twin
+            return _arg_plan(op[3:], x, axis, keepdims, select_last, index_dtype)
+        op = op[3:]
     axes = normalize_axes(axis, x.ndim, op)
     count = math.prod(x.shape[d] for d in axes)
     want_index = op.startswith("arg")
@@ -869,20 +945,25 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     chunks, chunk_len = _chunking(view.reduced_count)
     view_dtype = _dtypes.bits_view_dtype(x.dtype)
     masks = _dtypes.key_masks(x.dtype, view_dtype, invert=op in ("min", "argmin"))
-    kern = K.arg_kernel(view_dtype.str, x.dtype.kind == "f", _row_order(view))
+    kern = K.arg_kernel(view_dtype.str, x.dtype.kind == "f", _row_order(view), skip_nan)
     split, whole = (_with_xmask(g, masks[2]) for g in _geometries(view, chunk_len, chunks))
     keys_shape = (view.outer, chunks, view.inner)
     index_shape = (view.outer, chunks, view.inner if want_index else 0)
     make_base = viewed(base_maker(x), view_dtype)
     work, dtype, x_shape = _work(x.size), x.dtype, x.shape
-    to_values = _values_from_keys(dtype, view_dtype, masks)
+    to_values = _values_from_keys(dtype, view_dtype, masks, skip_nan)
+    lowest = np.iinfo(view_dtype).min  # the key of an all-NaN output (skip_nan)
+    name = "nan" + op if skip_nan else op
     in_order = list(view.kept_order) == sorted(view.kept_order)
 
     mode = K.WITH_INDEX if want_index else K.AS_VALUES if chunks == 1 else K.KEYS_ONLY
 
     def finish(keys, index):
+        all_nan = None
         if not want_index:  # in one chunk the kernel wrote the values' bits
             res = keys[:, 0, :].view(dtype) if chunks == 1 else to_values(keys.max(axis=1))
+            if skip_nan and np.isnan(res).any():  # only an all-NaN output is NaN
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
         else:
             if chunks == 1:
                 best = index[:, 0, :]
@@ -891,17 +972,22 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
             if select_last:
                 best = (count - 1) - best
             res = best.astype(index_dtype, copy=False)
+            if skip_nan:
+                all_nan = (keys[:, 0, :] if chunks == 1 else keys.max(axis=1)) == lowest
         if in_order:
             res = res.reshape(out_shape)
         else:
             res = restore_kept_order(res, x_shape, view, out_shape)
+        if all_nan is not None and all_nan.any():
+            all_nan = restore_kept_order(all_nan, x_shape, view, out_shape)
+            res = _all_nan_indices(name, res, all_nan, all_nan_index)
         return res[()] if res.ndim == 0 else res
 
     # the kernel's output is the result as it is: the index array (the common
     # argmax), or in one chunk the values' bits (max/min)
     direct = (want_index and chunks == 1 and in_order and not select_last
-              and index_dtype == np.int64)
-    direct_values = not want_index and chunks == 1 and in_order
+              and index_dtype == np.int64 and not skip_nan)
+    direct_values = not want_index and chunks == 1 and in_order and not skip_nan
     scalar = len(out_shape) == 0
     # max/min write no index: one empty array serves every call
     no_index = None if want_index else np.empty(index_shape, np.int64)
@@ -922,6 +1008,19 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     return plan
 
 
+def _all_nan_indices(op: str, res: np.ndarray, all_nan: np.ndarray, all_nan_index):
+    """nanargmax/nanargmin's result where some outputs had only NaN (*all_nan*, of
+    the result's shape): ``ValueError`` naming the first such position, as NumPy
+    raises, or *all_nan_index* there."""
+    if all_nan_index is None:
+        where = tuple(int(i) for i in np.argwhere(all_nan)[0]) if all_nan.ndim else ()
+        raise ValueError(f"{op}: All-NaN slice encountered (at output position {where}); "
+                         "pass all_nan_index=-1 (or another int) to get that index instead")
+    res = np.array(res)
+    res[all_nan] = all_nan_index
+    return res
+
+
 def _with_xmask(geometry: tuple, xmask) -> tuple:
     """An arg-reduction kernel's geometry: the view's, then the key mask ``xmask``
     (the kernel's other masks are its constants)."""
@@ -930,14 +1029,17 @@ def _with_xmask(geometry: tuple, xmask) -> tuple:
     return (geo,)
 
 
-def _values_from_keys(dtype: np.dtype, keys_dtype: np.dtype, masks: tuple):
+def _values_from_keys(dtype: np.dtype, keys_dtype: np.dtype, masks: tuple,
+                      skip_nan: bool = False):
     """The function that turns the kernels' order-preserving keys (see
     ``kernels.common.order_key``; *masks* as made by ``_dtypes.key_masks``) back into
     values of *dtype* (``kernels.reduce.key_bits``): a float extreme that is a zero
     comes back as +0.0 whatever the sign of the zeros it was taken from (they
-    compare equal), and a NaN as the default NaN."""
+    compare equal), and a NaN as the default NaN. A NaN's key is the greatest, or
+    with *skip_nan* the least (see ``kernels.reduce.arg_kernel``)."""
     fmask, _, xmask, expo = masks
-    top = keys_dtype.type(np.iinfo(keys_dtype).max)
+    info = np.iinfo(keys_dtype)
+    top = keys_dtype.type(info.min if skip_nan else info.max)
 
     def values(keys):
         keys = np.ascontiguousarray(keys)

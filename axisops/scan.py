@@ -36,6 +36,7 @@ from ._jit import runs_in_parallel as chunks_pay
 from ._layout import ScanView, needs_copy, scan_view
 from ._plan import PlanCache, array_key, axis_key, base_maker, readable_copy, viewed
 from .kernels import scan as K
+from .kernels.common import skip_nan
 from .typing import Array, ArrayLike, DTypeLike
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ValuesIndices"]
@@ -509,7 +510,20 @@ def _complex_scan_plan(op, x, axis, dtype, exclusive, reverse):
 
 
 def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
-    """The plan of cumsum/cumprod for arrays described like *x*."""
+    """The plan of cumsum/cumprod, and of their NaN-skipping twins nancumsum and
+    nancumprod (a NaN read as the identity by the same kernel: see
+    ``kernels.common.skip_nan``), for arrays described like *x*."""
+    skip = op.startswith("nan")
+    if skip:
+        plain = op[3:]
+        if x.dtype.kind not in "fc":  # no NaN to skip
+            _dtypes.check_dtype(x.dtype, op)
+            return _sum_or_prod_plan(plain, x, axis, dtype, exclusive, reverse)
+        if x.dtype.kind == "c":  # a NaN in either part skips the element, as np.isnan says
+            fill = 0 if plain == "cumsum" else 1
+            return lambda x: _sum_or_prod(plain, None, np.where(np.isnan(x), fill, x), axis,
+                                          dtype, exclusive, reverse)
+        op = plain
     if _complex.is_complex(x.dtype) or _complex.is_complex(dtype):
         return _complex_scan_plan(op, x, axis, dtype, exclusive, reverse)
     x, axis, shape, flatten = _prepare(op, x, axis)
@@ -524,6 +538,11 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
         # A dtype= that changes the accumulator: convert once, so that the kernel is
         # compiled per input dtype (with its own accumulator) and not per pair.
         convert = acc_dtype
+    if skip and convert is not None and convert.kind != "f":
+        # NaN has no integer or bool value: replaced by the identity before converting
+        fill = 1 if op == "cumprod" else 0
+        return lambda x: _sum_or_prod(op, None, np.where(np.isnan(x), fill, x), axis, dtype,
+                                      exclusive, reverse)
     if convert is not None:
         x = x.astype(convert, copy=False)
     view = scan_view(x, axis)
@@ -534,6 +553,8 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     base_of, table = _numeric_base(x)
     if kernel_acc.kind == "i" and x.dtype == np.uint64:
         base_of = viewed(base_of, np.int64)
+    if skip and x.dtype.kind == "f":  # a NaN reads as the identity
+        table = skip_nan(table, 1.0 if op == "cumprod" else 0.0)
     args = (*_view_args(view, block, chunk_len), K.OP_PROD if op == "cumprod" else K.OP_SUM,
             bool(exclusive), bool(reverse), table)
     carry_shape = (view.outer * view.mid, chunks, view.inner)

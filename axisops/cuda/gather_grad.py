@@ -24,9 +24,9 @@ import numpy as np
 
 from .. import _complex, _dtypes
 from .. import gather as _np_gather
-from .. import grad as _np_grad
 from .._indices import check_in_range
 from .._layout import c_strides
+from ..grad import gather as _grad_gather
 from . import _device as D
 from . import gather_kernels as GK
 from . import kernels as K
@@ -68,7 +68,7 @@ def take_along_axis(g, indices, x_shape, axis, mode="raise"):
     x_shape = _shape(x_shape)
     idx = _indices_on_device(gd, indices, op)
     code = _np_gather._mode(mode, op)
-    shape, axis, out_shape = _np_grad._along_shapes(x_shape, idx.shape, axis, op)
+    shape, axis, out_shape = _grad_gather._along_shapes(x_shape, idx.shape, axis, op)
     dtype, work = g_dtypes(gd, out_shape, op)
     n = shape[axis]
     _check_values(idx, n, code, op, g_reads=bool(gd.size and n))
@@ -286,7 +286,7 @@ def _shape(x_shape) -> tuple[int, ...]:
 
 def g_dtypes(gd: D.DeviceArray, expected, op: str) -> tuple[np.dtype, np.dtype]:
     """(gradient dtype, working dtype) of ``g``, checked against the forward's output
-    shape as the NumPy path's ``grad._gather_g`` does (complex ``g`` is its own)."""
+    shape as the NumPy path's ``grad._common._gather_g`` does (complex ``g`` is its own)."""
     if gd.shape != tuple(expected):
         raise ValueError(f"{op}: g has shape {gd.shape}, expected the forward's output shape "
                          f"{tuple(expected)}")

@@ -1,7 +1,7 @@
 """Gradients of the reductions on CUDA arrays: ``axisops.grad.sum, mean, prod, max,
 min`` when ``g`` is a CUDA array (see :mod:`axisops.cuda`).
 
-The checks and errors are the NumPy path's own (``grad._expand`` and the dtype
+The checks and errors are the NumPy path's own (``grad.reduce._expand`` and the dtype
 checks, run on host stand-ins that hold one zero), then:
 
 * ``sum`` and ``mean`` broadcast ``g`` over the reduced axes with a thread per
@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from .. import _complex, _dtypes
-from .. import grad as _np_grad
 from .._layout import c_strides, coalesce
+from ..grad import _common as _grad_common
+from ..grad import reduce as _grad_reduce
 from . import _device as D
 from . import grad_kernels as GK
 from . import kernels as K
@@ -45,7 +46,7 @@ __all__ = ["sum", "mean", "prod", "max", "min"]
 def sum(g, x_shape, axis=None, keepdims=False):
     """:func:`axisops.grad.sum` on the device: ``g`` broadcast to ``x_shape``."""
     d = D.device_array(g)
-    x_shape, axes, _ = _np_grad._expand(d.host_zeros(), x_shape, axis, keepdims, "grad.sum")
+    x_shape, axes, _ = _grad_reduce._expand(d.host_zeros(), x_shape, axis, keepdims, "grad.sum")
     result, flat = _result(d, x_shape, d.dtype)
     size = math.prod(x_shape)
     if size:
@@ -59,7 +60,7 @@ def sum(g, x_shape, axis=None, keepdims=False):
 def mean(g, x_shape, axis=None, keepdims=False):
     """:func:`axisops.grad.mean` on the device: ``g / count`` broadcast to ``x_shape``."""
     d = D.device_array(g)
-    x_shape, axes, _ = _np_grad._expand(d.host_zeros(), x_shape, axis, keepdims, "grad.mean")
+    x_shape, axes, _ = _grad_reduce._expand(d.host_zeros(), x_shape, axis, keepdims, "grad.mean")
     res = d.dtype if d.dtype.kind in "fc" else np.dtype(np.float64)
     result, flat = _result(d, x_shape, res)
     size = math.prod(x_shape)
@@ -85,10 +86,10 @@ def prod(g, x, axis=None, keepdims=False):
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
     g_host = d.host_zeros()
-    complex_ = _np_grad._is_complex(g_host, x_host)
+    complex_ = _grad_common._is_complex(g_host, x_host)
     if not complex_:
         _dtypes.check_dtype(x_host.dtype, op)
-    x_shape, axes, _ = _np_grad._expand(g_host, x_host.shape, axis, keepdims, op)
+    x_shape, axes, _ = _grad_reduce._expand(g_host, x_host.shape, axis, keepdims, op)
     if complex_:
         res = np.result_type(x_host.dtype, d.dtype, np.complex64)
         _complex.check(res, op)
@@ -137,7 +138,7 @@ def _extreme(g, x, axis, keepdims, forward, op):
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
     _dtypes.check_dtype(x_host.dtype, op)
-    x_shape, axes, _ = _np_grad._expand(d.host_zeros(), x_host.shape, axis, keepdims, op)
+    x_shape, axes, _ = _grad_reduce._expand(d.host_zeros(), x_host.shape, axis, keepdims, op)
     if builtins.any(x_shape[k] == 0 for k in axes):
         raise ValueError(f"{op}: the forward reduces an empty set, so there is no gradient")
     size = math.prod(x_shape)

@@ -1,7 +1,7 @@
 """Gradients of the scans on CUDA arrays: ``axisops.grad.cumsum, cumprod, cummax,
 cummin, logcumsumexp`` when ``g`` is a CUDA array (see :mod:`axisops.cuda`).
 
-The checks and errors are the NumPy path's own (``grad._scan_g``, the dtype and
+The checks and errors are the NumPy path's own (``grad.scan._scan_g``, the dtype and
 index checks, on host stand-ins), then:
 
 * ``cumsum``: the device :func:`axisops.cuda.scan.cumsum` of ``g`` the other way
@@ -31,8 +31,9 @@ import warnings
 import numpy as np
 
 from .. import _complex, _dtypes
-from .. import grad as _np_grad
 from .._layout import c_strides
+from ..grad import _common as _grad_common
+from ..grad import scan as _grad_scan
 from . import _device as D
 from . import grad_kernels as GK
 from . import kernels as K
@@ -49,7 +50,7 @@ def cumsum(g, x_shape, axis=None, exclusive=False, reverse=False):
     """:func:`axisops.grad.cumsum` on the device: the cumulative sum of ``g`` the
     other way."""
     d = D.device_array(g)
-    x_shape, axis, _ = _np_grad._scan_g(d.host_zeros(), x_shape, axis, "grad.cumsum")
+    x_shape, axis, _ = _grad_scan._scan_g(d.host_zeros(), x_shape, axis, "grad.cumsum")
     if d.dtype != np.bool_:
         res = _scan.cumsum(g, axis, dtype=d.dtype, exclusive=exclusive, reverse=not reverse)
         return res if tuple(res.shape) == x_shape else res.reshape(x_shape)
@@ -68,10 +69,10 @@ def cumprod(g, x, axis=None, exclusive=False, reverse=False):
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
     g_host = d.host_zeros()
-    complex_ = _np_grad._is_complex(g_host, x_host)
+    complex_ = _grad_common._is_complex(g_host, x_host)
     if not complex_:
         _dtypes.check_dtype(x_host.dtype, op)
-    x_shape, axis, _ = _np_grad._scan_g(g_host, x_host.shape, axis, op)
+    x_shape, axis, _ = _grad_scan._scan_g(g_host, x_host.shape, axis, op)
     if complex_:
         res = np.result_type(x_host.dtype, d.dtype, np.complex64)
         _complex.check(res, op)
@@ -105,7 +106,7 @@ def logcumsumexp(g, x, axis=None):
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
     _dtypes.check_dtype(x_host.dtype, op)
-    x_shape, axis, _ = _np_grad._scan_g(d.host_zeros(), x_host.shape, axis, op)
+    x_shape, axis, _ = _grad_scan._scan_g(d.host_zeros(), x_host.shape, axis, op)
     res = x_host.dtype if x_host.dtype.kind == "f" else np.dtype(np.float64)
     work = np.dtype(np.float32) if res == np.float16 else res
     if d.dtype.kind == "c":  # the NumPy path converts g to a real dtype: NumPy's warning
@@ -139,7 +140,7 @@ def cummin(g, indices, x_shape, axis=None):
 
 def _extreme(g, indices, x_shape, axis, op):
     d = D.device_array(g)
-    x_shape, axis, _ = _np_grad._scan_g(d.host_zeros(), x_shape, axis, op)
+    x_shape, axis, _ = _grad_scan._scan_g(d.host_zeros(), x_shape, axis, op)
     idx = _indices_on_device(d, indices, op)
     if idx.shape != d.shape:
         raise ValueError(f"{op}: indices has shape {idx.shape}, expected g's shape {d.shape}")
@@ -199,7 +200,7 @@ _POWERS: dict[tuple, object] = {}
 
 
 def _powers(dtype: np.dtype, d: D.DeviceArray):
-    """The CPU's table of ``2**-k`` in *dtype* (``grad._powers_of_half``) on the device."""
+    """The CPU's table of ``2**-k`` in *dtype* (``grad.scan._powers_of_half``) on the device."""
     from .reduce import _device_id
 
     key = (np.dtype(dtype).str, _device_id(d))
@@ -207,5 +208,5 @@ def _powers(dtype: np.dtype, d: D.DeviceArray):
     if table is None:
         from numba import cuda
 
-        table = _POWERS[key] = cuda.to_device(_np_grad._powers_of_half(dtype))  # kept: synchronous
+        table = _POWERS[key] = cuda.to_device(_grad_scan._powers_of_half(dtype))  # kept: synchronous
     return table

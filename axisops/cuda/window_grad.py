@@ -13,7 +13,7 @@ gradients' semantics:
 * complex ``g`` goes by its two real parts (the CPU path's
   ``_complex.componentwise``), in the complex dtype;
 * the checks and errors are the CPU functions': ``unfold_shape`` with the
-  gradient's name, and ``grad._gather_g``'s shape check on a zero-stride float64
+  gradient's name, and ``grad._common._gather_g``'s shape check on a zero-stride float64
   stand-in of ``g``'s shape (its memory is never read; the dtype check cannot
   fail for a device dtype).
 """
@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import grad as _np_grad
 from .. import window as _np_window
+from ..grad import _common as _grad_common
 from . import _device as D
 from .window import fold_dtype, sums, windows
 
@@ -35,10 +35,10 @@ def unfold(g, x_shape, kernel_size, dilation=1, padding=0, stride=1, channels_la
     """:func:`axisops.grad.unfold` on the device: a fold of ``g`` into ``x_shape``."""
     op = "grad.unfold"
     d = D.device_array(g)
-    x_shape = _np_grad._shape(x_shape)
+    x_shape = _grad_common._shape(x_shape)
     geo, expected = _np_window.unfold_shape(x_shape, kernel_size, dilation, padding, stride,
                                             channels_last, op=op)
-    _np_grad._gather_g(np.broadcast_to(np.zeros((), np.float64), d.shape), expected, op)
+    _grad_common._gather_g(np.broadcast_to(np.zeros((), np.float64), d.shape), expected, op)
     spatial = x_shape[-geo.d - 1:-1] if channels_last else x_shape[-geo.d:]
     xb = x_shape if len(x_shape) == geo.d + 2 else (1, *x_shape)
     channels = xb[-1] if channels_last else xb[1]

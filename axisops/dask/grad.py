@@ -65,6 +65,8 @@ from .. import _complex, _dtypes, _jit
 from .. import grad as _np_grad
 from .._axes import normalize_axes, normalize_axis, reduced_shape
 from .._dispatch import numpy_function
+from ..grad import _common as _grad_common
+from ..grad import scan as _grad_scan
 from ..kernels import scan as _scan_kernels
 from . import reduce as _reduce
 from . import scan as _scan
@@ -296,7 +298,7 @@ class _Scaled:
         if a.shape[1] > 1:
             np.cumprod(a[:, :-1], axis=1, out=plain[:, 1:])
         m, e = self.of(plain[:, ::-1] if reverse else plain)
-        lane_o, lane_i = np.nonzero(~np.all(_np_grad._normal(plain), axis=1))
+        lane_o, lane_i = np.nonzero(~np.all(_grad_common._normal(plain), axis=1))
         if lane_o.size:  # again with exponents apart (the NumPy path's kernel)
             xm, xe = np.frexp(x3[lane_o, :, lane_i])
             mant = np.empty(xm.shape, self.work)
@@ -313,7 +315,7 @@ class _Scaled:
         float), but not rounded where the rescue kernel ran."""
         x3 = np.ascontiguousarray(x3, self.work)
         g3 = np.ascontiguousarray(g3, self.work)
-        plain, (lane_o, lane_i) = _np_grad._plain_cumprod_grad(x3, g3, exclusive, False,
+        plain, (lane_o, lane_i) = _grad_scan._plain_cumprod_grad(x3, g3, exclusive, False,
                                                                self.work)
         m, e = self.of(plain)
         if lane_o.size:
@@ -322,7 +324,7 @@ class _Scaled:
             om = np.empty(xm.shape, self.work)
             oe = np.empty(xm.shape, np.int64)
             _jit.run(_scan_kernels.cumprod_vjp_scaled, om.size, xm, xe.astype(np.int64), gm,
-                     ge.astype(np.int64), _np_grad._powers_of_half(self.work), bool(exclusive),
+                     ge.astype(np.int64), _grad_scan._powers_of_half(self.work), bool(exclusive),
                      False, om, oe)
             m[lane_o, :, lane_i] = om[..., 0]
             e[lane_o, :, lane_i] = oe[..., 0]

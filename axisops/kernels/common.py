@@ -32,12 +32,54 @@ def load(value, table, like):
 
     With ``table=None`` the value converts directly; with a float32 table the value
     is a float16 bit pattern (uint16) looked up in it (Numba has no float16).
+
+    The NaN-skipping operators wrap either in a tuple (see :func:`skip_nan` and
+    :func:`count_valid`), so that every sum, product and scan kernel skips NaN
+    through the same argument, compiled once more per kind of tuple:
+
+    * ``(table, fill)``: a NaN loads as *fill* (0 for a sum, 1 for a product);
+    * ``(table,)``: an element loads as 1, a NaN as 0 (the sum is the count).
+
+    A select, not a branch: the loops stay vectorised.
     """
+
+
+def skip_nan(table, fill):
+    """The ``table`` argument of a kernel that reads a NaN as *fill* (see :func:`load`)."""
+    return (table, fill)
+
+
+def count_valid(table):
+    """The ``table`` argument of a kernel that reads 1 for each element that is not
+    NaN and 0 for a NaN (see :func:`load`)."""
+    return (table,)
 
 
 @overload(load, inline="always")
 def _load_impl(value, table, like):
     target = like.dtype
+    if isinstance(table, types.BaseTuple):
+        looked_up = not isinstance(table.types[0], types.NoneType)  # float16 bits
+        if len(table) == 2:
+            if looked_up:
+                def skipping_looked_up(value, table, like):
+                    v = target(table[0][value])
+                    return v if v == v else target(table[1])
+                return skipping_looked_up
+
+            def skipping(value, table, like):
+                v = target(value)
+                return v if v == v else target(table[1])
+            return skipping
+        if looked_up:
+            def counting_looked_up(value, table, like):
+                v = table[0][value]
+                return target(1) if v == v else target(0)
+            return counting_looked_up
+
+        def counting(value, table, like):
+            return target(1) if value == value else target(0)
+        return counting
     if isinstance(table, types.NoneType):
         return lambda value, table, like: target(value)
     return lambda value, table, like: target(table[value])

@@ -747,7 +747,7 @@ def _row_max4(keys, base, p, row_stride, stride, shift, fmask, fone, xmask, expo
 
 
 @factory
-def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
+def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = False):
     """Greatest key, and in WITH_INDEX mode its first position, of a buffer of
     ``bits_dtype`` (int8 to int64): max, min, argmax and argmin of every dtype of
     that width and kind (*floats*, or integers and bool), by the masks (see above).
@@ -766,6 +766,12 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     order is a constant of the kernel (the ``row`` argument is then unused):
     each compiled kernel holds one order only, which halves a first call's
     compile time.
+
+    ``skip_nan`` (floats only: nanmax, nanmin, nanargmax, nanargmin) gives a NaN the
+    key ``LOWEST`` instead of ``TOP``: below every number, so it never wins, and an
+    output whose elements are all NaN keeps ``LOWEST`` (which no number has: -inf's
+    key is above it), which ``key_bits`` turns into a NaN. Contiguous runs then take
+    the strided loop (the blocked pass stops at the first NaN).
     """
     dt = np.dtype(bits_dtype)
     KT = dt.type
@@ -773,6 +779,8 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
     SHIFT = KT(dt.itemsize * 8 - 1)
     TOP = KT(np.iinfo(dt).max)
     LOWEST = KT(np.iinfo(dt).min)  # no key is below it
+    NAN_KEY = LOWEST if skip_nan else TOP  # the key of a NaN (see above)
+    BLOCKED = not (floats and skip_nan)  # contiguous runs take the blocked pass
     UZERO = np.dtype(f"u{dt.itemsize}").type(0)  # the unsigned type of that width
     FLOATS = floats
     FMASK, FONE, _, EXPO = key_masks(np.dtype(f"{'f' if floats else 'i'}{dt.itemsize}"), dt,
@@ -816,23 +824,23 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
                     while j + 4 <= j1:
                         if with_index:
                             _row_arg4(keys, index, base, p_red + j * n_stride, n_stride, inner_stride,
-                                      r * n + j, SHIFT, fmask, fone, xmask, expo, TOP)
+                                      r * n + j, SHIFT, fmask, fone, xmask, expo, NAN_KEY)
                         else:
                             _row_max4(keys, base, p_red + j * n_stride, n_stride, inner_stride,
-                                      SHIFT, fmask, fone, xmask, expo, TOP)
+                                      SHIFT, fmask, fone, xmask, expo, NAN_KEY)
                         j += 4
                     for j in range(j, j1):  # noqa: B020 (j goes on from the unrolled loop)
                         if with_index:
                             _row_arg(keys, index, base, p_red + j * n_stride, inner_stride,
-                                     r * n + j, SHIFT, fmask, fone, xmask, expo, TOP)
+                                     r * n + j, SHIFT, fmask, fone, xmask, expo, NAN_KEY)
                         else:
                             _row_max(keys, base, p_red + j * n_stride, inner_stride,
-                                     SHIFT, fmask, fone, xmask, expo, TOP)
+                                     SHIFT, fmask, fone, xmask, expo, NAN_KEY)
                     t += j1 - j0
             else:
                 # lane order: each output i of the block scans its own run of every row;
                 # a contiguous run takes one blocked vector pass (see _float_run_extreme)
-                contiguous = n_stride == 1
+                contiguous = BLOCKED and n_stride == 1
                 t = t_start
                 while t < t_end:
                     r, j0, j1 = _run(t, t_end, n)
@@ -842,7 +850,7 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
                         if contiguous:
                             seg = base[p + j0:p + j1]
                             if FLOATS:  # a constant: the other branch is pruned
-                                m, at = _float_run_extreme(seg, UZERO, fmask, xmask, expo, TOP,
+                                m, at = _float_run_extreme(seg, UZERO, fmask, xmask, expo, NAN_KEY,
                                                            with_index)
                             else:
                                 m, at = _int_run_extreme(seg, xmask, LOWEST, with_index)
@@ -852,16 +860,16 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool):
                                     index[i] = r * n + j0 + at
                             continue
                         m = KT(_run_max_key(base, p, n_stride, j0, j1, LOWEST, SHIFT, fmask, fone,
-                                            xmask, expo, TOP))
+                                            xmask, expo, NAN_KEY))
                         if m > keys[i]:
                             keys[i] = m
                             if with_index:
                                 index[i] = r * n + _run_find_key(base, p, n_stride, j0, j1, m, SHIFT,
-                                                                 fmask, fone, xmask, expo, TOP)
+                                                                 fmask, fone, xmask, expo, NAN_KEY)
                     t += j1 - j0
             if mode == AS_VALUES:  # this task's keys are final
                 for i in range(keys.size):
-                    keys[i] = key_bits(keys[i], fmask, xmask, TOP, expo)
+                    keys[i] = key_bits(keys[i], fmask, xmask, NAN_KEY, expo)
 
     return reduce_arg
 

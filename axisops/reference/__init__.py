@@ -8,7 +8,7 @@ several axes moves them to the end and reshapes, an arg-reduction with
 ``(lanes, n)`` view, unfold and fold loop over kernel offsets and output positions
 with ``np.ndindex``, a gradient is written from its definition.
 One module per family, beside the operators it checks: ``reduce``, ``scan``,
-``gather``, ``window``, their gradients in ``grad``, the helpers they share in
+``gather``, ``window``, ``missing`` (the NaN-skipping operators, count, var, std), their gradients in ``grad``, the helpers they share in
 ``_common``; this package re-exports every twin.
 
 This package imports only NumPy, so it can check the library without sharing any
@@ -141,6 +141,22 @@ from __future__ import annotations
 from ._common import SUPPORTED_DTYPES
 from .gather import gather_nd, scatter, take, take_along_axis
 from .grad import grad
+from .missing import (
+    count,
+    nanargmax,
+    nanargmin,
+    nancumprod,
+    nancumsum,
+    nanmax,
+    nanmean,
+    nanmin,
+    nanprod,
+    nanstd,
+    nansum,
+    nanvar,
+    std,
+    var,
+)
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ScanResult, cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import _kernel, fold, unfold  # noqa: F401  (_kernel: the tests check its errors)
@@ -149,5 +165,7 @@ __all__ = [
     "sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
     "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp", "ScanResult",
     "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold", "grad",
+    "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
+    "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std",
     "SUPPORTED_DTYPES",
 ]
