@@ -839,8 +839,8 @@ def _count_plan(x: np.ndarray, axis, keepdims: bool):
     axes = normalize_axes(axis, x.ndim, op)
     out_shape = reduced_shape(x.shape, axes, keepdims)
     if x.dtype.kind == "c":
-        return lambda x: _scalar_or_array(np.sum(~np.isnan(x), axis=axes, keepdims=keepdims,
-                                                 dtype=np.int64))
+        return lambda x: _scalar_or_array(np.asarray(
+            np.sum(~np.isnan(x), axis=axes, keepdims=keepdims, dtype=np.int64)))
     _dtypes.check_dtype(x.dtype, op)
     count = math.prod(x.shape[d] for d in axes)
     if x.dtype.kind != "f" or x.size == 0:
