@@ -59,6 +59,7 @@ import torch
 from . import _axes, _dispatch
 from . import gather as _gather
 from . import grad as _grad
+from . import missing as _missing
 from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
@@ -135,6 +136,32 @@ _SPECS: dict[str, _Spec] = {
     "grad_unfold": _Spec(_g("unfold"), f"Tensor g, int[] x_shape, {_WINDOW}"),
     "grad_fold": _Spec(_g("fold"), f"Tensor g, {_WINDOW}"),
 }
+
+# The missing-value operators (axisops.missing) and their gradients.
+_NAN_ARG = f"{_REDUCE}, bool select_last_index, ScalarType index_dtype, int? all_nan_index"
+_NAN_SCAN = "Tensor x, int? axis, ScalarType? dtype, bool exclusive, bool reverse"
+_SPECS.update({
+    **{name: _Spec(getattr(_missing, name), f"{_REDUCE}, ScalarType? dtype")
+       for name in ("nansum", "nanprod", "nanmean")},
+    **{name: _Spec(getattr(_missing, name), f"{_REDUCE}, ScalarType? dtype, float ddof")
+       for name in ("var", "std", "nanvar", "nanstd")},
+    **{name: _Spec(getattr(_missing, name), _REDUCE) for name in ("nanmax", "nanmin", "count")},
+    **{name: _Spec(getattr(_missing, name), _NAN_ARG) for name in ("nanargmax", "nanargmin")},
+    **{name: _Spec(getattr(_missing, name), _NAN_SCAN) for name in ("nancumsum", "nancumprod")},
+    **{f"grad_{name}": _Spec(_g(name), "Tensor g, Tensor x, int[]? axis, bool keepdims")
+       for name in ("nansum", "nanmean", "nanprod", "nanmax", "nanmin")},
+    **{f"grad_{name}": _Spec(_g(name), "Tensor g, Tensor x, int[]? axis, bool keepdims, "
+                                       "float ddof")
+       for name in ("var", "std", "nanvar", "nanstd")},
+    **{f"grad_{name}": _Spec(_g(name), "Tensor g, Tensor x, int? axis, bool exclusive, "
+                                       "bool reverse")
+       for name in ("nancumsum", "nancumprod")},
+})
+#: Operators with no CUDA kernel yet: on CUDA tensors their registered CUDA kernel
+#: raises NotImplementedError (``axisops.cuda.run``) naming the way to the CPU.
+NO_CUDA_KERNEL = frozenset(
+    name for name in _SPECS
+    if name.removeprefix("grad_") in _missing.__all__)
 
 
 def _param_types(spec: _Spec) -> dict[str, str]:
@@ -316,8 +343,14 @@ def _grads(name: str, ctx, *grads):
     if name in ("sum", "mean"):
         out["x"] = _op(f"grad_{name}")(grads[0], list(args["x"].shape), args["axis"],
                                        args["keepdims"])
-    elif name in ("prod", "max", "min"):
+    elif name in ("prod", "max", "min", "nansum", "nanmean", "nanprod", "nanmax", "nanmin"):
         out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["axis"], args["keepdims"])
+    elif name in ("var", "std", "nanvar", "nanstd"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["axis"], args["keepdims"],
+                                       args["ddof"])
+    elif name in ("nancumsum", "nancumprod"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["axis"], args["exclusive"],
+                                       args["reverse"])
     elif name == "cumsum":
         out["x"] = _op("grad_cumsum")(grads[0], list(args["x"].shape), args["axis"],
                                       args["exclusive"], args["reverse"])
@@ -383,7 +416,8 @@ DIFFERENTIABLE = ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cum
                   "logcumsumexp", "take", "take_along_axis", "gather_nd", "scatter", "unfold",
                   "fold", "grad_sum", "grad_mean", "grad_cumsum", "grad_cummax", "grad_cummin",
                   "grad_take", "grad_take_along_axis", "grad_gather_nd", "grad_scatter",
-                  "grad_unfold", "grad_fold")
+                  "grad_unfold", "grad_fold", "nansum", "nanmean", "nanprod", "nanmax", "nanmin",
+                  "var", "std", "nanvar", "nanstd", "nancumsum", "nancumprod")
 
 for _name in DIFFERENTIABLE:
     OPERATORS[_name].register_autograd(functools.partial(_grads, _name),

@@ -42,6 +42,7 @@ from .. import _dispatch
 from . import gather as _gather
 from . import gather_grad as _gather_grad
 from . import grad as _grad
+from . import missing as _missing
 from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
@@ -50,7 +51,7 @@ from . import window_grad as _window_grad
 #: The modules of lazy operators. Each names the public module whose functions it
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
-MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad)
+MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad, _missing)
 
 
 def _serves(module) -> str:

@@ -36,6 +36,7 @@ from functools import partial
 import numpy as np
 
 from .. import _complex, _dtypes
+from .. import missing as _np_missing
 from .. import reduce as _np_reduce
 from .. import scan as _np_scan
 from .._axes import normalize_axis
@@ -55,6 +56,12 @@ _ARGMAX = numpy_function(_np_reduce.argmax)
 _ARGMIN = numpy_function(_np_reduce.argmin)
 _CUMMAX = numpy_function(_np_scan.cummax)
 _CUMMIN = numpy_function(_np_scan.cummin)
+#: Each sum or product scan's chunk total and chunk scan.
+_TOTAL_AND_SCAN = {
+    "cumsum": (_SUM, _CUMSUM), "cumprod": (_PROD, _CUMPROD),
+    "nancumsum": (numpy_function(_np_missing.nansum), numpy_function(_np_missing.nancumsum)),
+    "nancumprod": (numpy_function(_np_missing.nanprod), numpy_function(_np_missing.nancumprod)),
+}
 
 
 def _da():
@@ -101,13 +108,13 @@ def _accumulate(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
         combine = np.logaddexp
         summary = partial(_last_of_scan, axis=axis, res=res)
         scan = partial(_logcumsumexp, axis=axis)
-    else:
-        res = _result_dtype(op, x.dtype, dtype)
-        combine = np.add if op == "cumsum" else np.multiply
-        total = _SUM if op == "cumsum" else _PROD
+    else:  # cumsum, cumprod and their NaN-skipping twins (a NaN chunk's total is 0 or 1)
+        plain = op.removeprefix("nan")
+        res = _result_dtype(plain, x.dtype, dtype)
+        combine = np.add if plain == "cumsum" else np.multiply
+        total, chunk_scan = _TOTAL_AND_SCAN[op]
         summary = partial(_total, reduce=total, axis=axis, res=res)
-        scan = partial(_CUMSUM if op == "cumsum" else _CUMPROD, axis=axis, dtype=res,
-                       exclusive=exclusive, reverse=reverse)
+        scan = partial(chunk_scan, axis=axis, dtype=res, exclusive=exclusive, reverse=reverse)
     out = _carried(op, x, axis, summary, combine, partial(_scanned, scan=scan, combine=combine),
                    res, reverse)
     return out.reshape(()) if zero_d else out
