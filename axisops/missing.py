@@ -31,14 +31,18 @@ import warnings
 import numpy as np
 
 from . import _complex, _dtypes
-from ._axes import normalize_axes
+from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
-from .reduce import _arg_reduction, _scalar_or_array, _value_reduction
+from ._plan import PlanCache, array_key, axis_key
+from .reduce import _arg_reduction, _value_reduction
 from .scan import _sum_or_prod
 from .typing import Array, ArrayLike, ArrayOrScalar, Axis, DTypeLike
 
 __all__ = ["nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
            "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std"]
+
+#: Plans of the composed operators here (nanmean, the variances; see ``axisops._plan``).
+_PLANS = PlanCache()
 
 
 def _doc(template: str, **fields: str):
@@ -200,33 +204,56 @@ def nanmean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     >>> axisops.nanmean(np.array([[1., np.nan, 3.], [np.nan, 4., np.nan]]), axis=1)
     array([2., 4.])
     """
+    return _planned("nanmean", _nanmean_plan, x, axis, keepdims, dtype)
+
+
+def _planned(op: str, make_plan, x, axis, *options):
+    """Run the plan of *op* for arrays described like *x*, making it first if new
+    (the dtypes and axes are worked out once per kind of call: see ``axisops._plan``)."""
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    try:
+        key = (op, *array_key(x), axis_key(axis), *options)
+    except TypeError:
+        key = None
+    return _PLANS.plan(key, make_plan, op, x, axis, *options)(x)
+
+
+def _nanmean_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     if x.dtype.kind not in "fc":
-        _dtypes.check_dtype(x.dtype, "nanmean")
-        return _value_reduction("mean", x, axis, keepdims, dtype)
+        _dtypes.check_dtype(x.dtype, op)
+        return lambda x: _value_reduction("mean", x, axis, keepdims, dtype)
     if _complex.is_complex(x.dtype) or _complex.is_complex(dtype):
         res = _complex.result_dtype("mean", x.dtype, dtype)
     else:
         res = _dtypes.mean_dtypes(x.dtype, dtype)[0]
     acc = _dtypes.kernel_accumulator(res) if res.kind == "f" else res
-    axes = normalize_axes(axis, x.ndim, "nanmean")
-    total = np.asarray(_value_reduction("nansum", x, axes, keepdims, acc))
-    counts = np.asarray(_value_reduction("count", x, axes, keepdims, None))
-    return _scalar_or_array(_divided(total, counts, res, "Mean of empty slice"))
+    axes = normalize_axes(axis, x.ndim, op)
+
+    def plan(x):
+        total = _value_reduction("nansum", x, axes, keepdims, acc)
+        counts = _value_reduction("count", x, axes, keepdims, None)
+        return _divided(total, counts, res, "Mean of empty slice")
+
+    return plan
 
 
-def _divided(total: np.ndarray, counts: np.ndarray, res: np.dtype, empty_warning: str):
+def _divided(total, counts, res: np.dtype, empty_warning: str):
     """total / counts, as NumPy's nan-functions divide (in float64 for float32
-    sums, rounded once), NaN with *empty_warning* where a count is not positive."""
-    empty = counts <= 0
-    if empty.any():
-        warnings.warn(empty_warning, RuntimeWarning, stacklevel=4)
+    sums, rounded once), NaN with *empty_warning* where a count is not positive;
+    a NumPy scalar for 0-d."""
+    if np.ndim(total) == 0 and np.ndim(counts) == 0:  # NumPy scalars divide cheaply
+        if counts <= 0:
+            warnings.warn(empty_warning, RuntimeWarning, stacklevel=4)
+            return res.type(np.nan)
+        return res.type(total / counts)
+    empty = np.asarray(counts) <= 0
+    if not empty.any():
+        return np.true_divide(total, counts).astype(res, copy=False)
+    warnings.warn(empty_warning, RuntimeWarning, stacklevel=4)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.true_divide(total, counts)
-    if empty.any():
-        out = np.where(empty, np.nan, out)
-    return out.astype(res, copy=False)
+        out = np.where(empty, np.nan, np.true_divide(total, counts))
+    return np.asarray(out).astype(res, copy=False)
 
 
 # ----------------------------------------------------------------------- variance
@@ -320,39 +347,42 @@ def nanstd(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 
 
 def _variance(op: str, x, axis, keepdims: bool, dtype, ddof, root: bool):
-    if type(x) is not np.ndarray:
-        x = _dtypes.as_array(x)
     if isinstance(ddof, bool) or not isinstance(ddof, (int, float, np.integer, np.floating)):
         raise TypeError(f"{op}: ddof must be a number, got {ddof!r}")
+    return _planned(op, _variance_plan, x, axis, keepdims, dtype, ddof)
+
+
+def _variance_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype, ddof):
     skip = op.startswith("nan") and x.dtype.kind in "fc"
     cplx = _complex.is_complex(x.dtype) or _complex.is_complex(dtype)
     if cplx:
         res = _complex.result_dtype("mean", x.dtype, dtype)
         acc = res
+        out_dtype = _complex.part_dtype(res)
     else:
         _dtypes.check_dtype(x.dtype, op)
         res = _dtypes.mean_dtypes(x.dtype, dtype)[0]
         acc = _dtypes.kernel_accumulator(res)
+        out_dtype = res
     axes = normalize_axes(axis, x.ndim, op)
     summed = "nansum" if skip else "sum"
-    if skip:
-        n = np.asarray(_value_reduction("count", x, axes, True, None))
-    else:
-        n = np.asarray(math.prod(x.shape[d] for d in axes))
-    xa = x.astype(acc, copy=False)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.true_divide(_value_reduction(summed, xa, axes, True, None), n).astype(acc)
-        dev = xa - mean
+    whole = math.prod(x.shape[d] for d in axes)
+    root = op.endswith("std")
+    squeeze = reduced_shape(x.shape, axes, keepdims)
+
+    def plan(x):
+        xa = x.astype(acc, copy=False)
+        n = _value_reduction("count", x, axes, True, None) if skip else whole
+        total = _value_reduction(summed, xa, axes, True, None)
+        with np.errstate(invalid="ignore", divide="ignore"):  # a count of 0: NaN
+            dev = xa - (total / n).astype(acc, copy=False)
         sq = dev.real * dev.real + dev.imag * dev.imag if cplx else dev * dev
-    ss = np.asarray(_value_reduction(summed, sq, axes, keepdims, None))
-    dof = n - ddof
-    if skip and not keepdims:
-        dof = dof.reshape(ss.shape)
-    out = _divided(ss, dof, _complex.part_dtype(res) if cplx else res,
-                   "Degrees of freedom <= 0 for slice")
-    if root:
-        out = np.sqrt(out)
-    return _scalar_or_array(out)
+        ss = _value_reduction(summed, sq, axes, keepdims, None)
+        dof = np.reshape(n, squeeze) - ddof if skip else whole - ddof
+        out = _divided(ss, dof, out_dtype, "Degrees of freedom <= 0 for slice")
+        return np.sqrt(out) if root else out
+
+    return plan
 
 
 # ------------------------------------------------------------------- orderings
