@@ -48,7 +48,7 @@ import warnings
 
 import numpy as np
 
-from . import _alloc, _complex, _dtypes
+from . import _alloc, _complex, _dates, _dtypes
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._indices import as_index_array, check_in_range
@@ -444,6 +444,18 @@ def _complex_gather_plan(op, x, indices, axis, mode):
     return plan
 
 
+def _dated_gather_plan(op, x, axis, mode):
+    """take/take_along_axis of dates: the int64 bits moved (``fill_value`` a value of
+    x's dtype: see ``axisops._dates``)."""
+    gather = take if op == "take" else take_along_axis
+
+    def plan(x, i, fill_value):
+        fill = _dates.fill_bits(fill_value, x.dtype, op) if mode == "fill" else 0
+        return gather(_dates.bits(x), i, axis, mode=mode, fill_value=fill).view(x.dtype)
+
+    return plan
+
+
 def _complex_scatter_plan(x, indices, updates, axis, reduce):
     """scatter of complex numbers: None and add on the two parts; mul with NumPy's
     ``multiply.at`` (a complex product is not componentwise), applying the updates
@@ -491,6 +503,8 @@ def _take_plan(op, x, indices, axis, mode):
     like *x* and *indices*."""
     if _complex.is_complex(x.dtype):
         return _complex_gather_plan(op, x, indices, axis, mode)
+    if _dates.is_date(x.dtype):
+        return _dated_gather_plan(op, x, axis, mode)
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
     mode_code = _mode(mode, op)
@@ -541,6 +555,8 @@ def _along_plan(x, indices, axis, mode):
     through the moved arrays for many short rows (see ``_short_rows``)."""
     if _complex.is_complex(x.dtype):
         return _complex_gather_plan("take_along_axis", x, indices, axis, mode)
+    if _dates.is_date(x.dtype):
+        return _dated_gather_plan("take_along_axis", x, axis, mode)
     plan = _along_plan_direct(x, indices, axis, mode)
     a = _short_rows(x, indices, axis)
     if a is None:
@@ -654,6 +670,9 @@ def _gather_nd_plan(x, indices, batch_dims):
         _complex.check(x.dtype, "gather_nd")
         return lambda x, i: _complex.componentwise(
             lambda part: gather_nd(part, indices if i is None else i, batch_dims=batch_dims), x)
+    if _dates.is_date(x.dtype):  # a move of int64 bits
+        return lambda x, i: gather_nd(_dates.bits(x), indices if i is None else i,
+                                      batch_dims=batch_dims).view(x.dtype)
     op = "gather_nd"
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
@@ -716,6 +735,10 @@ def _scatter_plan(x, indices, updates, axis, reduce):
     ``_short_rows``; per destination the updates still come in the same order)."""
     if _complex.is_complex(x.dtype):
         return _complex_scatter_plan(x, indices, updates, axis, reduce)
+    if _dates.is_date(x.dtype) and reduce is None:  # a move of int64 bits
+        return lambda x, indices, updates: scatter(
+            _dates.bits(x), indices, np.asarray(updates).astype(x.dtype).view(np.int64), axis,
+            reduce=None).view(x.dtype)
     plan = _scatter_plan_direct(x, indices, updates, axis, reduce)
     a = _short_rows(x, indices, axis)
     if a is None or type(updates) is not np.ndarray or updates.shape != indices.shape:

@@ -220,6 +220,8 @@ def _planned(op: str, make_plan, x, axis, *options):
 
 
 def _nanmean_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
+    if x.dtype.kind == "m":  # durations: NaT skipped (see axisops._dates)
+        return lambda x: _value_reduction("nanmean", x, axis, keepdims, dtype)
     if x.dtype.kind not in "fc":
         _dtypes.check_dtype(x.dtype, op)
         return lambda x: _value_reduction("mean", x, axis, keepdims, dtype)

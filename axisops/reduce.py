@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from . import _complex, _dtypes
+from . import _complex, _dates, _dtypes
 from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
 from ._jit import planned_run
@@ -653,6 +653,9 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     if needs_copy(x):
         return lambda x: _value_reduction(op, readable_copy(x), axis, keepdims, dtype)
     plain = _NAN_TWINS.get(op, op)
+    if (x.dtype.kind == "m" and op in ("sum", "mean", "nansum", "nanmean", "count")) or (
+            x.dtype.kind == "M" and op == "count"):  # durations add up; NaT as NaN
+        return _dates.timedelta_sum_plan(op, _value_reduction, axis, keepdims, dtype)
     if op != plain and x.dtype.kind not in "fc":  # no NaN to skip
         _dtypes.check_dtype(x.dtype, op)
         return _value_plan(plain, x, axis, keepdims, dtype)
@@ -909,6 +912,9 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     if needs_copy(x):
         return lambda x: _arg_reduction(op, readable_copy(x), axis, keepdims, select_last,
                                         index_dtype, all_nan_index)
+    if _dates.is_date(x.dtype):  # the int64 keys, NaT as the NaN (see axisops._dates)
+        return _dates.arg_plan(op, _arg_reduction, axis, keepdims, select_last, index_dtype,
+                               all_nan_index)
     _dtypes.check_dtype(x.dtype, op)
     skip_nan = op.startswith("nan")
     if skip_nan:

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _alloc, _complex, _dtypes
+from . import _alloc, _complex, _dates, _dtypes
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._jit import entry_point, run
@@ -514,6 +514,8 @@ def _sum_or_prod_plan(op, x, axis, dtype, exclusive, reverse):
     nancumprod (a NaN read as the identity by the same kernel: see
     ``kernels.common.skip_nan``), for arrays described like *x*."""
     skip = op.startswith("nan")
+    if x.dtype.kind == "m" and op in ("cumsum", "nancumsum"):  # durations; NaT as NaN
+        return lambda x: _dates.timedelta_cumsum(op, cumsum, x, axis, exclusive, reverse)
     if skip:
         plain = op[3:]
         if x.dtype.kind not in "fc":  # no NaN to skip
@@ -625,6 +627,10 @@ def _extreme(op, x, axis, index_dtype, invert):
 
 def _extreme_plan(op, x, axis, index_dtype, invert):
     """The plan of cummax/cummin for arrays described like *x*."""
+    if _dates.is_date(x.dtype):  # the int64 keys, NaT as the NaN (see axisops._dates)
+        return lambda x: ValuesIndices(*_dates.cum_extreme(
+            op, lambda k, a, index_dtype: _extreme(op, k, a, index_dtype, invert), x, axis,
+            index_dtype))
     x, axis, shape, flatten = _prepare(op, x, axis)
     index_dtype = _dtypes.check_index_dtype(index_dtype, op)
     if x.ndim:
