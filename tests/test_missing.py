@@ -270,3 +270,32 @@ def test_bad_input_raises_naming_the_operator(op):
     if op in VAR_OPS:
         with pytest.raises(TypeError, match="ddof"):
             func(np.ones(3), ddof="1")
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_long_contiguous_runs_skip_nan_block_by_block(dtype):
+    # rows of 3000 (several 1024-element blocks): blocks of NaN only, the extreme in a
+    # later block, ties across blocks, signed zeros and infinities as the extreme
+    rng = np.random.default_rng(10)
+    x = np.round(rng.standard_normal((8, 3000)) * 4).astype(dtype)
+    x[:, :1100] = np.nan                    # the first block(s) all NaN
+    x[0, 2500] = x[0, 1500] = 99            # a tie across blocks
+    x[1] = np.where(np.isnan(x[1]), np.nan, -np.abs(x[1]) - 1)
+    x[1, 2000], x[1, 2999] = -0.0, 0.0      # the maximum is a zero of either sign
+    x[2, 1200], x[2, 2200] = np.inf, -np.inf
+    x[3, 1100:] = -np.inf                   # only -inf besides NaN
+    x[4] = np.nan                           # all NaN
+    x[5, 1500:] = np.nan
+    x[5, 1400] = -0.0
+    for op in EXTREMES + ARGS:
+        kwargs = {"all_nan_index": -1} if op in ARGS else {}
+        for options in ({}, {"select_last_index": True}) if op in ARGS else ({},):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                got = getattr(axisops, op)(x, 1, **kwargs, **options)
+                want = getattr(ref, op)(x, 1, **kwargs, **options)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            if op in ARGS:
+                assert same_bits(got, want) is None, (op, options, got, want)
+            else:  # a zero extreme is +0.0 whatever the sign of the zeros (as max)
+                np.testing.assert_array_equal(got, want, err_msg=op)

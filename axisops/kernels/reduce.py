@@ -691,6 +691,52 @@ def _float_run_extreme(seg, ulike, fmask, xmask, expo, top, with_index):
 
 
 @helper
+def _nan_block_extreme(blk, fmask, expo, sentinel, greatest):
+    """The greatest (least) raw key of a block of float bits among the elements that
+    are not NaN, *sentinel* if all are: an integer select and max (min) per
+    element, which vectorise (a float ``v > m`` select does not without fast-math)."""
+    ext = sentinel
+    if greatest:
+        for q in range(blk.size):
+            b = blk[q]
+            ext = max(ext, _raw_key(b, fmask) if same_type(b & fmask, b) <= expo else sentinel)
+    else:
+        for q in range(blk.size):
+            b = blk[q]
+            ext = min(ext, _raw_key(b, fmask) if same_type(b & fmask, b) <= expo else sentinel)
+    return ext
+
+
+@helper
+def _float_run_nanextreme(seg, fmask, xmask, expo, lowest, top, with_index):
+    """:func:`_float_run_extreme` skipping NaN (nanmax, nanmin, nanargmax, nanargmin):
+    ``(lowest, 0)`` where every element is NaN, else the extreme's ``order_key``
+    and its first position, block by block as there."""
+    greatest = xmask == 0
+    sentinel = lowest if greatest else top
+    n = seg.size
+    best = same_type(0, expo)
+    best_at = -1
+    for k0 in range(0, n, _SCAN_BLOCK):
+        blk = seg[k0:min(k0 + _SCAN_BLOCK, n)]
+        ext = _nan_block_extreme(blk, fmask, expo, sentinel, greatest)
+        if ext == sentinel:  # NaN only
+            continue
+        if best_at < 0 or (ext > best if greatest else ext < best):
+            best = ext
+            best_at = k0
+    if best_at < 0:
+        return lowest, 0
+    if best == 0 or best == -1:  # the extreme is a zero of either sign: key 0
+        return same_type(xmask, best), _find_bits(seg, 2, best, fmask) if with_index else 0
+    key = same_type(same_type(best + (1 if best < 0 else 0), best) ^ xmask, best)
+    if not with_index:
+        return key, 0
+    blk = seg[best_at:min(best_at + _SCAN_BLOCK, n)]
+    return key, best_at + _find_bits(blk, 1, _raw_key(best, fmask), fmask)
+
+
+@helper
 def _int_run_extreme(seg, xmask, lowest, with_index):
     """(key ``b ^ xmask``, first position) of the greatest key of a contiguous run
     of integer bits, as :func:`_float_run_extreme` does: block by block, the
@@ -771,7 +817,8 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = 
     key ``LOWEST`` instead of ``TOP``: below every number, so it never wins, and an
     output whose elements are all NaN keeps ``LOWEST`` (which no number has: -inf's
     key is above it), which ``key_bits`` turns into a NaN. Contiguous runs then take
-    the strided loop (the blocked pass stops at the first NaN).
+    :func:`_float_run_nanextreme` (the blocked pass of the plain kernel stops at the
+    first NaN).
     """
     dt = np.dtype(bits_dtype)
     KT = dt.type
@@ -780,7 +827,7 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = 
     TOP = KT(np.iinfo(dt).max)
     LOWEST = KT(np.iinfo(dt).min)  # no key is below it
     NAN_KEY = LOWEST if skip_nan else TOP  # the key of a NaN (see above)
-    BLOCKED = not (floats and skip_nan)  # contiguous runs take the blocked pass
+    SKIP_FLOATS = floats and skip_nan  # contiguous runs: _float_run_nanextreme
     UZERO = np.dtype(f"u{dt.itemsize}").type(0)  # the unsigned type of that width
     FLOATS = floats
     FMASK, FONE, _, EXPO = key_masks(np.dtype(f"{'f' if floats else 'i'}{dt.itemsize}"), dt,
@@ -840,7 +887,7 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = 
             else:
                 # lane order: each output i of the block scans its own run of every row;
                 # a contiguous run takes one blocked vector pass (see _float_run_extreme)
-                contiguous = BLOCKED and n_stride == 1
+                contiguous = n_stride == 1
                 t = t_start
                 while t < t_end:
                     r, j0, j1 = _run(t, t_end, n)
@@ -849,7 +896,10 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = 
                         p = p_red + i * inner_stride
                         if contiguous:
                             seg = base[p + j0:p + j1]
-                            if FLOATS:  # a constant: the other branch is pruned
+                            if SKIP_FLOATS:  # constants: the other branches are pruned
+                                m, at = _float_run_nanextreme(seg, fmask, xmask, expo, LOWEST, TOP,
+                                                              with_index)
+                            elif FLOATS:
                                 m, at = _float_run_extreme(seg, UZERO, fmask, xmask, expo, NAN_KEY,
                                                            with_index)
                             else:
