@@ -1,0 +1,281 @@
+"""The ``.axisops`` accessor of ``xarray.DataArray`` and ``xarray.Dataset``.
+
+``import axisops.xarray`` registers it (the ``axisops[xarray]`` extra installs
+xarray). Every reduction, arg-reduction and scan of axisops is a method taking
+dimension names (``dim``: a name, a sequence of names, or None for every
+dimension) instead of axes::
+
+    temperature.axisops.idxmax(dim="time")      # the times of the maxima
+    temperature.axisops.mean(dim=("lat", "lon"))
+
+``skipna=None`` follows xarray: the ``nan`` operators for float, complex and
+datetime data, the plain ones otherwise; ``skipna=False`` propagates NaN.
+Coordinates along the dimensions that remain are kept, attributes dropped and the
+name kept (xarray's defaults for reductions); a scan keeps every coordinate.
+NumPy-backed data runs on the CPU kernels, dask-backed data stays lazy
+(:mod:`axisops.dask`).
+
+Decisions (the contract leaves them to xarray's habits):
+
+* ``argmax``/``argmin`` return int64 index DataArrays; an all-NaN slice raises as
+  NumPy does unless ``all_nan_index`` is an int (-1 is the usual choice);
+* ``idxmax``/``idxmin`` return the labels of ``dim``'s coordinate (one dimension),
+  with ``fill_value`` (default NaN, NaT for dates) for all-NaN slices, named after
+  the coordinate and with the array's attributes, as xarray's;
+* ``cummax``/``cummin`` return ``(values, indices)``, two DataArrays;
+* on a Dataset, each data variable holding the dimensions is reduced; the others
+  are kept as they are, as xarray does.
+"""
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+import axisops
+
+__all__ = ["AxisopsDataArrayAccessor", "AxisopsDatasetAccessor"]
+
+Dims = Hashable | Iterable[Hashable] | None
+
+
+def _dims(obj: xr.DataArray | xr.Dataset, dim: Dims) -> tuple[Hashable, ...]:
+    if dim is None:
+        return tuple(obj.dims)
+    if isinstance(dim, str) or not isinstance(dim, Iterable):
+        return (dim,)
+    return tuple(dim)
+
+
+def _axes(obj: xr.DataArray, dims: tuple[Hashable, ...]) -> tuple[int, ...]:
+    missing = [d for d in dims if d not in obj.dims]
+    if missing:
+        raise ValueError(f"axisops: {missing[0]!r} is not a dimension of the array; its "
+                         f"dimensions are {tuple(obj.dims)}")
+    return tuple(sorted(obj.get_axis_num(d) for d in dims))
+
+
+def _skips(obj: xr.DataArray, skipna: bool | None) -> bool:
+    return obj.dtype.kind in "fcmM" if skipna is None else bool(skipna)
+
+
+def _reduced(obj: xr.DataArray, data: Any, dims: tuple[Hashable, ...], keepdims: bool = False):
+    """*data* as the DataArray of *obj* reduced over *dims*: the remaining
+    dimensions and their coordinates, *obj*'s name, no attributes."""
+    kept = [d for d in obj.dims if d not in dims] if not keepdims else list(obj.dims)
+    coords = {name: c for name, c in obj.coords.items()
+              if all(d in kept for d in c.dims) and (not keepdims or not set(c.dims) & set(dims))}
+    return xr.DataArray(data, dims=kept, coords=coords, name=obj.name)
+
+
+def _scanned(obj: xr.DataArray, data: Any):
+    return xr.DataArray(data, dims=obj.dims, coords=obj.coords, name=obj.name, attrs={})
+
+
+_VALUE = {"sum": "nansum", "prod": "nanprod", "mean": "nanmean", "var": "nanvar",
+          "std": "nanstd", "max": "nanmax", "min": "nanmin"}
+_SCAN = {"cumsum": "nancumsum", "cumprod": "nancumprod"}
+
+
+class AxisopsDataArrayAccessor:
+    """``DataArray.axisops``: axisops' operators by dimension name (see the module).
+
+    Methods: ``sum``, ``prod``, ``mean``, ``var``, ``std``, ``max``, ``min``
+    (``dim``, ``skipna``, ``keepdims``; ``dtype`` or ``ddof`` as the operator),
+    ``count``, ``argmax``/``argmin`` (``all_nan_index``), ``idxmax``/``idxmin``
+    (one ``dim``, ``fill_value``), ``cumsum``/``cumprod`` (one ``dim``,
+    ``exclusive``, ``reverse``), ``cummax``/``cummin`` (``(values, indices)``).
+    Each returns a DataArray (two for ``cummax``/``cummin``).
+
+    Parameters
+    ----------
+    obj : xarray.DataArray
+        The array the accessor belongs to (xarray passes it).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, axisops.xarray
+    >>> a = xr.DataArray([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]],
+    ...                  dims=("site", "time"), coords={"time": [10, 20, 30]})
+    >>> a.axisops.mean(dim="time").values
+    array([ 2., nan])
+    >>> a.axisops.idxmax(dim="time").values
+    array([30., nan])
+    """
+
+    def __init__(self, obj: xr.DataArray):
+        self._obj = obj
+
+    # ---------------------------------------------------------------- reductions
+    def _value(self, op: str, dim: Dims, skipna: bool | None, keepdims: bool, **options):
+        obj = self._obj
+        dims = _dims(obj, dim)
+        name = _VALUE[op] if _skips(obj, skipna) and op in _VALUE else op
+        data = getattr(axisops, name)(obj.data, axis=_axes(obj, dims), keepdims=keepdims,
+                                      **options)
+        return _reduced(obj, data, dims, keepdims)
+
+    def sum(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+            dtype=None):
+        """Sum over *dim* (NaN skipped by default for floats)."""
+        return self._value("sum", dim, skipna, keepdims, dtype=dtype)
+
+    def prod(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+             dtype=None):
+        """Product over *dim*."""
+        return self._value("prod", dim, skipna, keepdims, dtype=dtype)
+
+    def mean(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+             dtype=None):
+        """Mean over *dim*."""
+        return self._value("mean", dim, skipna, keepdims, dtype=dtype)
+
+    def var(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+            ddof: float = 0):
+        """Variance over *dim* (two-pass)."""
+        return self._value("var", dim, skipna, keepdims, ddof=ddof)
+
+    def std(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+            ddof: float = 0):
+        """Standard deviation over *dim*."""
+        return self._value("std", dim, skipna, keepdims, ddof=ddof)
+
+    def max(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False):
+        """Maximum over *dim*."""
+        return self._value("max", dim, skipna, keepdims)
+
+    def min(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False):
+        """Minimum over *dim*."""
+        return self._value("min", dim, skipna, keepdims)
+
+    def count(self, dim: Dims = None, *, keepdims: bool = False):
+        """Elements that are not NaN (NaT) over *dim*."""
+        return self._value("count", dim, False, keepdims)
+
+    # ------------------------------------------------------------ arg-reductions
+    def _arg(self, op: str, dim: Dims, skipna, keepdims, all_nan_index):
+        obj = self._obj
+        dims = _dims(obj, dim)
+        options: dict[str, Any] = {"keepdims": keepdims}
+        if _skips(obj, skipna):
+            op = "nan" + op
+            options["all_nan_index"] = all_nan_index
+        data = getattr(axisops, op)(obj.data, axis=_axes(obj, dims), **options)
+        return _reduced(obj, data, dims, keepdims)
+
+    def argmax(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+               all_nan_index: int | None = None):
+        """Index of the maximum over *dim* (into the C-ordered block of several)."""
+        return self._arg("argmax", dim, skipna, keepdims, all_nan_index)
+
+    def argmin(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False,
+               all_nan_index: int | None = None):
+        """Index of the minimum over *dim*."""
+        return self._arg("argmin", dim, skipna, keepdims, all_nan_index)
+
+    def _idx(self, op: str, dim: Hashable, skipna, fill_value):
+        obj = self._obj
+        if dim is None or (not isinstance(dim, str) and isinstance(dim, Iterable)):
+            raise ValueError(f"axisops: {op} takes one dimension, got {dim!r}")
+        index = self._arg("arg" + op[3:], dim, skipna, False, -1)
+        labels = obj[dim].values  # the coordinate (or 0, 1, ... without one)
+        if fill_value is None:
+            fill_value = np.datetime64("NaT") if labels.dtype.kind == "M" else (
+                np.timedelta64("NaT") if labels.dtype.kind == "m" else np.nan)
+        out_dtype = np.result_type(labels.dtype, np.asarray(fill_value).dtype) \
+            if labels.dtype.kind not in "mM" else labels.dtype
+        table = np.concatenate([labels.astype(out_dtype), np.asarray([fill_value], out_dtype)])
+        # -1 (all NaN) picks the fill value at the end of the table
+        data = index.data
+        if hasattr(data, "map_blocks"):
+            picked = data.map_blocks(lambda i: table[i], dtype=out_dtype)
+        else:
+            picked = table[np.asarray(data)]
+        out = _reduced(obj, picked, (dim,)).rename(dim)  # as xarray names it
+        out.attrs = dict(obj.attrs)  # and keeps the attributes (idxmax only)
+        return out
+
+    def idxmax(self, dim: Hashable, *, skipna: bool | None = None, fill_value: Any = None):
+        """The labels of *dim*'s coordinate at the maxima; *fill_value* where a slice is
+        all NaN (NaN, or NaT for dates, by default)."""
+        return self._idx("idxmax", dim, skipna, fill_value)
+
+    def idxmin(self, dim: Hashable, *, skipna: bool | None = None, fill_value: Any = None):
+        """The labels of *dim*'s coordinate at the minima."""
+        return self._idx("idxmin", dim, skipna, fill_value)
+
+    # --------------------------------------------------------------------- scans
+    def _scan(self, op: str, dim: Hashable, skipna, **options):
+        obj = self._obj
+        (axis,) = _axes(obj, (dim,))
+        name = _SCAN.get(op, op) if _skips(obj, skipna) else op
+        return _scanned(obj, getattr(axisops, name)(obj.data, axis=axis, **options))
+
+    def cumsum(self, dim: Hashable, *, skipna: bool | None = None, exclusive: bool = False,
+               reverse: bool = False):
+        """Cumulative sum along *dim* (NaN skipped by default for floats)."""
+        return self._scan("cumsum", dim, skipna, exclusive=exclusive, reverse=reverse)
+
+    def cumprod(self, dim: Hashable, *, skipna: bool | None = None, exclusive: bool = False,
+                reverse: bool = False):
+        """Cumulative product along *dim*."""
+        return self._scan("cumprod", dim, skipna, exclusive=exclusive, reverse=reverse)
+
+    def cummax(self, dim: Hashable):
+        """``(values, indices)`` of the running maximum along *dim* (NaN propagates)."""
+        obj = self._obj
+        (axis,) = _axes(obj, (dim,))
+        values, indices = axisops.cummax(obj.data, axis=axis)
+        return _scanned(obj, values), _scanned(obj, indices)
+
+    def cummin(self, dim: Hashable):
+        """``(values, indices)`` of the running minimum along *dim*."""
+        obj = self._obj
+        (axis,) = _axes(obj, (dim,))
+        values, indices = axisops.cummin(obj.data, axis=axis)
+        return _scanned(obj, values), _scanned(obj, indices)
+
+
+class AxisopsDatasetAccessor:
+    """``Dataset.axisops``: each method of the DataArray accessor on every data
+    variable that holds the dimensions; the others are kept as they are.
+
+    Parameters
+    ----------
+    obj : xarray.Dataset
+        The dataset the accessor belongs to (xarray passes it).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, axisops.xarray
+    >>> ds = xr.Dataset({"t": (("x", "time"), [[1.0, 5.0], [np.nan, 2.0]]),
+    ...                  "label": ("x", ["a", "b"])})
+    >>> ds.axisops.max(dim="time")["t"].values
+    array([5., 2.])
+    """
+
+    def __init__(self, obj: xr.Dataset):
+        self._obj = obj
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or not hasattr(AxisopsDataArrayAccessor, name):
+            raise AttributeError(name)
+
+        def method(dim: Dims = None, **options):
+            dims = _dims(self._obj, dim) if dim is not None else tuple(self._obj.dims)
+            out = {}
+            for key, var in self._obj.data_vars.items():
+                if all(d in var.dims for d in dims):
+                    out[key] = getattr(var.axisops, name)(dim if dim is not None else dims,
+                                                          **options)
+                else:
+                    out[key] = var
+            return xr.Dataset(out)
+
+        return method
+
+
+xr.register_dataarray_accessor("axisops")(AxisopsDataArrayAccessor)
+xr.register_dataset_accessor("axisops")(AxisopsDatasetAccessor)

@@ -1,0 +1,86 @@
+"""The ``.axisops`` accessor of xarray objects (``axisops.xarray``): dimension names,
+``skipna`` as xarray, coordinates kept, dask-backed data lazy, ``idxmax`` with
+``fill_value`` -- against xarray's own methods."""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+xr = pytest.importorskip("xarray")
+import axisops.xarray  # registers the accessor
+
+da = pytest.importorskip("dask.array")
+
+
+def field(chunks=None):
+    """A (time, lat, lon) temperature field with a land mask (NaN) and gaps."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal((12, 5, 6)) * 10 + 15
+    data[:, 1, 2] = np.nan          # land: all NaN along time
+    data[rng.random(data.shape) < 0.1] = np.nan
+    arr = xr.DataArray(
+        data, dims=("time", "lat", "lon"), name="t2m", attrs={"units": "C"},
+        coords={"time": np.arange("2020-01", "2021-01", dtype="datetime64[M]"),
+                "lat": np.linspace(-20, 20, 5), "lon": np.linspace(0, 50, 6),
+                "station": ("lon", list("abcdef"))})
+    return arr.chunk(chunks) if chunks else arr
+
+
+def quiet(f, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = f(*args, **kwargs)
+        return out.compute() if hasattr(out, "compute") else out
+
+
+@pytest.mark.parametrize("chunks", [None, {"time": 5, "lat": 2}], ids=["numpy", "dask"])
+@pytest.mark.parametrize("dim", ["time", ("lat", "lon"), None])
+def test_reductions_match_xarray(chunks, dim):
+    arr = field(chunks)
+    for op in ("sum", "mean", "max", "min", "std", "var", "count"):
+        for skipna in ((None, False) if op != "count" else (None,)):
+            kwargs = {} if op == "count" else {"skipna": skipna}
+            got = quiet(getattr(arr.axisops, op), dim=dim, **kwargs)
+            want = quiet(getattr(arr, op), dim=dim, **kwargs)
+            xr.testing.assert_allclose(got, want)
+            assert got.dims == want.dims and got.name == want.name and got.attrs == {}
+            assert set(got.coords) == set(want.coords), (op, set(got.coords), set(want.coords))
+    if chunks:
+        assert isinstance(arr.axisops.mean(dim=dim).data, da.Array)  # still lazy
+
+
+@pytest.mark.parametrize("chunks", [None, {"time": 5}], ids=["numpy", "dask"])
+def test_arg_and_idx_extremes(chunks):
+    arr = field(chunks)
+    got = quiet(arr.axisops.idxmax, dim="time")
+    want = quiet(arr.idxmax, dim="time")
+    xr.testing.assert_identical(got.drop_vars(list(got.coords)), want.drop_vars(list(want.coords)))
+    assert np.isnat(got.values[1, 2])  # the land point: NaT, as xarray's fill
+    got = quiet(arr.axisops.idxmin, dim="lat", fill_value=-999.0)
+    assert got.values[0, 0] == arr.lat.values[int(np.nanargmin(arr.values[0, :, 0]))]
+    idx = quiet(arr.axisops.argmax, dim="time", all_nan_index=-1)
+    assert idx.dtype == np.int64 and idx.values[1, 2] == -1
+    with pytest.raises(ValueError, match="All-NaN slice"):
+        quiet(arr.axisops.argmax, dim="time")
+
+
+def test_scans_keep_every_coordinate():
+    arr = field()
+    got = arr.axisops.cumsum(dim="time")
+    xr.testing.assert_allclose(got, arr.cumsum(dim="time").transpose(*got.dims))
+    values, indices = arr.axisops.cummax(dim="lon")
+    assert values.dims == arr.dims and indices.dtype == np.int64
+    np.testing.assert_array_equal(values.values, axisops.cummax(arr.values, axis=2).values)
+
+
+def test_datasets_and_errors():
+    ds = xr.Dataset({"t": field(), "label": ("lon", list("uvwxyz"))})
+    out = quiet(ds.axisops.mean, dim="time")
+    xr.testing.assert_allclose(out["t"], quiet(ds["t"].mean, dim="time"))
+    assert (out["label"] == ds["label"]).all()
+    with pytest.raises(ValueError, match="not a dimension"):
+        field().axisops.sum(dim="depth")
+    with pytest.raises(ValueError, match="one dimension"):
+        field().axisops.idxmax(dim=("lat", "lon"))
