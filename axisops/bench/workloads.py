@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .gather import scatter_add_workload, take_along_axis_workload, take_workload
+from .missing import nan_workload
 from .reduce import reduction_workload
 from .scan import scan_workload
 from .window import fold_workload, unfold_workload
@@ -25,6 +26,13 @@ WORKLOADS: list[Workload] = [
     unfold_workload(),
     unfold_workload(channels_last=True),
     fold_workload(),
+    nan_workload("nansum", 1),
+    nan_workload("nanmean", -1),
+    nan_workload("nanstd", 1),
+    nan_workload("nanmax", -1),
+    nan_workload("nanargmax", 1),
+    nan_workload("count", 1),
+    nan_workload("nancumsum", 1),
 ]
 
 
