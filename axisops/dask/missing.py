@@ -40,6 +40,7 @@ from .._axes import normalize_axes, reduced_shape
 from .._dispatch import numpy_function
 from . import scan as _scan
 from .reduce import _as_is, _flatten_axes, _meta, _reduced, _scalar_or_array
+from .reduce import _extreme as _reduce_extreme
 
 SERVES = "axisops.missing"
 __all__ = ["nansum", "nanprod", "nanmean", "count", "nanmax", "nanmin", "nanargmax", "nanargmin",
@@ -137,17 +138,8 @@ def nanmin(x, axis=None, *, keepdims=False):
 
 
 def _extreme(op: str, func, x, axis, keepdims: bool):
-    da = _da()
-    axes = normalize_axes(axis, x.ndim, op)
-    _dtypes.check_dtype(x.dtype, op)
-    if any(x.shape[d] == 0 for d in axes):
-        raise ValueError(f"{op}: zero-size array to reduction operation {op[3:]} which has no "
-                         "identity")
-    chunk = partial(_quietly, reduce=func)
-    aggregate = partial(_extreme_aggregate, reduce=func, result=x.dtype)
-    return da.reduction(x, chunk, aggregate, axis=axes, keepdims=keepdims, dtype=x.dtype,
-                        combine=chunk, concatenate=True,
-                        meta=_meta(len(reduced_shape(x.shape, axes, keepdims)), x.dtype))
+    return _reduce_extreme(op, func, x, axis, keepdims, chunk=partial(_quietly, reduce=func),
+                           aggregate=partial(_extreme_aggregate, reduce=func, result=x.dtype))
 
 
 def _quietly(block, axis, keepdims, reduce):

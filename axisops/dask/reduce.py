@@ -115,15 +115,18 @@ def _reduced(block, axis, keepdims, reduce, acc=None, result=None):
     return out if result is None else _scalar_or_array(out.astype(result))
 
 
-def _extreme(op: str, func, x, axis, keepdims: bool):
+def _extreme(op: str, func, x, axis, keepdims: bool, chunk=None, aggregate=None):
+    """A tree of *func* (max, min; their nan twins pass their own *chunk* and
+    *aggregate* steps, see ``axisops.dask.missing``)."""
     da = _da()
     axes = normalize_axes(axis, x.ndim, op)
     _dtypes.check_dtype(x.dtype, op)
     if any(x.shape[d] == 0 for d in axes):
-        raise ValueError(f"{op}: zero-size array to reduction operation {op} which has no "
+        name = op.removeprefix("nan")
+        raise ValueError(f"{op}: zero-size array to reduction operation {name} which has no "
                          "identity")
-    chunk = partial(_reduced, reduce=func)
-    aggregate = partial(_reduced, reduce=func, result=x.dtype)
+    chunk = chunk or partial(_reduced, reduce=func)
+    aggregate = aggregate or partial(_reduced, reduce=func, result=x.dtype)
     return da.reduction(x, chunk, aggregate, axis=axes, keepdims=keepdims, dtype=x.dtype,
                         combine=chunk, concatenate=True,
                         meta=_meta(len(reduced_shape(x.shape, axes, keepdims)), x.dtype))

@@ -680,13 +680,23 @@ def _float_run_extreme(seg, ulike, fmask, xmask, expo, top, with_index):
         if best_at < 0 or (ext > best if xmask == 0 else ext < best):
             best = ext
             best_at = k0
+    return _found(seg, best, best_at, fmask, xmask, with_index)
+
+
+@helper
+def _found(seg, best, best_at, fmask, xmask, with_index):
+    """(``order_key``, first position) of the run's extreme, whose raw key *best* was
+    found in the block starting at *best_at* (the end of :func:`_float_run_extreme`
+    and :func:`_float_run_nanextreme`). A zero of either sign has key 0, and the
+    first zero of the run is its position; otherwise the position is looked for
+    in that block only."""
     if best == 0 or best == -1:  # the extreme is a zero of either sign: key 0
         return same_type(xmask, best), _find_bits(seg, 2, best, fmask) if with_index else 0
     # order_key of the bits is the raw key, plus one below zero (-0.0 meets +0.0)
     key = same_type(same_type(best + (1 if best < 0 else 0), best) ^ xmask, best)
     if not with_index:
         return key, 0
-    blk = seg[best_at:min(best_at + _SCAN_BLOCK, n)]
+    blk = seg[best_at:min(best_at + _SCAN_BLOCK, seg.size)]
     return key, best_at + _find_bits(blk, 1, _raw_key(best, fmask), fmask)
 
 
@@ -727,13 +737,7 @@ def _float_run_nanextreme(seg, fmask, xmask, expo, lowest, top, with_index):
             best_at = k0
     if best_at < 0:
         return lowest, 0
-    if best == 0 or best == -1:  # the extreme is a zero of either sign: key 0
-        return same_type(xmask, best), _find_bits(seg, 2, best, fmask) if with_index else 0
-    key = same_type(same_type(best + (1 if best < 0 else 0), best) ^ xmask, best)
-    if not with_index:
-        return key, 0
-    blk = seg[best_at:min(best_at + _SCAN_BLOCK, n)]
-    return key, best_at + _find_bits(blk, 1, _raw_key(best, fmask), fmask)
+    return _found(seg, best, best_at, fmask, xmask, with_index)
 
 
 @helper
