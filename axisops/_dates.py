@@ -5,7 +5,8 @@ The operators see that view (no copy where only bits move) and give results of
 the input's dtype:
 
 * moves (``take``, ``take_along_axis``, ``gather_nd``, ``scatter`` with
-  ``reduce=None``): the int64 bits moved;
+  ``reduce=None``): the int64 bits moved (``gather._bits_gather_plan``, which moves
+  any dtype of 1, 2, 4 or 8 bytes so);
 * orderings, with NaT as the contract's NaN: NaT must be the greatest key where
   it propagates through a maximum (``max``, ``argmax``, ``cummax``) and where a
   minimum skips it (``nanmin``, ``nanargmin``), and the least elsewhere. ``b - 1``

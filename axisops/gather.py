@@ -444,14 +444,43 @@ def _complex_gather_plan(op, x, indices, axis, mode):
     return plan
 
 
-def _dated_gather_plan(op, x, axis, mode):
-    """take/take_along_axis of dates: the int64 bits moved (``fill_value`` a value of
-    x's dtype: see ``axisops._dates``)."""
+def _moves_bits(dtype: np.dtype) -> bool:
+    """Whether the gathers and scatter move *dtype* as unsigned integers of its
+    width: dates, bytes, str, void and structured dtypes (not object: references)."""
+    return dtype.kind in "mMSUV"
+
+
+def _bits_dtype(dtype: np.dtype, op: str) -> np.dtype:
+    """The unsigned integer dtype of *dtype*'s width, else TypeError."""
+    if dtype.itemsize not in (1, 2, 4, 8):
+        raise TypeError(f"{op}: unsupported dtype {dtype} ({dtype.itemsize} bytes): the "
+                        "gathers move dtypes of 1, 2, 4 or 8 bytes as their bits (dates, "
+                        "bytes, str, structured); others are not supported yet")
+    return np.dtype(f"u{dtype.itemsize}")
+
+
+def _fill_of(fill_value, dtype: np.dtype, bits: np.dtype, op: str):
+    """``fill_value`` of a bits-moved gather as the unsigned integer of its bits:
+    0, or a value of x's dtype (dates: see ``axisops._dates``)."""
+    if _dates.is_date(dtype):
+        return _dates.fill_bits(fill_value, dtype, op).view(bits)
+    if type(fill_value) is int and fill_value == 0:
+        return bits.type(0)
+    try:
+        return np.array(fill_value, dtype).view(bits)[()]
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{op}: fill_value {fill_value!r} is not a value of {dtype}") from exc
+
+
+def _bits_gather_plan(op, x, axis, mode):
+    """take/take_along_axis of a dtype moved as its bits (see :func:`_moves_bits`)."""
     gather = take if op == "take" else take_along_axis
+    dtype = x.dtype
+    bits = _bits_dtype(dtype, op)
 
     def plan(x, i, fill_value):
-        fill = _dates.fill_bits(fill_value, x.dtype, op) if mode == "fill" else 0
-        return gather(_dates.bits(x), i, axis, mode=mode, fill_value=fill).view(x.dtype)
+        fill = _fill_of(fill_value, dtype, bits, op) if mode == "fill" else 0
+        return gather(x.view(bits), i, axis, mode=mode, fill_value=fill).view(dtype)
 
     return plan
 
@@ -503,8 +532,8 @@ def _take_plan(op, x, indices, axis, mode):
     like *x* and *indices*."""
     if _complex.is_complex(x.dtype):
         return _complex_gather_plan(op, x, indices, axis, mode)
-    if _dates.is_date(x.dtype):
-        return _dated_gather_plan(op, x, axis, mode)
+    if _moves_bits(x.dtype):
+        return _bits_gather_plan(op, x, axis, mode)
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
     mode_code = _mode(mode, op)
@@ -555,8 +584,8 @@ def _along_plan(x, indices, axis, mode):
     through the moved arrays for many short rows (see ``_short_rows``)."""
     if _complex.is_complex(x.dtype):
         return _complex_gather_plan("take_along_axis", x, indices, axis, mode)
-    if _dates.is_date(x.dtype):
-        return _dated_gather_plan("take_along_axis", x, axis, mode)
+    if _moves_bits(x.dtype):
+        return _bits_gather_plan("take_along_axis", x, axis, mode)
     plan = _along_plan_direct(x, indices, axis, mode)
     a = _short_rows(x, indices, axis)
     if a is None:
@@ -670,8 +699,9 @@ def _gather_nd_plan(x, indices, batch_dims):
         _complex.check(x.dtype, "gather_nd")
         return lambda x, i: _complex.componentwise(
             lambda part: gather_nd(part, indices if i is None else i, batch_dims=batch_dims), x)
-    if _dates.is_date(x.dtype):  # a move of int64 bits
-        return lambda x, i: gather_nd(_dates.bits(x), indices if i is None else i,
+    if _moves_bits(x.dtype):  # a move of bits
+        bits = _bits_dtype(x.dtype, "gather_nd")
+        return lambda x, i: gather_nd(x.view(bits), indices if i is None else i,
                                       batch_dims=batch_dims).view(x.dtype)
     op = "gather_nd"
     x = _as_data(x, op)
@@ -735,9 +765,10 @@ def _scatter_plan(x, indices, updates, axis, reduce):
     ``_short_rows``; per destination the updates still come in the same order)."""
     if _complex.is_complex(x.dtype):
         return _complex_scatter_plan(x, indices, updates, axis, reduce)
-    if _dates.is_date(x.dtype) and reduce is None:  # a move of int64 bits
+    if _moves_bits(x.dtype) and reduce is None:  # a move of bits
+        bits = _bits_dtype(x.dtype, "scatter")
         return lambda x, indices, updates: scatter(
-            _dates.bits(x), indices, np.asarray(updates).astype(x.dtype).view(np.int64), axis,
+            x.view(bits), indices, np.asarray(updates).astype(x.dtype).view(bits), axis,
             reduce=None).view(x.dtype)
     plan = _scatter_plan_direct(x, indices, updates, axis, reduce)
     a = _short_rows(x, indices, axis)

@@ -393,10 +393,10 @@ def test_non_integer_indices_are_type_errors(indices):
     report(failures)
 
 
-@pytest.mark.parametrize("x", [np.array([1, "a"], dtype=object), np.array(["ab", "c"])],
-                         ids=["object", "str"])
+@pytest.mark.parametrize("x", [np.array([1, "a"], dtype=object), np.array(["abc", "c"])],
+                         ids=["object", "str of 12 bytes"])
 def test_unsupported_dtype_is_type_error_naming_op(x):
-    # (dates move as their int64 bits: tests/test_dates.py)
+    # (dtypes of 1, 2, 4 or 8 bytes move as their bits: test_moves_of_any_dtype_move_bits)
     x = x.reshape(1, -1)
     idx = np.zeros((1, 1), np.int64)
     for op, args in (("take", (x, idx)), ("take_along_axis", (x, idx, 1)),
@@ -1012,3 +1012,29 @@ def test_scatter_on_foreign_byte_order_is_computed_natively(dtype, reduce):
     want = axisops.scatter(native, idx, upd.astype(native.dtype), 0, reduce=reduce)
     assert got.dtype == x.dtype and got.shape == x.shape
     np.testing.assert_array_equal(got.astype(native.dtype), want)
+
+
+@pytest.mark.parametrize("x", [
+    np.array([b"ab", b"cd", b"e", b""], dtype="S2"),
+    np.array(["a", "b", "c", "d"]),                                   # U1: 4 bytes
+    np.array([(1, 2.5), (3, -1.0), (5, 0.0), (7, 9.0)], dtype=[("i", "i4"), ("f", "f4")]),
+    np.arange(4, dtype="i8").view("V8"),
+], ids=["bytes", "str", "structured", "void"])
+def test_moves_of_any_dtype_move_bits(x):
+    # take, take_along_axis, gather_nd and scatter(reduce=None) move the bits of any
+    # dtype of 1, 2, 4 or 8 bytes, as NumPy's fancy indexing does
+    x2 = np.stack([x, x[::-1]])
+    for got, want in (
+        (axisops.take(x, [3, 0, -1]), x[[3, 0, -1]]),
+        (axisops.take(x2, [1, 2], axis=1), x2[:, [1, 2]]),
+        (axisops.take_along_axis(x2, np.array([[0, 3], [2, 2]]), 1),
+         np.take_along_axis(x2, np.array([[0, 3], [2, 2]]), 1)),
+        (axisops.gather_nd(x2, [[1, 0], [0, 3]]), x2[[1, 0], [0, 3]]),
+        (axisops.scatter(x2, np.array([[0, 0]]), x2[1:2, :2], 0)[0, :2], x2[1, :2]),
+    ):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.tobytes() == want.tobytes()
+    filled = axisops.take(x, [0, 9], mode="fill", fill_value=0)
+    assert filled[1:].tobytes() == bytes(x.itemsize) and filled[:1].tobytes() == x[:1].tobytes()
+    with pytest.raises(TypeError, match="scatter"):
+        axisops.scatter(x2, np.array([[0, 1]]), x2[1:2, :2], 0, reduce="add")
