@@ -114,3 +114,28 @@ def test_integers_and_errors():
         axisops.nanmax(da.from_array(np.ones(3, np.complex64)))
     with pytest.raises(TypeError, match="ddof"):
         axisops.nanvar(da.from_array(np.ones(3)), ddof="1")
+
+
+@pytest.mark.parametrize("chunks", chunk_params(CHUNKINGS))
+def test_gradients_are_lazy_and_the_numpy_paths(chunks, monkeypatch):
+    a = _data(chunks)
+    x = da.from_array(a, chunks=CHUNKINGS[chunks])
+    rng = np.random.default_rng(3)
+    cases = []
+    for op in ("nansum", "nanmean", "nanprod", "nanmax", "nanmin", "var", "std", "nanvar",
+               "nanstd"):
+        for axis in (None, 1, (0, 2)):
+            shape = np.shape(_quiet(getattr(axisops, op), a, axis=axis)[0])
+            cases.append((op, np.asarray(rng.standard_normal(shape)), (axis,)))
+    for op in ("nancumsum", "nancumprod"):
+        for axis in (None, 0, 2):
+            shape = getattr(axisops, op)(a, axis).shape
+            cases.append((op, rng.standard_normal(shape), (axis,)))
+    with monkeypatch.context() as m:
+        forbid_kernels(m)  # building the graphs runs no kernel
+        lazy = [getattr(axisops.grad, op)(da.from_array(g), x, *args) for op, g, args in cases]
+    for (op, g, args), graph in zip(cases, lazy):
+        assert isinstance(graph, da.Array), op
+        got = _quiet(lambda graph=graph: graph)[0]
+        want = _quiet(getattr(axisops.grad, op), g, a, *args)[0]
+        _same(got, want, exact=False)

@@ -31,6 +31,9 @@ arrays; their chunks follow the input's where the shape allows.
   chunks its windows read (a halo of the next ones); ``fold`` is the NumPy path's
   bits.
 
+* The missing-value operators (:mod:`axisops.dask.missing`) and their gradients
+  (:mod:`axisops.dask.missing_grad`, composed of the lazy pieces above).
+
 Every public function and gradient has a lazy version here.
 """
 from __future__ import annotations
@@ -43,6 +46,7 @@ from . import gather as _gather
 from . import gather_grad as _gather_grad
 from . import grad as _grad
 from . import missing as _missing
+from . import missing_grad as _missing_grad
 from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
@@ -51,7 +55,8 @@ from . import window_grad as _window_grad
 #: The modules of lazy operators. Each names the public module whose functions it
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
-MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad, _missing)
+MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad, _missing,
+           _missing_grad)
 
 
 def _serves(module) -> str:
