@@ -135,6 +135,19 @@ def check_index_dtype(index_dtype, op: str) -> np.dtype:
     return d
 
 
+def check_all_nan_index(value, op: str) -> None:
+    """``all_nan_index`` of nanargmax/nanargmin: an int (not a bool) or None, else
+    ``TypeError``."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+        raise TypeError(f"{op}: all_nan_index must be an int or None, got {value!r}")
+
+
+def check_ddof(ddof, op: str) -> None:
+    """``ddof`` of the variances: a real number (not a bool), else ``TypeError``."""
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: ddof must be a number, got {ddof!r}")
+
+
 def check_index_fits(count: int, index_dtype: np.dtype, op: str) -> None:
     """``OverflowError`` when indices up to ``count - 1`` do not fit *index_dtype*."""
     if count - 1 > np.iinfo(index_dtype).max:

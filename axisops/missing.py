@@ -349,8 +349,7 @@ def nanstd(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 
 
 def _variance(op: str, x, axis, keepdims: bool, dtype, ddof, root: bool):
-    if isinstance(ddof, bool) or not isinstance(ddof, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}: ddof must be a number, got {ddof!r}")
+    _dtypes.check_ddof(ddof, op)
     return _planned(op, _variance_plan, x, axis, keepdims, dtype, ddof)
 
 

@@ -918,9 +918,7 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     _dtypes.check_dtype(x.dtype, op)
     skip_nan = op.startswith("nan")
     if skip_nan:
-        if all_nan_index is not None and (isinstance(all_nan_index, bool)
-                                          or not isinstance(all_nan_index, (int, np.integer))):
-            raise TypeError(f"{op}: all_nan_index must be an int or None, got {all_nan_index!r}")
+        _dtypes.check_all_nan_index(all_nan_index, op)
         if x.dtype.kind != "f":  # no NaN to skip: the plain twin
             return _arg_plan(op[3:], x, axis, keepdims, select_last, index_dtype)
         op = op[3:]

@@ -30,7 +30,6 @@ from __future__ import annotations
 import math
 import warnings
 from functools import partial
-from typing import Any
 
 import numpy as np
 
@@ -39,7 +38,7 @@ from .. import missing as _np_missing
 from .._axes import normalize_axes, reduced_shape
 from .._dispatch import numpy_function
 from . import scan as _scan
-from .reduce import _as_is, _flatten_axes, _meta, _reduced, _scalar_or_array
+from .reduce import _as_is, _best, _da, _meta, _records, _reduced, _scalar_or_array
 from .reduce import _extreme as _reduce_extreme
 
 SERVES = "axisops.missing"
@@ -51,14 +50,6 @@ _NANPROD = numpy_function(_np_missing.nanprod)
 _COUNT = numpy_function(_np_missing.count)
 _NANMAX = numpy_function(_np_missing.nanmax)
 _NANMIN = numpy_function(_np_missing.nanmin)
-_NANARGMAX = numpy_function(_np_missing.nanargmax)
-_NANARGMIN = numpy_function(_np_missing.nanargmin)
-
-
-def _da():
-    import dask.array as da
-
-    return da
 
 
 # ------------------------------------------------------------------ sums and counts
@@ -181,9 +172,7 @@ def _arg(op, x, axis, keepdims, select_last, index_dtype, all_nan_index):
     da = _da()
     axes = normalize_axes(axis, x.ndim, op)
     index_dtype = _dtypes.check_index_dtype(index_dtype, op)
-    if all_nan_index is not None and (isinstance(all_nan_index, bool)
-                                      or not isinstance(all_nan_index, (int, np.integer))):
-        raise TypeError(f"{op}: all_nan_index must be an int or None, got {all_nan_index!r}")
+    _dtypes.check_all_nan_index(all_nan_index, op)
     red_shape = tuple(x.shape[d] for d in axes)
     total = math.prod(red_shape)
     if total == 0:
@@ -195,7 +184,7 @@ def _arg(op, x, axis, keepdims, select_last, index_dtype, all_nan_index):
     records = x.map_blocks(_records, op=op, axes=axes, red_shape=red_shape,
                            select_last=bool(select_last), record=record, chunks=chunks,
                            dtype=record, meta=_meta(x.ndim, record))
-    combine = partial(_best, greater=greater, last=bool(select_last))
+    combine = partial(_best, greater=greater, last=bool(select_last), skip_nan=True)
     aggregate = partial(_best_index, greater=greater, last=bool(select_last),
                         index_dtype=index_dtype, op=op, all_nan_index=all_nan_index)
     ndim = len(reduced_shape(x.shape, axes, keepdims))
@@ -204,48 +193,8 @@ def _arg(op, x, axis, keepdims, select_last, index_dtype, all_nan_index):
                         meta=_meta(ndim, index_dtype))
 
 
-def _records(block, op, axes, red_shape, select_last, record, block_info=None):
-    """One chunk's best (value, global index) per kept position; a chunk of NaN only
-    gives a NaN value (no number here)."""
-    location = block_info[0]["array-location"]
-    arg = _NANARGMAX if op == "nanargmax" else _NANARGMIN
-    local = np.asarray(arg(block, axis=axes, keepdims=True, select_last_index=select_last,
-                           all_nan_index=-1))
-    none = local < 0
-    local = np.where(none, 0, local)
-    value = np.take_along_axis(_flatten_axes(block, axes), _flatten_axes(local, axes), -1)
-    per_axis = np.unravel_index(local, tuple(block.shape[d] for d in axes))
-    global_index = np.ravel_multi_index(
-        tuple(i + location[d][0] for i, d in zip(per_axis, axes)), red_shape)
-    out = np.empty(local.shape, record)
-    out["v"] = np.where(none, np.nan, value.reshape(local.shape))
-    out["i"] = global_index
-    return out
-
-
-def _best(recs: np.ndarray, axis, keepdims: bool, greater: bool, last: bool) -> Any:
-    """The winning record over *axis*: the greatest (least) number, ties to the
-    smaller (greater with *last*) global index; a NaN record only where all are."""
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    axes = tuple(d % recs.ndim for d in axes)
-    flat = _flatten_axes(recs, axes)
-    v, i = flat["v"], flat["i"]
-    nan = np.isnan(v)
-    filled = np.where(nan, -np.inf if greater else np.inf, v)
-    best = filled.max(axis=-1, keepdims=True) if greater else filled.min(axis=-1, keepdims=True)
-    candidate = ((filled == best) & ~nan) | nan.all(axis=-1, keepdims=True)
-    if last:
-        index = np.where(candidate, i, -1).max(axis=-1)
-    else:
-        index = np.where(candidate, i, np.iinfo(np.int64).max).min(axis=-1)
-    pick = np.argmax((i == index[..., None]) & candidate, axis=-1)
-    winner = np.take_along_axis(flat, pick[..., None], -1)[..., 0]
-    winner = winner.reshape(tuple(s for d, s in enumerate(recs.shape) if d not in axes))
-    return np.expand_dims(winner, axes) if keepdims else winner
-
-
 def _best_index(recs, axis, keepdims, greater, last, index_dtype, op, all_nan_index):
-    winner = _best(recs, axis, keepdims, greater, last)
+    winner = _best(recs, axis, keepdims, greater, last, skip_nan=True)
     index = np.asarray(winner["i"]).astype(index_dtype)
     all_nan = np.isnan(np.asarray(winner["v"]))
     if all_nan.any():
@@ -281,8 +230,7 @@ def nanstd(x, axis=None, *, keepdims=False, dtype=None, ddof=0):
 
 def _variance(op, x, axis, keepdims, dtype, ddof):
     da = _da()
-    if isinstance(ddof, bool) or not isinstance(ddof, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{op}: ddof must be a number, got {ddof!r}")
+    _dtypes.check_ddof(ddof, op)
     axes = normalize_axes(axis, x.ndim, op)
     cplx = _complex.is_complex(x.dtype) or _complex.is_complex(dtype)
     if cplx:

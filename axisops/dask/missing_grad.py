@@ -11,16 +11,11 @@ import axisops
 
 from .. import _dtypes
 from .._axes import normalize_axes, reduced_shape
+from .reduce import _da
 
 SERVES = "axisops.grad"
 __all__ = ["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nancumsum", "nancumprod",
            "var", "std", "nanvar", "nanstd"]
-
-
-def _da():
-    import dask.array as da
-
-    return da
 
 
 def _kept(g, x, axis, keepdims, op):

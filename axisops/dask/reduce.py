@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from .. import _dtypes
+from .. import missing as _np_missing
 from .. import reduce as _np_reduce
 from .._axes import normalize_axes, reduced_shape
 from .._dispatch import numpy_function
@@ -45,6 +46,10 @@ _MIN = numpy_function(_np_reduce.min)
 _ARGMAX = numpy_function(_np_reduce.argmax)
 _ARGMIN = numpy_function(_np_reduce.argmin)
 _UNRAVEL = numpy_function(_np_reduce.unravel)
+#: The chunk step of each arg-reduction (the nan twins give -1 for a chunk of NaN).
+_ARGS = {"argmax": _ARGMAX, "argmin": _ARGMIN,
+         "nanargmax": numpy_function(_np_missing.nanargmax),
+         "nanargmin": numpy_function(_np_missing.nanargmin)}
 
 
 def _da():
@@ -190,16 +195,23 @@ def _scalar_or_array(a: np.ndarray) -> Any:
 
 
 def _records(block, op, axes, red_shape, select_last, record, block_info=None):
-    """One chunk's best (value, global index) per kept position, reduced dims kept."""
+    """One chunk's best (value, global index) per kept position, reduced dims kept;
+    for nanargmax/nanargmin a chunk of NaN only gives a NaN value (no number here)."""
     location = block_info[0]["array-location"]
-    arg = _ARGMAX if op == "argmax" else _ARGMIN
-    local = np.asarray(arg(block, axis=axes, keepdims=True, select_last_index=select_last))
+    skip = op.startswith("nan")
+    options = {"all_nan_index": -1} if skip else {}
+    local = np.asarray(_ARGS[op](block, axis=axes, keepdims=True, select_last_index=select_last,
+                                 **options))
+    none = local < 0 if skip else None
+    if none is not None:
+        local = np.where(none, 0, local)
     value = np.take_along_axis(_flatten_axes(block, axes), _flatten_axes(local, axes), -1)
     per_axis = np.unravel_index(local, tuple(block.shape[d] for d in axes))
     global_index = np.ravel_multi_index(
         tuple(i + location[d][0] for i, d in zip(per_axis, axes)), red_shape)
     out = np.empty(local.shape, record)
-    out["v"] = value.reshape(local.shape)
+    out["v"] = value.reshape(local.shape) if none is None else np.where(none, np.nan,
+                                                                         value.reshape(local.shape))
     out["i"] = global_index
     return out
 
@@ -211,8 +223,11 @@ def _flatten_axes(a: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     return moved.reshape(tuple(a.shape[d] for d in kept) + (-1,))
 
 
-def _best(recs: np.ndarray, axis, keepdims: bool, greater: bool, last: bool) -> Any:
-    """The winning record over *axis* by the contract's rule (see the module)."""
+def _best(recs: np.ndarray, axis, keepdims: bool, greater: bool, last: bool,
+          skip_nan: bool = False) -> Any:
+    """The winning record over *axis* by the contract's rule (see the module); with
+    *skip_nan* (nanargmax, nanargmin) any number beats a NaN record, which wins only
+    where all are NaN."""
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     axes = tuple(d % recs.ndim for d in axes)
     flat = _flatten_axes(recs, axes)
@@ -225,13 +240,15 @@ def _best(recs: np.ndarray, axis, keepdims: bool, greater: bool, last: bool) -> 
         nan = np.zeros(v.shape, bool)
         finite = v
     best = finite.max(axis=-1, keepdims=True) if greater else finite.min(axis=-1, keepdims=True)
-    any_nan = nan.any(axis=-1, keepdims=True)
-    candidate = np.where(any_nan, nan, finite == best)
+    if skip_nan:
+        candidate = ((finite == best) & ~nan) | nan.all(axis=-1, keepdims=True)
+    else:
+        candidate = np.where(nan.any(axis=-1, keepdims=True), nan, finite == best)
     if last:
         index = np.where(candidate, i, -1).max(axis=-1)
     else:
         index = np.where(candidate, i, np.iinfo(np.int64).max).min(axis=-1)
-    pick = np.argmax(i == index[..., None], axis=-1)
+    pick = np.argmax((i == index[..., None]) & candidate, axis=-1)
     winner = np.take_along_axis(flat, pick[..., None], -1)[..., 0]
     kept_shape = tuple(s for d, s in enumerate(recs.shape) if d not in axes)
     winner = winner.reshape(kept_shape)

@@ -16,6 +16,7 @@ import numpy as np
 from .. import _dtypes
 from .. import missing as _missing
 from .._dispatch import dispatched
+from ..missing import _doc
 from ..typing import Array, ArrayLike, Axis
 from .reduce import _expand
 from .reduce import max as _grad_max
@@ -27,13 +28,6 @@ from .scan import cumsum as _grad_cumsum
 
 __all__ = ["nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nancumsum", "nancumprod",
            "var", "std", "nanvar", "nanstd"]
-
-
-def _doc(template: str, **fields: str):
-    def wrap(func):
-        func.__doc__ = template.format(**fields)
-        return func
-    return wrap
 
 
 def _nan_positions(x: np.ndarray):
