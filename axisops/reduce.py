@@ -1012,14 +1012,19 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     return plan
 
 
+def all_nan_error(op: str, where: tuple[int, ...]) -> ValueError:
+    """nanargmax/nanargmin's error for an all-NaN slice at output position *where*."""
+    return ValueError(f"{op}: All-NaN slice encountered (at output position {where}); "
+                      "pass all_nan_index=-1 (or another int) to get that index instead")
+
+
 def _all_nan_indices(op: str, res: np.ndarray, all_nan: np.ndarray, all_nan_index):
     """nanargmax/nanargmin's result where some outputs had only NaN (*all_nan*, of
     the result's shape): ``ValueError`` naming the first such position, as NumPy
     raises, or *all_nan_index* there."""
     if all_nan_index is None:
-        where = tuple(int(i) for i in np.argwhere(all_nan)[0]) if all_nan.ndim else ()
-        raise ValueError(f"{op}: All-NaN slice encountered (at output position {where}); "
-                         "pass all_nan_index=-1 (or another int) to get that index instead")
+        raise all_nan_error(op, tuple(int(i) for i in np.argwhere(all_nan)[0])
+                            if all_nan.ndim else ())
     res = np.array(res)
     res[all_nan] = all_nan_index
     return res

@@ -32,7 +32,9 @@ arrays; their chunks follow the input's where the shape allows.
   bits.
 
 * The missing-value operators (:mod:`axisops.dask.missing`) and their gradients
-  (:mod:`axisops.dask.missing_grad`, composed of the lazy pieces above).
+  (:mod:`axisops.dask.missing_grad`, composed of the lazy pieces above); dates
+  and times (:mod:`axisops.dask.dates`): the lazy int64 operators on their keys,
+  NaT as NaN.
 
 Every public function and gradient has a lazy version here.
 """
@@ -42,6 +44,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import _dispatch
+from . import dates as _dates
 from . import gather as _gather
 from . import gather_grad as _gather_grad
 from . import grad as _grad
@@ -73,6 +76,8 @@ OPERATORS: dict[tuple[str, str], Callable[..., Any]] = {
 def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``func(*args, **kwargs)`` on dask arrays: its lazy version where there is one."""
     numpy_func = _dispatch.numpy_function(func)
+    if args and _dates.handles(numpy_func, args[0]):  # NaT as NaN (dask.dates)
+        return _dates.OPERATORS[numpy_func.__name__](*args, **kwargs)
     lazy = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
     if lazy is not None:
         return lazy(*args, **kwargs)

@@ -35,6 +35,7 @@ import numpy as np
 
 from .. import _complex, _dtypes
 from .. import missing as _np_missing
+from .. import reduce as _np_reduce
 from .._axes import normalize_axes, reduced_shape
 from .._dispatch import numpy_function
 from . import scan as _scan
@@ -185,25 +186,46 @@ def _arg(op, x, axis, keepdims, select_last, index_dtype, all_nan_index):
                            select_last=bool(select_last), record=record, chunks=chunks,
                            dtype=record, meta=_meta(x.ndim, record))
     combine = partial(_best, greater=greater, last=bool(select_last), skip_nan=True)
+    # Without all_nan_index, -1 marks an all-NaN slice until a blockwise step, which
+    # knows where its block lies, raises naming the output position.
+    raising = all_nan_index is None
     aggregate = partial(_best_index, greater=greater, last=bool(select_last),
-                        index_dtype=index_dtype, op=op, all_nan_index=all_nan_index)
+                        index_dtype=np.int64 if raising else index_dtype,
+                        all_nan_index=-1 if raising else all_nan_index)
     ndim = len(reduced_shape(x.shape, axes, keepdims))
-    return da.reduction(records, _as_is, aggregate, axis=axes, keepdims=keepdims,
-                        dtype=record, combine=combine, concatenate=True,
-                        meta=_meta(ndim, index_dtype))
+    index = da.reduction(records, _as_is, aggregate, axis=axes, keepdims=keepdims,
+                         dtype=record, combine=combine, concatenate=True,
+                         meta=_meta(ndim, np.int64 if raising else index_dtype))
+    return raise_all_nan(index, op, index_dtype) if raising else index
 
 
-def _best_index(recs, axis, keepdims, greater, last, index_dtype, op, all_nan_index):
+def _best_index(recs, axis, keepdims, greater, last, index_dtype, all_nan_index):
     winner = _best(recs, axis, keepdims, greater, last, skip_nan=True)
     index = np.asarray(winner["i"]).astype(index_dtype)
     all_nan = np.isnan(np.asarray(winner["v"]))
     if all_nan.any():
-        if all_nan_index is None:
-            where = tuple(int(k) for k in np.argwhere(all_nan)[0]) if all_nan.ndim else ()
-            raise ValueError(f"{op}: All-NaN slice encountered (at output position {where}); "
-                             "pass all_nan_index=-1 (or another int) to get that index instead")
         index = np.where(all_nan, all_nan_index, index).astype(index_dtype)
     return _scalar_or_array(index)
+
+
+def raise_all_nan(index, op: str, index_dtype):
+    """The lazy int64 *index* of nanargmax/nanargmin, -1 at all-NaN slices, in
+    *index_dtype*; where a -1 is, its block raises the NumPy path's ``ValueError``
+    naming that output position (the first of its block: which block's error dask
+    reports first depends on the schedule)."""
+    return index.map_blocks(_checked, op=op, index_dtype=np.dtype(index_dtype),
+                            dtype=index_dtype, meta=_meta(index.ndim, index_dtype))
+
+
+def _checked(index, op: str, index_dtype: np.dtype, block_info=None):
+    index = np.asarray(index)
+    bad = index < 0
+    if bad.any():
+        where = np.argwhere(bad)[0] if bad.ndim else ()
+        start = [lo for lo, _ in block_info[0]["array-location"]] if block_info else []
+        raise _np_reduce.all_nan_error(op, tuple(int(w) + s for w, s in zip(where, start))
+                                       if start else tuple(int(w) for w in where))
+    return _scalar_or_array(index.astype(index_dtype))
 
 
 # ------------------------------------------------------------------------ variance
