@@ -445,44 +445,146 @@ def _complex_gather_plan(op, x, indices, axis, mode):
 
 
 def _moves_bits(dtype: np.dtype) -> bool:
-    """Whether the gathers and scatter move *dtype* as unsigned integers of its
-    width: dates, bytes, str, void and structured dtypes (not object: references)."""
-    return dtype.kind in "mMSUV"
+    """Whether the moves move *dtype* as its bits (see :func:`lanes`): dates, bytes,
+    str, void and structured dtypes; never a dtype holding objects (references:
+    ``check_dtype`` refuses them). Numbers keep their families' rules (longdouble
+    and clongdouble are refused, as by every family)."""
+    return dtype.kind in "mMSUV" and not dtype.hasobject
 
 
-def _bits_dtype(dtype: np.dtype, op: str) -> np.dtype:
-    """The unsigned integer dtype of *dtype*'s width, else TypeError."""
-    if dtype.itemsize not in (1, 2, 4, 8):
-        raise TypeError(f"{op}: unsupported dtype {dtype} ({dtype.itemsize} bytes): the "
-                        "gathers move dtypes of 1, 2, 4 or 8 bytes as their bits (dates, "
-                        "bytes, str, structured); others are not supported yet")
-    return np.dtype(f"u{dtype.itemsize}")
+def lanes(dtype: np.dtype, strides=()) -> tuple[np.dtype, int]:
+    """(lane dtype, lanes per element): how a move sees an element of *dtype*.
+
+    An item size of 1, 2, 4 or 8 bytes is one unsigned integer of that width. Any
+    other is a row of the widest unsigned integers (8, 4, 2 or 1 bytes) that divide
+    the item size and every byte stride in *strides*: ``S3`` is 3 ``uint8``, ``U3``
+    (12 bytes) 3 ``uint32``, ``S16`` 2 ``uint64``. Item size 0 is a ``TypeError``.
+    """
+    w = dtype.itemsize
+    if w in (1, 2, 4, 8):
+        return np.dtype(f"u{w}"), 1
+    if w == 0:
+        raise TypeError(f"unsupported dtype {dtype}: an element of 0 bytes has nothing to move")
+    k = next(k for k in (8, 4, 2, 1) if w % k == 0 and all(s % k == 0 for s in strides))
+    return np.dtype(f"u{k}"), w // k
 
 
-def _fill_of(fill_value, dtype: np.dtype, bits: np.dtype, op: str):
-    """``fill_value`` of a bits-moved gather as the unsigned integer of its bits:
-    0, or a value of x's dtype (dates: see ``axisops._dates``)."""
+def lanes_view(x: np.ndarray, lane: np.dtype) -> np.ndarray:
+    """*x* (any strides) seen as *lane* integers with one more, last, axis of its
+    element's lanes: a view (an element's bytes are contiguous in any array)."""
+    return x[..., None].view(lane)
+
+
+def from_lanes(res: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """A C-contiguous result of lanes (see :func:`lanes_view`) seen as *dtype*."""
+    return res.view(dtype)[..., 0]
+
+
+def _fill_of(fill_value, dtype: np.dtype, op: str) -> np.ndarray:
+    """``fill_value`` of a bits-moved gather as a 0-d array of *dtype*: 0 (zero
+    bits), or a value of x's dtype (dates: see ``axisops._dates``)."""
     if _dates.is_date(dtype):
-        return _dates.fill_bits(fill_value, dtype, op).view(bits)
+        return np.asarray(_dates.fill_bits(fill_value, dtype, op)).view(dtype)
     if type(fill_value) is int and fill_value == 0:
-        return bits.type(0)
+        return np.zeros((), dtype)
     try:
-        return np.array(fill_value, dtype).view(bits)[()]
+        value = np.array(fill_value, dtype)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{op}: fill_value {fill_value!r} is not a value of {dtype}") from exc
+    if value.shape != ():
+        raise TypeError(f"{op}: fill_value {fill_value!r} is not a value of {dtype}")
+    return value
 
 
-def _bits_gather_plan(op, x, axis, mode):
-    """take/take_along_axis of a dtype moved as its bits (see :func:`_moves_bits`)."""
+def _outside(indices: np.ndarray, n: int) -> np.ndarray:
+    """Where *indices* fall outside ``[-n, n)`` (what ``mode="fill"`` fills)."""
+    bad = indices >= n
+    if indices.dtype.kind == "i":
+        bad |= indices < -n
+    return bad
+
+
+def _bits_gather_plan(op, x, indices, axis, mode):
+    """take/take_along_axis of a dtype moved as its bits (see :func:`_moves_bits`):
+    the gather of its lanes (see :func:`lanes`), one lane being an element or the
+    lanes a trailing axis that every index takes whole.
+
+    ``fill_value`` fills each lane with its own part of the value's bits: the
+    kernels' scalar fill where the lanes are alike (zero bits, say), else zero and
+    the out-of-range positions written afterwards (``numpy.copyto``)."""
     gather = take if op == "take" else take_along_axis
     dtype = x.dtype
-    bits = _bits_dtype(dtype, op)
+    lane, count = lanes(dtype, x.strides)
+    if count == 1:
+        def plan(x, i, fill_value):
+            fill = _fill_of(fill_value, dtype, op).view(lane)[()] if mode == "fill" else 0
+            return gather(x.view(lane), i, axis, mode=mode, fill_value=fill).view(dtype)
+
+        return plan
+    # the checks of the numbers' path, in its order, on x's own dimensions
+    indices = as_index_array(indices, op)
+    mode_code = _mode(mode, op)
+    flat = axis is None
+    if op == "take_along_axis":
+        if flat and indices.ndim != 1:
+            raise ValueError(f"take_along_axis: with axis=None indices must be 1-D, "
+                             f"got {indices.ndim} dimensions")
+        if not flat and indices.ndim != x.ndim:
+            raise ValueError(f"take_along_axis: indices must have x's {x.ndim} dimensions, "
+                             f"got {indices.ndim}")
+    a = None if flat else normalize_axis(axis, x.ndim, op)
+    if flat:
+        out_shape = indices.shape
+        n = x.size
+    elif op == "take":
+        out_shape = x.shape[:a] + indices.shape + x.shape[a + 1:]
+        n = x.shape[a]
+    else:
+        out_shape = _along_shape(x.shape, indices.shape, a)
+        n = x.shape[a]
+    along = op == "take_along_axis" and not flat
+    lead = (1,) * (0 if flat or along else a)
+    trail = () if flat or along else (1,) * (x.ndim - a - 1)
 
     def plan(x, i, fill_value):
-        fill = _fill_of(fill_value, dtype, bits, op) if mode == "fill" else 0
-        return gather(x.view(bits), i, axis, mode=mode, fill_value=fill).view(dtype)
+        fill = _fill_of(fill_value, dtype, op) if mode_code == K.MODE_FILL else None
+        bits = fill.reshape(1).view(lane) if fill is not None else None
+        alike = bits is None or bool((bits == bits[0]).all())
+        kernel_fill = bits[0] if bits is not None and alike else lane.type(0)
+        view = lanes_view(x, lane)
+        if flat:
+            res = take_block(op, view, i, 0, x.ndim, mode, kernel_fill)
+        elif along:
+            try:
+                res = take_along_axis(view, i[..., None], a, mode=mode, fill_value=kernel_fill)
+            except IndexError:  # raised again naming the position in i, not in i[..., None]
+                check_in_range(i, n, op, negative=True)
+                raise
+        else:
+            res = take(view, i, a, mode=mode, fill_value=kernel_fill)
+        out = from_lanes(res, dtype)
+        if not alike:
+            where = _outside(i, n).reshape(lead + i.shape + trail)
+            if where.any():
+                np.copyto(out, fill, where=np.broadcast_to(where, out_shape))
+        return out
 
     return plan
+
+
+def take_block(op, x, indices, start: int, stop: int, mode, fill_value):
+    """``take`` along the block of dimensions ``[start, stop)`` of *x*, walked in
+    place as one flattened axis, the dimensions after it kept: shape
+    ``x.shape[:start] + indices.shape + x.shape[stop:]``. (``take`` with
+    ``axis=None`` of a :func:`lanes_view`, and ``unfold`` of lanes.)"""
+    i = _key_array(indices)
+    try:
+        key = ("take_block", op, *array_key(x), *array_key(i), start, stop, mode)
+    except (AttributeError, TypeError):
+        key = None
+    plan = _PLANS.plan(key, _take_plan, op, x, indices if i is None else i, None, mode,
+                       (start, stop))
+    return plan(x, i, fill_value)
 
 
 def _complex_scatter_plan(x, indices, updates, axis, reduce):
@@ -527,17 +629,22 @@ def leading_updates(updates, shape: tuple[int, ...], dtype) -> np.ndarray:
     return np.broadcast_to(u, shape)
 
 
-def _take_plan(op, x, indices, axis, mode):
+def _take_plan(op, x, indices, axis, mode, block=None):
     """The plan of take (and of take_along_axis with ``axis=None``) for arrays described
-    like *x* and *indices*."""
+    like *x* and *indices*; with *block* ``(start, stop)``, of :func:`take_block`."""
+    if _moves_bits(x.dtype):
+        return _bits_gather_plan(op, x, indices, axis, mode)
     if _complex.is_complex(x.dtype):
         return _complex_gather_plan(op, x, indices, axis, mode)
-    if _moves_bits(x.dtype):
-        return _bits_gather_plan(op, x, axis, mode)
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
     mode_code = _mode(mode, op)
-    outer, n_dims, rest, axis_strides = take_dims(x.shape, axis, op)
+    if block is None:
+        outer, n_dims, rest, axis_strides = take_dims(x.shape, axis, op)
+    else:
+        start, stop = block
+        outer, n_dims, rest = x.shape[:start], x.shape[start:stop], x.shape[stop:]
+        axis_strides = slice(start, stop)
     n = math.prod(n_dims)
     out_shape = outer + indices.shape + rest
     fill_bits = _fill_checker(x.dtype, mode_code, op)
@@ -582,10 +689,10 @@ def take_dims(shape, axis, op: str) -> tuple[tuple, tuple, tuple, slice]:
 def _along_plan(x, indices, axis, mode):
     """The plan of take_along_axis for arrays described like *x* and *indices*:
     through the moved arrays for many short rows (see ``_short_rows``)."""
+    if _moves_bits(x.dtype):
+        return _bits_gather_plan("take_along_axis", x, indices, axis, mode)
     if _complex.is_complex(x.dtype):
         return _complex_gather_plan("take_along_axis", x, indices, axis, mode)
-    if _moves_bits(x.dtype):
-        return _bits_gather_plan("take_along_axis", x, axis, mode)
     plan = _along_plan_direct(x, indices, axis, mode)
     a = _short_rows(x, indices, axis)
     if a is None:
@@ -695,14 +802,18 @@ def _gather_nd_plan(x, indices, batch_dims):
     it checks them as it uses them. Longer tuples are checked and flattened by
     NumPy first (see :func:`_flat_tuples`).
     """
+    if _moves_bits(x.dtype):  # a move of bits: the gather of the lanes (see lanes())
+        lane, count = lanes(x.dtype, x.strides)
+        if count == 1:
+            return lambda x, i: gather_nd(x.view(lane), indices if i is None else i,
+                                          batch_dims=batch_dims).view(x.dtype)
+        _nd_shapes(x.shape, as_index_array(indices, "gather_nd"), batch_dims, "gather_nd")
+        return lambda x, i: from_lanes(gather_nd(lanes_view(x, lane), indices if i is None else i,
+                                                 batch_dims=batch_dims), x.dtype)
     if _complex.is_complex(x.dtype):
         _complex.check(x.dtype, "gather_nd")
         return lambda x, i: _complex.componentwise(
             lambda part: gather_nd(part, indices if i is None else i, batch_dims=batch_dims), x)
-    if _moves_bits(x.dtype):  # a move of bits
-        bits = _bits_dtype(x.dtype, "gather_nd")
-        return lambda x, i: gather_nd(x.view(bits), indices if i is None else i,
-                                      batch_dims=batch_dims).view(x.dtype)
     op = "gather_nd"
     x = _as_data(x, op)
     indices = as_index_array(indices, op)
@@ -763,13 +874,13 @@ def _scatter_key(x, indices, updates, axis, reduce):
 def _scatter_plan(x, indices, updates, axis, reduce):
     """The plan of scatter: through the moved arrays for many short rows (see
     ``_short_rows``; per destination the updates still come in the same order)."""
+    if _moves_bits(x.dtype) and reduce is None:  # a move of bits
+        return _bits_scatter_plan(x, axis)
+    if _moves_bits(x.dtype) and reduce in _REDUCES:
+        raise TypeError(f"scatter: reduce={reduce!r} combines values; {x.dtype} is only moved "
+                        "(reduce=None)")
     if _complex.is_complex(x.dtype):
         return _complex_scatter_plan(x, indices, updates, axis, reduce)
-    if _moves_bits(x.dtype) and reduce is None:  # a move of bits
-        bits = _bits_dtype(x.dtype, "scatter")
-        return lambda x, indices, updates: scatter(
-            x.view(bits), indices, np.asarray(updates).astype(x.dtype).view(bits), axis,
-            reduce=None).view(x.dtype)
     plan = _scatter_plan_direct(x, indices, updates, axis, reduce)
     a = _short_rows(x, indices, axis)
     if a is None or type(updates) is not np.ndarray or updates.shape != indices.shape:
@@ -785,6 +896,30 @@ def _scatter_plan(x, indices, updates, axis, reduce):
         return np.ascontiguousarray(np.moveaxis(res, 0, a))
 
     return moved_plan
+
+
+def _bits_scatter_plan(x, axis):
+    """scatter with ``reduce=None`` of a dtype moved as its bits (see
+    :func:`_moves_bits`): the scatter of its lanes (see :func:`lanes`), every index
+    given the element's lanes (a broadcast view). Updates are cast to x's dtype as
+    NumPy's assignment casts (``astype``)."""
+    dtype = x.dtype
+    lane, count = lanes(dtype, x.strides)
+
+    def plan(x, indices, updates):
+        x, idx, upd, a = _scatter_args(x, indices, updates, axis, None, "scatter", moved=True)
+        if count == 1:
+            return scatter(x.view(lane), idx, upd.view(lane), a).view(dtype)
+        shape = idx.shape + (count,)
+        try:
+            res = scatter(lanes_view(x, lane), np.broadcast_to(idx[..., None], shape),
+                          lanes_view(upd, lane), a)
+        except IndexError:  # raised again naming the position in idx, not in its lanes
+            check_in_range(idx, x.shape[a], "scatter", negative=True)
+            raise
+        return from_lanes(res, dtype)
+
+    return plan
 
 
 def _scatter_plan_direct(x, indices, updates, axis, reduce):
@@ -949,6 +1084,9 @@ def _fill_checker(dtype: np.dtype, mode: int, op: str):
 def _as_data(x, op):
     x = _dtypes.as_array(x)
     _dtypes.check_dtype(x.dtype, op)
+    if x.dtype.kind == "f" and x.itemsize > 8:
+        raise TypeError(f"{op}: unsupported dtype {x.dtype} (the floats axisops takes are "
+                        "float16, float32 and float64)")
     return x
 
 
@@ -1098,12 +1236,14 @@ def _raise_first_tuple_error(indices, dims, op):
                      f"{tuple(int(w) for w in where)} of indices is out of range [{-d}, {d})")
 
 
-def _scatter_args(x, indices, updates, axis, reduce, op):
+def _scatter_args(x, indices, updates, axis, reduce, op, moved=False):
     """Check scatter's arguments; (x, indices, updates of indices' shape, axis).
 
-    Index values are checked later, by the kernel, except on an empty axis.
+    Index values are checked later, by the kernel, except on an empty axis. With
+    *moved*, ``x`` is of a dtype moved as its bits (see :func:`_moves_bits`) and
+    ``updates`` are cast to it with ``astype``.
     """
-    x = _as_data(x, op)
+    x = _dtypes.as_array(x) if moved else _as_data(x, op)
     indices = as_index_array(indices, op)
     if reduce not in _REDUCES:
         raise ValueError(f"{op}: reduce must be None, 'add', 'mul', 'max' or 'min', got {reduce!r}")
@@ -1116,7 +1256,10 @@ def _scatter_args(x, indices, updates, axis, reduce, op):
         if d != axis and indices.shape[d] > x.shape[d]:
             raise ValueError(f"{op}: indices has size {indices.shape[d]} in dimension {d}, "
                              f"larger than x's {x.shape[d]}")
-    updates = _scatter_updates(updates, indices.shape, x.dtype, op)
+    if moved:
+        updates = _shaped_updates(_moved_updates(updates, x.dtype, op), indices.shape, op)
+    else:
+        updates = _scatter_updates(updates, indices.shape, x.dtype, op)
     if x.shape[axis] == 0 and indices.size:
         check_in_range(indices, 0, op, negative=True)
     return x, indices, updates, axis
@@ -1127,6 +1270,25 @@ def _scatter_updates(updates, shape, dtype: np.dtype, op) -> np.ndarray:
     updates = _as_updates(updates, dtype, op)
     if updates.dtype.kind not in "biuf" or not np.can_cast(updates.dtype, dtype, "same_kind"):
         raise TypeError(f"{op}: cannot cast updates from {updates.dtype} to {dtype}")
+    return _shaped_updates(updates, shape, op)
+
+
+def _moved_updates(updates, dtype: np.dtype, op) -> np.ndarray:
+    """*updates* as an array of *dtype*, a dtype moved as its bits: cast as NumPy's
+    assignment casts, else ``TypeError`` (an object never passes)."""
+    u = np.asarray(updates)
+    if u.dtype == dtype:
+        return u
+    if u.dtype.hasobject and u.dtype.kind != "O":
+        raise TypeError(f"{op}: cannot cast updates from {u.dtype} to {dtype}")
+    try:
+        return u.astype(dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{op}: cannot cast updates from {u.dtype} to {dtype}") from exc
+
+
+def _shaped_updates(updates: np.ndarray, shape, op) -> np.ndarray:
+    """*updates* as an array of *shape*: its leading part, or broadcast."""
     if updates.shape != shape:
         if updates.ndim == len(shape) and all(u >= s for u, s in zip(updates.shape, shape)):
             updates = updates[tuple(slice(0, s) for s in shape)]

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import _alloc, _complex, _dtypes
+from . import _alloc, _complex, _dates, _dtypes
+from . import gather as _gather
 from ._dispatch import dispatched
 from ._jit import planned_call
 from ._layout import strided_base
@@ -239,13 +240,17 @@ def _flag_key(flag):
 def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
     """The plan of unfold for arrays described like *x*."""
     x = _dtypes.as_array(x)
-    if _complex.is_complex(x.dtype):  # a move of elements: the two parts (see _complex)
+    moved = _gather._moves_bits(x.dtype)
+    if moved and x.itemsize not in (1, 2, 4, 8):
+        return _lanes_unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last)
+    if _complex.is_complex(x.dtype) and not moved:  # a move of elements: the two parts
         _complex.check(x.dtype, op)
         unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
         return lambda x: _complex.componentwise(
             lambda part: _unfold(op, part, kernel_size, dilation, padding, stride,
                                  channels_last), x)
-    _dtypes.check_dtype(x.dtype, op)
+    if not moved:  # (dates, bytes, structured of 1, 2, 4 or 8 bytes: their bits below)
+        _check_number(x.dtype, op)
     geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
     d = geo.d
     xb = x if x.ndim == d + 2 else x[None]
@@ -280,15 +285,66 @@ def _unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
     return plan
 
 
+def _lanes_unfold_plan(op, x, kernel_size, dilation, padding, stride, channels_last):
+    """The plan of unfold of a dtype moved as lanes of a smaller integer (an item size
+    that is not 1, 2, 4 or 8 bytes; see ``gather.lanes``): a take of the lanes view
+    along the spatial dimensions, walked in place as one axis, at each window
+    element's flat position (zero bits, ``mode="fill"``, where it falls on padding)."""
+    geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
+    d, dtype = geo.d, x.dtype
+    batched = x.ndim == d + 2
+    spatial = x.shape[-d - 1:-1] if channels_last else x.shape[-d:]
+    positions = geo.positions(op, spatial)
+    if math.prod(shape) == 0:
+        return lambda x: np.zeros(shape, dtype)
+    where = _window_positions(geo, spatial, positions)  # (K, L)
+    if channels_last:
+        where = np.ascontiguousarray(where.T)  # (L, K)
+    start = 1 if channels_last else 2
+    lane, count = _gather.lanes(dtype, x.strides)
+    lanes_shape = (shape if batched else (1, *shape)) + (count,)
+
+    def plan(x):
+        view = _gather.lanes_view(x if batched else x[None], lane)
+        res = _gather.take_block(op, view, where, start, start + d, "fill", lane.type(0))
+        return _gather.from_lanes(res.reshape(lanes_shape), dtype).reshape(shape)
+
+    return plan
+
+
+def _window_positions(geo, spatial, positions) -> np.ndarray:
+    """(K, L) int64: the flat position in the spatial dimensions (C order) that
+    kernel element k of window l reads, or their size (out of range) on padding."""
+    d = geo.d
+    k = np.indices(geo.kernel).reshape(d, -1)[:, :, None]
+    pos = np.indices(positions).reshape(d, -1)[:, None, :]
+    pad = np.array([p[0] for p in geo.padding]).reshape(d, 1, 1)
+    coord = (pos * np.array(geo.stride).reshape(d, 1, 1) - pad
+             + k * np.array(geo.dilation).reshape(d, 1, 1))
+    size = np.array(spatial).reshape(d, 1, 1)
+    inside = ((coord >= 0) & (coord < size)).all(axis=0)
+    flat = np.zeros(inside.shape, np.int64)
+    for t in range(d):
+        flat = flat * spatial[t] + coord[t]
+    return np.where(inside, flat, math.prod(spatial)).astype(np.int64)
+
+
 def _fold_plan(cols, output_size, kernel_size, dilation, padding, stride, channels_last):
     """The plan of fold for arrays described like *cols*."""
     cols = _dtypes.as_array(cols)
+    if cols.dtype.kind == "m":
+        return _timedelta_fold_plan(cols.dtype, output_size, kernel_size, dilation, padding,
+                                    stride, channels_last)
+    if _gather._moves_bits(cols.dtype):
+        raise TypeError(f"fold: unsupported dtype {cols.dtype}: fold adds the windows (bool, "
+                        "integers, float16/32/64, complex64/128 and timedelta64); "
+                        f"{cols.dtype} is only moved (unfold)")
     if _complex.is_complex(cols.dtype):  # sums of moved elements: the two parts
         _complex.check(cols.dtype, "fold")
         return lambda cols: _complex.componentwise(
             lambda part: fold(part, output_size, kernel_size, dilation=dilation, padding=padding,
                               stride=stride, channels_last=channels_last), cols)
-    _dtypes.check_dtype(cols.dtype, "fold")
+    _check_number(cols.dtype, "fold")
     geo = _geometry("fold", kernel_size, dilation, padding, stride)
     d = geo.d
     size = _per_dim("fold", "output_size", output_size, d, low=0)
@@ -337,6 +393,25 @@ def _fold_plan(cols, output_size, kernel_size, dilation, padding, stride, channe
         out = alloc((elements,), work)
         call(work_size, make_base(convert(cols)), *args, out)
         return _finish(out.reshape(shape), dtype)
+
+    return plan
+
+
+def _timedelta_fold_plan(dtype, output_size, kernel_size, dilation, padding, stride,
+                         channels_last):
+    """fold of ``timedelta64``: the int64 fold of the durations with NaT read as 0,
+    NaT wherever a NaT was added (the bool fold of the NaT mask: logical or), as
+    ``sum`` propagates NaT. Sums wrap as int64."""
+    options = dict(dilation=dilation, padding=padding, stride=stride,
+                   channels_last=channels_last)
+    native = dtype.newbyteorder("=")
+
+    def plan(cols):
+        cols = cols.astype(native, copy=False)
+        nat = np.isnat(cols)
+        total = fold(np.where(nat, 0, cols.view(np.int64)), output_size, kernel_size, **options)
+        hit = fold(nat, output_size, kernel_size, **options)
+        return np.where(hit, _dates.NAT, total).view(native).astype(dtype, copy=False)
 
     return plan
 
@@ -457,6 +532,14 @@ def _padding(op, padding, d) -> tuple[tuple[int, int], ...]:
         raise ValueError(f"{op}: padding must be an int, {d} ints, or {d} (begin, end) pairs, "
                          f"each >= 0, got {padding!r}")
     return pairs
+
+
+def _check_number(dtype: np.dtype, op: str) -> None:
+    """bool, integers, float16/32/64, else ``TypeError`` naming *op*."""
+    _dtypes.check_dtype(dtype, op)
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        raise TypeError(f"{op}: unsupported dtype {dtype} (the floats axisops takes are "
+                        "float16, float32 and float64)")
 
 
 def _is_int(v) -> bool:
