@@ -157,11 +157,11 @@ _SPECS.update({
                                        "bool reverse")
        for name in ("nancumsum", "nancumprod")},
 })
-#: Operators with no CUDA kernel yet: on CUDA tensors their registered CUDA kernel
-#: raises NotImplementedError (``axisops.cuda.run``) naming the way to the CPU.
-NO_CUDA_KERNEL = frozenset(
-    name for name in _SPECS
-    if name.removeprefix("grad_") in _missing.__all__)
+#: Operators with no CUDA kernel yet (on CUDA tensors their registered CUDA kernel
+#: would raise NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU):
+#: none since the missing-value operators and their gradients run on the device
+#: (``axisops.cuda.missing``, ``axisops.cuda.missing_grad``).
+NO_CUDA_KERNEL: frozenset[str] = frozenset()
 
 
 def _param_types(spec: _Spec) -> dict[str, str]:

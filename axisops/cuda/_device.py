@@ -353,11 +353,11 @@ def dims(shape, strides) -> list[int]:
     return out
 
 
-def flag(d: DeviceArray) -> Any:
-    """A one-element int64 device flag, cleared, on *d*'s device and stream (a
-    kernel that meets a bad index sets it)."""
+def flag(d: DeviceArray, clear: int = 0) -> Any:
+    """A one-element int64 device flag holding *clear* (0: cleared), on *d*'s device
+    and stream (a kernel that meets a bad index sets it, or lowers it to a position)."""
     bad = d.scratch((1,), np.int64)
-    bad.copy_to_device(np.zeros(1, np.int64), stream=d.stream)
+    bad.copy_to_device(np.full(1, clear, np.int64), stream=d.stream)
     return bad
 
 

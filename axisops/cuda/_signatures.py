@@ -18,7 +18,8 @@ import numpy as np
 from .. import _dtypes
 
 #: Further kernel modules; each has a ``signatures()`` generator of the same form.
-KERNEL_MODULES: tuple[str, ...] = ("gather_kernels", "window_kernels", "grad_kernels")
+KERNEL_MODULES: tuple[str, ...] = ("gather_kernels", "window_kernels", "grad_kernels",
+                                   "missing_kernels")
 
 #: The contract's real dtypes (bool is read as uint8 by the kernels).
 DTYPES = [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
@@ -64,18 +65,20 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
                (x, geo, i64, i64, i64, boolean, boolean, types.float64, types.float64,
                 arr(np.float64, 2), arr(log_out)))
         v = scalar(dt)
-        extreme = (x, geo, i64, boolean, boolean, arr(dt, 2), arr(np.int64, 2))
+        extreme = (x, geo, i64, boolean, boolean, boolean, arr(dt, 2), arr(np.int64, 2))
         yield f"extreme_rows {name}", K.extreme_rows.py_func, extreme
         yield f"extreme_lanes {name}", K.extreme_lanes.py_func, extreme
         for out in (dt, np.int64, np.int32):
             yield (f"extreme_finish {name}->{np.dtype(out)}", K.extreme_finish.py_func,
-                   (arr(dt, 2), arr(np.int64, 2), boolean, boolean, boolean, v, geo, arr(out)))
+                   (arr(dt, 2), arr(np.int64, 2), boolean, boolean, boolean, boolean, v, i64, geo,
+                    arr(np.int64), arr(out)))
         for index in (np.int64, np.int32):
             for kern in (K.scan_extreme, K.scan_extreme_block):
                 yield (f"{kern.py_func.__name__} {name} {np.dtype(index)}", kern.py_func,
                        (x, geo, i64, i64, boolean, arr(dt, 2), arr(np.int64, 2), x, arr(index)))
         yield f"copy_c {name}", K.copy_c.py_func, (x, geo, x)
-        yield f"truth_c {name}", K.truth_c.py_func, (x, geo, boolean, arr(np.int64))
+        yield f"truth_c {name}", K.truth_c.py_func, (x, geo, boolean, boolean, arr(np.int64))
+        yield f"valid_c {name}", K.valid_c.py_func, (x, geo, arr(np.int8))
     for dt in [*DTYPES, np.complex64, np.complex128]:  # take
         # the index dtypes convert to int64 alike: one signed and one unsigned narrow
         # dtype stand for the others (uint64 goes through unsigned_positions)
@@ -102,7 +105,8 @@ def signatures() -> Iterator[tuple[str, Any, tuple]]:
                (arr(index), geo, i64, arr(np.int64), arr(np.int64, 2)))
     for dt in (np.complex64, np.complex128):
         yield (f"truth_c {np.dtype(dt).name}", K.truth_c.py_func,
-               (arr(dt), geo, boolean, arr(np.int64)))
+               (arr(dt), geo, boolean, boolean, arr(np.int64)))
+        yield f"valid_c {np.dtype(dt).name}", K.valid_c.py_func, (arr(dt), geo, arr(np.int8))
         yield f"copy_c {np.dtype(dt).name}", K.copy_c.py_func, (arr(dt), geo, arr(dt))
     for short in KERNEL_MODULES:
         yield from importlib.import_module(f"axisops.cuda.{short}").signatures()

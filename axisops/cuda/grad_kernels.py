@@ -186,27 +186,38 @@ def mark_equal(geo, size, x, extreme, hit):
 
 
 @kernel
-def split_ties(geo, size, g, count, hit, out):
+def split_ties(geo, size, g, count, hit, masked, out):
     """max/min's gradient: ``(g / count) * hit`` in float64, rounded once to out's
-    dtype (NumPy divides by an int64 count in float64)."""
+    dtype (NumPy divides by an int64 count in float64). *masked* (nanmax/nanmin):
+    ``g / max(count, 1)`` where hit, else 0 (an all-NaN slice: zeros)."""
     k = cuda.grid(1)
     if k < size:
         a, b, _ = _elem(k, geo)
-        out[k] = (float64(g[a]) / float64(count[b])) * float64(hit[k])
+        c = count[b]
+        if masked:
+            if hit[k] == 0:
+                out[k] = 0
+                return
+            c = max(c, 1)
+        out[k] = (float64(g[a]) / float64(c)) * float64(hit[k])
 
 
 @kernel
-def split_ties_complex(geo, size, g, count, hit, out):
+def split_ties_complex(geo, size, g, count, hit, masked, out):
     """:func:`split_ties` of complex ``g``: NumPy's complex128 division by
     ``count + 0j`` (Smith's: a reciprocal when count > 0, the parts divided by
-    +0.0 otherwise) and its complex product with ``hit + 0j``, by parts."""
+    +0.0 otherwise) and its complex product with ``hit + 0j``, by parts; *masked*
+    as :func:`split_ties`'s (the quotient itself where hit)."""
     k = cuda.grid(1)
     if k < size:
         a, b, _ = _elem(k, geo)
+        if masked and hit[k] == 0:
+            out[k] = 0
+            return
         v = g[a]
         ar = float64(v.real)
         ai = float64(v.imag)
-        c = float64(count[b])
+        c = float64(max(count[b], 1) if masked else count[b])
         h = float64(hit[k])
         zero = c - c
         if c == 0:
@@ -216,7 +227,10 @@ def split_ties_complex(geo, size, g, count, hit, out):
             scale = 1.0 / c
             qr = (ar + ai * zero) * scale
             qi = (ai - ar * zero) * scale
-        out[k] = complex(qr * h - qi * zero, qr * zero + qi * h)
+        if masked:
+            out[k] = complex(qr, qi)
+        else:
+            out[k] = complex(qr * h - qi * zero, qr * zero + qi * h)
 
 
 @kernel
@@ -571,11 +585,11 @@ def signatures():
     for g, out in ((np.float16, np.float16), (np.float32, np.float32), (np.float64, np.float64),
                    (np.float64, np.float16), (np.float64, np.float32)):
         yield (f"split_ties {name(g)}->{name(out)}", split_ties.py_func,
-               (geo, i64, arr(g), arr(np.int64), arr(np.int8), arr(out)))
+               (geo, i64, arr(g), arr(np.int64), arr(np.int8), boolean, arr(out)))
     for g, out in ((np.complex64, np.complex64), (np.complex64, np.complex128),
                    (np.complex128, np.complex128)):
         yield (f"split_ties_complex {name(g)}->{name(out)}", split_ties_complex.py_func,
-               (geo, i64, arr(g), arr(np.int64), arr(np.int8), arr(out)))
+               (geo, i64, arr(g), arr(np.int64), arr(np.int8), boolean, arr(out)))
     yield "nonzero_c", nonzero_c.py_func, (arr(np.int64), arr(np.uint8))
     for w in reals:
         a = arr(w)

@@ -45,6 +45,9 @@ from ._jit import kernel
 #: Largest block of a lanes kernel (its shared memory is sized for it).
 MAX_BLOCK = 256
 OP_SUM, OP_PROD, OP_LOGADDEXP = 0, 1, 2
+#: The NaN-skipping sum and product (nansum, nanprod, nancumsum, nancumprod): a NaN
+#: element (either part, for complex numbers) reads as the identity.
+OP_NANSUM, OP_NANPROD = 3, 4
 #: The gathers' mode codes: the CPU kernels'.
 MODE_RAISE, MODE_WRAP, MODE_CLIP, MODE_FILL = (_cpu_gather.MODE_RAISE, _cpu_gather.MODE_WRAP,
                                                _cpu_gather.MODE_CLIP, _cpu_gather.MODE_FILL)
@@ -93,9 +96,20 @@ def _unravel(k, geo, start, count):
 
 @cuda.jit(device=True, inline=True)
 def _combine(acc, v, op):
-    if op == OP_PROD:
+    if op == OP_PROD or op == OP_NANPROD:
         return acc * v
     return acc + v
+
+
+@cuda.jit(device=True, inline=True)
+def _element(v, zero, ident, op):
+    """Element *v* in the accumulator's dtype (subtracting *zero* converts it and,
+    unlike adding it, keeps a -0.0: a product's sign); under a NaN-skipping op a
+    NaN (``v != v``: either part of a complex number) is the identity *ident*
+    instead, so that it is skipped in the same pass."""
+    if op >= OP_NANSUM and v != v:
+        return ident
+    return v - zero
 
 
 #: The CPU kernel's log-add-exp (PyTorch's rule), compiled for the device: one
@@ -104,11 +118,11 @@ _log_add_exp = cuda.jit(device=True, inline=True)(_cpu_scan._log_add_exp.py_func
 
 
 @cuda.jit(device=True, inline=True)
-def _beats(v, i, bv, bi, greater, last):
-    """Whether (v, i) wins over (bv, bi) in an arg-reduction: i < 0 is no candidate;
-    NaN first, then the greater (smaller) value, then the smaller index (the
-    greater with *last*)."""
-    if i < 0:
+def _beats(v, i, bv, bi, greater, last, skip):
+    """Whether (v, i) wins over (bv, bi) in an arg-reduction: i < 0 is no candidate,
+    nor is a NaN with *skip* (nanmax, nanargmax, ...); NaN first, then the greater
+    (smaller) value, then the smaller index (the greater with *last*)."""
+    if i < 0 or (skip and v != v):
         return False
     if bi < 0:
         return True
@@ -157,7 +171,7 @@ def _reduced_offset(o, c, geo, chunk_len):
 
 @kernel
 def value_rows(base, geo, chunk_len, op, zero, ident, partial):
-    """Sums or products (``op``) of chunk ``blockIdx.y`` of each output, a thread per
+    """Sums or products (``op``; NaN skipped by OP_NANSUM, OP_NANPROD) of chunk ``blockIdx.y`` of each output, a thread per
     output, into ``partial[c, o]``; *zero* and the identity *ident* are scalars of
     the accumulator dtype (adding *zero* converts an element to it)."""
     o = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
@@ -175,15 +189,16 @@ def value_rows(base, geo, chunk_len, op, zero, ident, partial):
         q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         j1 = min(n, j + (t1 - t))
         for jj in range(j, j1):
-            acc = _combine(acc, base[q + jj * step] + zero, op)
+            acc = _combine(acc, _element(base[q + jj * step], zero, ident, op), op)
         t += j1 - j
     partial[c, o] = acc
 
 
 @kernel
-def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
+def extreme_rows(base, geo, chunk_len, greater, last, skip, part_v, part_i):
     """The best (value, flat index) of chunk ``blockIdx.y`` of each output, a thread
-    per output, into ``part_v[c, o]``, ``part_i[c, o]`` (-1: an empty chunk)."""
+    per output, into ``part_v[c, o]``, ``part_i[c, o]`` (-1: an empty chunk, or with
+    *skip* one of NaN only)."""
     o = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
     c = cuda.blockIdx.y
     if o >= part_v.shape[1]:
@@ -201,7 +216,7 @@ def extreme_rows(base, geo, chunk_len, greater, last, part_v, part_i):
         j1 = min(n, j + (t1 - t))
         for jj in range(j, j1):
             v = base[q + jj * step]
-            if _beats(v, r * n + jj, bv, bi, greater, last):
+            if _beats(v, r * n + jj, bv, bi, greater, last, skip):
                 bv = v
                 bi = r * n + jj
         t += j1 - j
@@ -232,7 +247,7 @@ def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
         r, j = _divmod(t, geo, 10)
         q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         while t < t1:
-            acc = _combine(acc, base[q + j * step] + zero, op)
+            acc = _combine(acc, _element(base[q + j * step], zero, ident, op), op)
             t += size
             j += size
             if j >= n and t < t1:
@@ -251,7 +266,7 @@ def value_lanes(base, geo, chunk_len, op, zero, ident, partial):
 
 
 @kernel
-def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
+def extreme_lanes(base, geo, chunk_len, greater, last, skip, part_v, part_i):
     """Arg-reductions as :func:`extreme_rows`, a block per (output, chunk), the
     threads' winners compared in a tree in shared memory."""
     o = cuda.blockIdx.x
@@ -273,7 +288,7 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
         q = p + _unravel(r, geo, RED_DIMS + 4 * no, nr)
         while t < t1:
             v = base[q + j * step]
-            if _beats(v, t, bv, bi, greater, last):
+            if _beats(v, t, bv, bi, greater, last, skip):
                 bv = v
                 bi = t
             t += size
@@ -288,7 +303,7 @@ def extreme_lanes(base, geo, chunk_len, greater, last, part_v, part_i):
     while half > 0:
         if tid < half:
             if _beats(shared_v[tid + half], shared_i[tid + half], shared_v[tid],
-                      shared_i[tid], greater, last):
+                      shared_i[tid], greater, last, skip):
                 shared_v[tid] = shared_v[tid + half]
                 shared_i[tid] = shared_i[tid + half]
         cuda.syncthreads()
@@ -320,20 +335,29 @@ def value_finish(partial, op, count, mean, out_geo, out):
 
 
 @kernel
-def extreme_finish(part_v, part_i, greater, last, want_index, nan, out_geo, out):
+def extreme_finish(part_v, part_i, greater, last, skip, want_index, nan, missing, out_geo,
+                   bad, out):
     """Output o: the best of its chunks; its flat index, or its value with a NaN as
-    *nan* and a zero as +0.0 (the CPU path's bits)."""
+    *nan* and a zero as +0.0 (the CPU path's bits). With *skip* an output of NaN
+    only (no candidate) gets *missing* (an index) or *nan* and lowers ``bad[0]`` to
+    its position in the result (``atomic.min``: the first in C order)."""
     o = cuda.grid(1)
     if o >= part_v.shape[1]:
         return
     bv = part_v[0, o]
     bi = part_i[0, o]
     for c in range(1, part_v.shape[0]):
-        if _beats(part_v[c, o], part_i[c, o], bv, bi, greater, last):
+        if _beats(part_v[c, o], part_i[c, o], bv, bi, greater, last, skip):
             bv = part_v[c, o]
             bi = part_i[c, o]
     pos = _unravel(o, out_geo, 1, out_geo[0])
-    if want_index:
+    if bi < 0:  # only NaN (skip): no candidate
+        cuda.atomic.min(bad, 0, pos)
+        if want_index:
+            out[pos] = missing
+        else:
+            out[pos] = nan
+    elif want_index:
         out[pos] = bi
     elif bv != bv:
         out[pos] = nan
@@ -397,7 +421,7 @@ def scan_values(base, geo, tile_len, phase, op, exclusive, reverse, zero, ident,
         acc = carry[c, lane]
     for s in range(s0, s1):
         j = n - 1 - s if reverse else s
-        v = base[src + j * step] + zero
+        v = _element(base[src + j * step], zero, ident, op)
         if phase == 2 and exclusive:
             out[dst + j * out_step] = acc
         acc = _combine(acc, v, op)
@@ -540,7 +564,7 @@ def scan_values_block(base, geo, tile_len, phase, op, exclusive, reverse, zero, 
         j = n - 1 - s if reverse else s
         v = ident
         if s < s1:
-            v = base[src + j * geo[4]] + zero
+            v = _element(base[src + j * geo[4]], zero, ident, op)
         shared[t] = v
         cuda.syncthreads()
         off = 1
@@ -657,14 +681,25 @@ def unravel_c(idx, geo, count, bad, out):
 
 
 @kernel
-def truth_c(base, geo, nonzero, out):
+def truth_c(base, geo, nonzero, skip, out):
     """``out`` (flat, C order, int64) = 1 where the strided array of *geo* ``[offset,
     ndim, dims]`` is nonzero (*nonzero*) or zero (not *nonzero*), else 0: the
-    counts a logical scan is made of."""
+    counts a logical scan is made of; with *skip* a NaN counts as neither (it is
+    missing: nancumsum with ``dtype=bool``)."""
     k = cuda.grid(1)
     if k < out.size:
         v = base[geo[0] + _unravel(k, geo, 2, geo[1])]
-        out[k] = 1 if (v != 0) == nonzero else 0
+        out[k] = 1 if (v != 0) == nonzero and not (skip and v != v) else 0
+
+
+@kernel
+def valid_c(base, geo, out):
+    """``out`` (flat, C order, int8) = 1 where the strided array of *geo* is not NaN
+    (neither part, for complex numbers), else 0: what ``count`` adds up."""
+    k = cuda.grid(1)
+    if k < out.size:
+        v = base[geo[0] + _unravel(k, geo, 2, geo[1])]
+        out[k] = 1 if v == v else 0
 
 
 @kernel

@@ -143,21 +143,33 @@ def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
 # ------------------------------------------------------------------- the reductions
 
 
+#: The value reductions' kernel op codes (the nan ones skip NaN in the same pass).
+_CODES = {"sum": K.OP_SUM, "mean": K.OP_SUM, "prod": K.OP_PROD, "nansum": K.OP_NANSUM,
+          "nanprod": K.OP_NANPROD}
+
+
 def _value(op: str, x, axis, keepdims: bool, dtype):
-    d = D.device_array(x)
+    return value_of(op, D.device_array(x), axis, keepdims, dtype)
+
+
+def value_of(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype):
+    """sum, prod, mean, nansum or nanprod of *d* (results of *d*'s kind): the value
+    kernels, a NaN read as the identity by the nan ones (integers and bool, which
+    have no NaN, run the plain twin's code)."""
     axes = normalize_axes(axis, d.ndim, op)
     res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     count = math.prod(d.shape[k] for k in axes)
+    code = _CODES[op] if d.dtype.kind in "fc" else _CODES[op.removeprefix("nan")]
+    product = code in (K.OP_PROD, K.OP_NANPROD)
     if count == 0 or d.size == 0:
-        return _filled(d, out_shape, res, op, count)
-    ordered = op == "prod" and acc.kind in "fc"
+        return _filled(d, out_shape, res, "prod" if product else op, count)
+    ordered = product and acc.kind in "fc"
     plan = _plan(d, axes, keepdims, False, ordered)
     base, _ = D.flat_base(D.bool_as_bytes(d))
     zero = acc.type(0)
-    ident = acc.type(1) if op == "prod" else zero
+    ident = acc.type(1) if product else zero
     partial = d.scratch((plan.chunks, plan.outputs), acc)
-    code = K.OP_PROD if op == "prod" else K.OP_SUM
     _launch(plan, K.value_rows, K.value_lanes, d.stream,
             base, plan.geo, plan.chunk_len, code, zero, ident, partial)
     result, flat = _result(d, out_shape, res)
@@ -167,10 +179,15 @@ def _value(op: str, x, axis, keepdims: bool, dtype):
     return result
 
 
-def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
+def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
+             skip: bool = False, all_nan_index=None):
+    """max/min/argmax/argmin, or with *skip* their nan twins (named ``"nan" + op``
+    in the all-NaN error) with NaN as no candidate: an all-NaN output is NaN with
+    NumPy's RuntimeWarning, or ``all_nan_index``, or the NumPy path's ValueError."""
     d = D.device_array(x)
     axes = normalize_axes(axis, d.ndim, op)
-    _dtypes.check_dtype(d.dtype, op)
+    if not skip:
+        _dtypes.check_dtype(d.dtype, op)
     want_index = op in ("argmax", "argmin")
     if want_index:
         index_dtype = _dtypes.check_index_dtype(index_dtype, op)
@@ -194,14 +211,33 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype):
     part_v = d.scratch((plan.chunks, plan.outputs), seen.dtype)
     part_i = d.scratch((plan.chunks, plan.outputs), np.int64)
     last = bool(select_last)
+    skip = bool(skip) and d.dtype.kind == "f"
     _launch(plan, K.extreme_rows, K.extreme_lanes, d.stream,
-            base, plan.geo, plan.chunk_len, greater, last, part_v, part_i)
+            base, plan.geo, plan.chunk_len, greater, last, skip, part_v, part_i)
     result, flat = _result(d, out_shape, res)
     nan = seen.dtype.type(np.nan) if seen.dtype.kind == "f" else seen.dtype.type(0)
     out = flat.view(np.uint8) if res == np.bool_ else flat  # bool max/min: the bytes
+    # without skip every output has a candidate: the flag is never written, and a
+    # cached constant stands in for it (no upload per call)
+    bad = D.flag(d, _NO_POSITION) if skip else D.to_device_constants([_NO_POSITION])
+    missing = 0 if all_nan_index is None else int(all_nan_index)
     K.extreme_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
-        part_v, part_i, greater, last, want_index, nan, plan.out_geo, out)
+        part_v, part_i, greater, last, skip, want_index, nan, missing, plan.out_geo, bad, out)
+    if skip:
+        first = int(D.to_host(bad, d)[0])  # waits for the kernels
+        if first != _NO_POSITION:
+            if want_index and all_nan_index is None:
+                where = tuple(int(i) for i in np.unravel_index(first, out_shape))
+                raise ValueError(f"nan{op}: All-NaN slice encountered (at output position "
+                                 f"{where}); pass all_nan_index=-1 (or another int) to get "
+                                 "that index instead")
+            if not want_index:
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
     return result
+
+
+#: The all-NaN flag's value while no output is all NaN (``atomic.min`` lowers it).
+_NO_POSITION = np.iinfo(np.int64).max
 
 
 # ------------------------------------------------------------------------ helpers

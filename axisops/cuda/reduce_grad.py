@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -134,10 +135,13 @@ def min(g, x, axis=None, keepdims=False):
     return _extreme(g, x, axis, keepdims, _reduce.min, "grad.min")
 
 
-def _extreme(g, x, axis, keepdims, forward, op):
+def _extreme(g, x, axis, keepdims, forward, op, masked=False):
+    """max/min's gradient; *masked* (nanmax/nanmin, *forward* their device forward,
+    which may warn): ``g / max(count, 1)`` at the hits, 0 elsewhere."""
     d = D.device_array(g)
     x_host, x_dev = secondary(x)
-    _dtypes.check_dtype(x_host.dtype, op)
+    if not masked:
+        _dtypes.check_dtype(x_host.dtype, op)
     x_shape, axes, _ = _grad_reduce._expand(d.host_zeros(), x_host.shape, axis, keepdims, op)
     if builtins.any(x_shape[k] == 0 for k in axes):
         raise ValueError(f"{op}: the forward reduces an empty set, so there is no gradient")
@@ -146,7 +150,9 @@ def _extreme(g, x, axis, keepdims, forward, op):
         return _result(d, x_shape, np.result_type(d.dtype, x_host.dtype, np.float16))[0]
     res = d.dtype if d.dtype.kind == "f" else np.result_type(d.dtype, x_host.dtype, np.float16)
     xd = x_dev or D.upload(d, x_host)
-    extreme = D.device_array(forward(xd.owner, axes, keepdims=True))
+    with warnings.catch_warnings():  # nanmax's all-NaN slices: zeros here, no warning
+        warnings.simplefilter("ignore", RuntimeWarning)
+        extreme = D.device_array(forward(xd.owner, axes, keepdims=True))
     xs, es = D.operand(xd), D.operand(extreme)
     nd, recs = records(x_shape, xs.strides, es.strides)
     hit_owner, hit = d.empty(x_shape, np.int8)
@@ -156,13 +162,13 @@ def _extreme(g, x, axis, keepdims, forward, op):
     count = D.operand(D.device_array(_reduce.sum(hit_owner, axes, keepdims=True)))  # int64
     # an integer g is divided in float64 (its conversion to res first is exact there)
     gs = D.operand(d)
-    if d.dtype.kind in "biu":
-        gs = D.converted(d, gs, d.shape, np.float64)
+    if d.dtype.kind in "biu":  # masked: converted to the result dtype first, as there
+        gs = D.converted(d, gs, d.shape, res if masked else np.float64)
     nd, recs = records(x_shape, spread(gs.strides, len(x_shape), axes, keepdims), count.strides)
     result, flat = _result(d, x_shape, res)
     kernel = GK.split_ties_complex if res.kind == "c" else GK.split_ties
     D.launch(kernel, d, size, D.to_device_constants([gs.offset, count.offset, 0, nd, *recs]), size,
-             gs.base, count.base, hit, flat)
+             gs.base, count.base, hit, bool(masked), flat)
     return result
 
 

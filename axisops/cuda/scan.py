@@ -128,16 +128,20 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
         res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
         if res == np.bool_:
             return _logical(op, d, axis, shape, exclusive, reverse)
+        if d.dtype.kind not in "fc":  # no NaN to skip: the plain twin's code
+            op = op.removeprefix("nan")
     result, flat = _result(d, shape, res)
     if d.size == 0:
         return result
-    ordered = op == "cumprod" and acc.kind in "fc"
+    product = op in ("cumprod", "nancumprod")
+    ordered = product and acc.kind in "fc"
     plan = _plan(d, axis, ordered, op != "logcumsumexp")
     seen = D.bool_as_bytes(d)
     base, _ = D.flat_base(seen)
-    code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP}[op]
+    code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP,
+            "nancumsum": K.OP_NANSUM, "nancumprod": K.OP_NANPROD}[op]
     zero = acc.type(0)
-    ident = acc.type(-np.inf) if op == "logcumsumexp" else acc.type(op == "cumprod")
+    ident = acc.type(-np.inf) if op == "logcumsumexp" else acc.type(product)
     carry = d.scratch((plan.tiles, plan.lanes), acc)
     out = flat
     if op == "logcumsumexp" and res == np.float16:
@@ -153,16 +157,17 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
 def _logical(op: str, d: D.DeviceArray, axis, shape, exclusive: bool, reverse: bool):
     """cumsum (an or-scan) or cumprod (an and-scan) with ``dtype=bool``: the running
     count of the nonzero (zero) elements, by the int64 scan, then whether it is
-    nonzero (still zero). Bits: exact."""
+    nonzero (still zero). Bits: exact. The nan twins: a NaN is the identity (False
+    for the or-scan, True for the and-scan, which a NaN already is)."""
     result, flat = _result(d, shape, np.bool_)
     if d.size == 0:
         return result
     src = D.operand(d)
     geo = [src.offset, d.ndim, *D.dims(d.shape, src.strides)]
     counts = d.scratch(d.shape, np.int64)
-    any_scan = op == "cumsum"
+    any_scan = op in ("cumsum", "nancumsum")
     D.launch(K.truth_c, d, d.size, src.base, D.to_device_constants(geo), any_scan,
-             counts.reshape(d.size))
+             op == "nancumsum", counts.reshape(d.size))
     scanned = _values("cumsum", counts, None if d.ndim == 0 else axis, np.int64, exclusive,
                       reverse)
     D.launch(K.test_c, d, d.size, scanned.reshape(d.size), any_scan, D.as_bytes(flat))
