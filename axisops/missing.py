@@ -22,6 +22,11 @@ Decisions where NumPy leaves a choice (see the contract, *Missing values*):
 * ``var`` and ``std`` are two-pass: the mean first, then the sum of squared
   deviations from it (never a difference of large sums), each sum cascaded;
   ``ddof`` at or above the count gives NaN with NumPy's ``RuntimeWarning``.
+
+``nanmean`` and the variances of float32/float64 data run fused where their
+reduced elements form one run per output (or the input is small enough to copy
+into runs): count, sum and squared deviations in one kernel call
+(``axisops._moments``); elsewhere they are composed of the kernels above.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from . import _complex, _dtypes
+from . import _complex, _dtypes, _moments
 from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
 from ._plan import PlanCache, array_key, axis_key
@@ -231,6 +236,10 @@ def _nanmean_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         res = _dtypes.mean_dtypes(x.dtype, dtype)[0]
     acc = _dtypes.kernel_accumulator(res) if res.kind == "f" else res
     axes = normalize_axes(axis, x.ndim, op)
+    fused = _moments.plan(x, axes, reduced_shape(x.shape, axes, keepdims), res, skip=True,
+                          variance=False)
+    if fused is not None:
+        return fused
 
     def plan(x):
         total = _value_reduction("nansum", x, axes, keepdims, acc)
@@ -370,6 +379,11 @@ def _variance_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype, ddof):
     whole = math.prod(x.shape[d] for d in axes)
     root = op.endswith("std")
     squeeze = reduced_shape(x.shape, axes, keepdims)
+    if not cplx:
+        fused = _moments.plan(x, axes, squeeze, res, skip=skip, variance=True, ddof=ddof,
+                              root=root)
+        if fused is not None:
+            return fused
 
     def plan(x):
         xa = x.astype(acc, copy=False)

@@ -299,3 +299,86 @@ def test_long_contiguous_runs_skip_nan_block_by_block(dtype):
                 assert same_bits(got, want) is None, (op, options, got, want)
             else:  # a zero extreme is +0.0 whatever the sign of the zeros (as max)
                 np.testing.assert_array_equal(got, want, err_msg=op)
+
+
+# ------------------------------------------------- the fused mean and variance path
+
+def _fused_layouts(rng, dtype):
+    """(name, x, axis): every way ``axisops._moments`` reads or copies its runs."""
+    base = with_nans(rng, (40, 70), dtype, fraction=0.2)
+    base[3] = np.nan                                    # an all-NaN output
+    big = with_nans(rng, (300, 260), dtype, fraction=0.1, all_nan=False)
+    return [
+        ("contiguous rows", base, 1),
+        ("strided runs", base[:, ::3], 1),               # n_stride 3: leaves gathered
+        ("negative strides", base[::-1, ::-2], 1),
+        ("transposed (outputs adjacent, small: copied)", base, 0),
+        ("tuple axes (small: copied)", base.reshape(8, 5, 70), (0, 2)),
+        ("axis None", base, None),
+        ("kept order restored", np.transpose(base.reshape(4, 10, 70), (1, 0, 2)), 2),
+        ("large, outputs adjacent (composed path)", big, 0),
+        ("long rows (several leaves)", big.reshape(3, -1), 1),
+        ("keepdims", base, (1,)),
+    ]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_mean_and_variance_match_numpy_on_every_layout(dtype):
+    rng = np.random.default_rng(21)
+    for name, x, axis in _fused_layouts(rng, dtype):
+        for op in ("nanmean", *VAR_OPS):
+            for options in ({}, {"ddof": 1}, {"keepdims": True}) if op != "nanmean" else ({},):
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    got = getattr(axisops, op)(x, axis, **options)
+                    want = getattr(ref, op)(x, axis, **options)
+                check_close(got, want, f"{op} {name} {options}", x)
+
+
+def test_fused_variance_is_accurate_far_from_zero():
+    # a mean of 1e8 and deviations of 1: a difference of large sums would lose
+    # every digit in float32 and most in float64
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float64):
+        x = (1e4 if dtype == np.float32 else 1e8) + rng.standard_normal((3, 5000))
+        x = x.astype(dtype)
+        x[:, ::7] = np.nan
+        exact = np.array([np.var(row[~np.isnan(row)].astype(np.longdouble)) for row in x])
+        got = axisops.nanvar(x, axis=1)
+        assert got.dtype == dtype and got.shape == (3,)
+        np.testing.assert_allclose(got, exact.astype(np.float64), rtol=1e-3 if dtype == np.float32
+                                   else 1e-9)
+
+
+def test_fused_path_gives_the_same_bits_on_one_and_two_threads():
+    # one long row (its leaves are the tasks on two threads), and many rows
+    rng = np.random.default_rng(9)
+    long = with_nans(rng, (1 << 19,), np.float64, all_nan=False)
+    rows = with_nans(rng, (600, 1000), np.float32, all_nan=False)
+    calls = [(op, x, axis) for op in ("nanmean", *VAR_OPS) for x, axis in
+             ((long, None), (long[::2], 0), (rows, 1))]
+    before = axisops.thread_limit()
+    try:
+        results = []
+        for threads in (1, 2):
+            axisops.thread_limit(threads)
+            results.append([getattr(axisops, op)(x, axis) for op, x, axis in calls])
+    finally:
+        axisops.thread_limit(before)
+    for (op, x, axis), one, two in zip(calls, *results):
+        assert same_bits(np.array(one), np.array(two)) is None, (op, x.shape, axis)
+        check_close(one, getattr(ref, op)(x, axis), op, x)
+
+
+def test_fused_all_nan_and_ddof_warnings():
+    x = np.array([[np.nan, np.nan], [1.0, 3.0]])
+    with pytest.warns(RuntimeWarning, match="Mean of empty slice"):
+        got = axisops.nanmean(x, axis=1)
+    assert np.isnan(got[0]) and got[1] == 2.0 and got.dtype == np.float64
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0"):
+        got = axisops.nanvar(x, axis=1, ddof=2)
+    assert np.isnan(got).all() and got.shape == (2,)
+    with pytest.warns(RuntimeWarning, match="Degrees of freedom <= 0"):
+        scalar = axisops.nanstd(np.array([np.nan, 1.0], np.float32), ddof=1)
+    assert np.isnan(scalar) and type(scalar) is np.float32
+    assert type(axisops.nanvar(np.array([1.0, 3.0]))) is np.float64
