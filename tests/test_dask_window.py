@@ -224,7 +224,7 @@ def test_errors_are_raised_while_building():
     with pytest.raises(ValueError, match="dimensions"):
         axisops.unfold(x, (2,))
     with pytest.raises(TypeError, match="unsupported dtype"):
-        axisops.unfold(da.from_array(np.array([["a", "b"]] * 2)), (1, 1))
+        axisops.unfold(da.from_array(np.array([[1, "b"]] * 2, dtype=object), chunks=1), (1, 1))
     cols = axisops.unfold(x, 2)
     with pytest.raises(ValueError, match="expected cols of shape"):
         axisops.fold(cols, (6, 7), 2)

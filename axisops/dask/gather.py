@@ -173,6 +173,8 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     fill = _fill(fill_value, x.dtype, op) if mode == "fill" else None
     if n == 0 and mode != "fill" and indices.size:
         raise IndexError(f"{op}: cannot take from an empty axis {axis}")
+    if _wide(x.dtype) and n:
+        return _lanes_along(x, indices, axis, mode, fill, op)
     along = max(1, *x.chunks[axis])
     if not isinstance(indices, da.Array):
         indices = da.from_array(indices, chunks=tuple(
@@ -323,8 +325,15 @@ def _scatter_args(x, indices, updates, axis, reduce, op):
             if not np.can_cast(_dtype_of(check), x.dtype, "same_kind"):
                 raise TypeError(f"{op}: cannot cast updates from {_dtype_of(check)} to {x.dtype}")
             check = np.real(check)
+    moved = _np_gather._moves_bits(x_dtype)
+    if moved and reduce is not None:
+        raise TypeError(f"{op}: reduce={reduce!r} combines values; {x_dtype} is only moved "
+                        "(reduce=None)")
+    if moved:
+        _check_data(x_dtype, op)
     stand = np.broadcast_to(np.zeros((), x_dtype), x.shape)
-    axis = _np_gather._scatter_args(stand, _stand_in(indices), check, axis, reduce, op)[3]
+    axis = _np_gather._scatter_args(stand, _stand_in(indices), check, axis, reduce, op,
+                                    moved=moved)[3]
     chunks = tuple(indices.chunks[d] if isinstance(indices, da.Array) and d == axis else
                    max(1, *x.chunks[d]) if d == axis else
                    _truncated(x.chunks[d], indices.shape[d]) for d in range(x.ndim))
@@ -355,10 +364,12 @@ def _dtype_of(a) -> np.dtype:
 
 
 def _check_data(dtype: np.dtype, op: str) -> None:
-    if dtype.kind == "c":
+    if _np_gather._moves_bits(dtype):  # moved as its bits, by the NumPy path's moves
+        _np_gather.lanes(dtype)  # (an element of 0 bytes: TypeError)
+    elif dtype.kind == "c":
         _complex.check(dtype, op)
     else:
-        _dtypes.check_dtype(dtype, op)
+        _np_gather._as_data(np.empty(0, dtype), op)
 
 
 def _check_mode(mode, op: str) -> None:
@@ -372,7 +383,58 @@ def _check_indices(indices, op: str) -> None:
 
 def _fill(fill_value, dtype: np.dtype, op: str) -> np.ndarray:
     """fill_value as a 0-d array of *dtype*, checked as the NumPy path checks it."""
+    if _np_gather._moves_bits(dtype):
+        return _np_gather._fill_of(fill_value, dtype, op)
     return _np_gather._fill(fill_value, dtype, _kernels.MODE_FILL, op)
+
+
+def _wide(dtype: np.dtype) -> bool:
+    """Whether *dtype* moves as several lanes (see ``gather.lanes``): the routing
+    kernels of take_along_axis move one integer per element, so those gathers run
+    on the lanes view (:func:`_lanes_along`)."""
+    return _np_gather._moves_bits(dtype) and dtype.itemsize not in (1, 2, 4, 8)
+
+
+def _lanes_along(x, indices, axis: int, mode: str, fill, op: str):
+    """take_along_axis of a dtype of several lanes: of the lanes view of every chunk
+    (one more axis, one chunk), the indices given that axis, after a check of the
+    indices themselves (so that an ``IndexError`` names their own positions);
+    ``fill``'s lanes written where they differ (``mode="fill"``)."""
+    da = _da()
+    dtype = x.dtype
+    lane, count = _np_gather.lanes(dtype)
+    n = x.shape[axis]
+    if not isinstance(indices, da.Array):
+        indices = da.from_array(np.asarray(indices), chunks=tuple(
+            c if d != axis else max(1, *x.chunks[axis]) for d, c in enumerate(x.chunks)))
+    if mode == "raise":
+        indices = indices.map_blocks(_checked_block, n=n, op=op, dtype=indices.dtype)
+    bits = fill.reshape(1).view(lane) if fill is not None else None
+    alike = bits is None or bool((bits == bits[0]).all())
+    view = x.map_blocks(_np_gather.lanes_view, lane, dtype=lane, new_axis=x.ndim,
+                        chunks=(*x.chunks, (count,)))
+    res = take_along_axis(view, indices[..., None], axis, mode=mode,
+                          fill_value=bits[0] if bits is not None and alike else lane.type(0))
+    out = res.rechunk({res.ndim - 1: -1}).map_blocks(_from_lanes_block, dtype, dtype=dtype,
+                                                      drop_axis=res.ndim - 1)
+    if not alike:
+        outside = (indices >= n) if indices.dtype.kind == "u" else (indices >= n) | (indices < -n)
+        out = da.where(da.broadcast_to(outside, out.shape), fill, out)
+    return out
+
+
+def _checked_block(indices: np.ndarray, *, n: int, op: str, block_info=None) -> np.ndarray:
+    """A chunk of indices, after the NumPy path's ``IndexError`` for the first outside
+    ``[-n, n)`` (its position in the whole index array)."""
+    bad = _np_gather._outside(indices, n)
+    if bad.any():
+        origin = tuple(lo for lo, _ in block_info[0]["array-location"]) if block_info else ()
+        P.raise_out_of_range(indices, bad, -n, n, op, origin)
+    return indices
+
+
+def _from_lanes_block(block: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return _np_gather.from_lanes(np.ascontiguousarray(block), dtype)
 
 
 def _stand_in(a) -> np.ndarray:

@@ -67,7 +67,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _complex, _dtypes
+from .. import _complex, _dates
+from .. import gather as _np_gather
 from .. import window as _np_window
 from .._dispatch import numpy_function
 from ..window import _Geometry, _geometry, _per_dim, unfold_shape
@@ -100,10 +101,12 @@ def unfold(x, kernel_size, *, dilation=1, padding=0, stride=1, channels_last=Fal
 def lazy_unfold(x, kernel_size, dilation, padding, stride, channels_last: bool, op: str):
     """``unfold`` with errors naming *op* (``grad.fold`` is an unfold)."""
     da = _da()
-    if _complex.is_complex(x.dtype):
+    if _np_gather._moves_bits(x.dtype):  # moved as its bits by the NumPy path's unfold
+        _np_gather.lanes(x.dtype)
+    elif _complex.is_complex(x.dtype):
         _complex.check(x.dtype, op)
     else:
-        _dtypes.check_dtype(x.dtype, op)
+        _np_window._check_number(x.dtype, op)
     geo, shape = unfold_shape(x.shape, kernel_size, dilation, padding, stride, channels_last, op)
     shape = tuple(int(n) for n in shape)
     d = geo.d
@@ -215,10 +218,20 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1,
          channels_last=False):
     """Lazy :func:`axisops.fold` of a dask array: the NumPy path's sums, bit for bit."""
     da = _da()
+    if cols.dtype.kind == "m":  # as the NumPy path: NaT as 0, NaT wherever one was added
+        options = dict(dilation=dilation, padding=padding, stride=stride,
+                       channels_last=channels_last)
+        nat = cols.map_blocks(np.isnat, dtype=bool)
+        total = fold(da.where(nat, 0, cols.view(np.int64)), output_size, kernel_size, **options)
+        hit = fold(nat, output_size, kernel_size, **options)
+        return da.where(hit, _dates.NAT, total).view(cols.dtype)
+    if _np_gather._moves_bits(cols.dtype):
+        _np_window._fold_plan(np.empty((0, 0), cols.dtype), output_size, kernel_size, dilation,
+                              padding, stride, channels_last)  # the NumPy path's TypeError
     if _complex.is_complex(cols.dtype):
         _complex.check(cols.dtype, "fold")
     else:
-        _dtypes.check_dtype(cols.dtype, "fold")
+        _np_window._check_number(cols.dtype, "fold")
     geo = _geometry("fold", kernel_size, dilation, padding, stride)
     d = geo.d
     size = _per_dim("fold", "output_size", output_size, d, low=0)
