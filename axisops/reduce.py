@@ -967,7 +967,7 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
         if not want_index:  # in one chunk the kernel wrote the values' bits
             res = keys[:, 0, :].view(dtype) if chunks == 1 else to_values(keys.max(axis=1))
             if skip_nan and np.isnan(res).any():  # only an all-NaN output is NaN
-                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=6)
         else:
             if chunks == 1:
                 best = index[:, 0, :]
@@ -993,6 +993,10 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
               and index_dtype == np.int64 and not skip_nan)
     direct_values = not want_index and chunks == 1 and in_order and not skip_nan
     scalar = len(out_shape) == 0
+    # the nan twins in one chunk: the kernel's values, or its indices where no output
+    # is all NaN, as they are (finish only for an all-NaN output's index)
+    direct_nan = skip_nan and chunks == 1 and in_order and not select_last
+    index_type = np.dtype(index_dtype).type if want_index else None
     # max/min write no index: one empty array serves every call
     no_index = None if want_index else np.empty(index_shape, np.int64)
 
@@ -1007,6 +1011,23 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
         if direct_values:
             res = keys.view(dtype).reshape(out_shape)
             return res[()] if scalar else res
+        if direct_nan:
+            if want_index:
+                if scalar:
+                    if keys[0, 0, 0] != lowest:
+                        return index_type(index[0, 0, 0])
+                elif not (keys == lowest).any():
+                    return index.reshape(out_shape).astype(index_dtype, copy=False)
+                return finish(keys, index)  # an all-NaN output: its index or the error
+            res = keys.view(dtype).reshape(out_shape)
+            if scalar:
+                res = res[()]
+                if res != res:  # only an all-NaN output is NaN
+                    warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
+                return res
+            if np.isnan(res).any():
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=5)
+            return res
         return finish(keys, index)
 
     return plan
