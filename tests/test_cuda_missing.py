@@ -173,6 +173,10 @@ def test_long_nan_scans_are_tiled_and_bool_scans_skip_nan():
     check(axisops.nancumsum, a, True, problems, "nancumsum dtype=bool", dtype=bool)
     check(axisops.nancumprod, a, True, problems, "nancumprod dtype=bool", dtype=bool)
     check(axisops.nancumsum, a.reshape(3, 100), False, problems, "rows", axis=1, reverse=True)
+    b = a[:12].reshape(3, 4) * 1.5  # NaN the identity, then each element converted
+    for fn in (axisops.nancumsum, axisops.nancumprod, axisops.nansum, axisops.nanprod):
+        check(fn, b, True, problems, f"{fn.__name__} dtype=int32", axis=1, dtype=np.int32)
+        check(fn, b, True, problems, f"{fn.__name__} dtype=uint8", axis=0, dtype=np.uint8)
     assert not problems, "\n".join(problems)
 
 

@@ -6,7 +6,7 @@ nanstd`` when ``g`` is a CUDA array (see :mod:`axisops.cuda`), computed as
 * ``nansum``, ``nancumsum``: the plain twin's device gradient, then 0 at each NaN
   of ``x`` (``missing_kernels.zero_at_nan``);
 * ``nanprod``, ``nancumprod``: the plain twin's device gradient of ``x`` with each
-  NaN read as 1 (``nan_to_one``), then 0 at each NaN;
+  NaN read as 1 (``nan_to_fill``), then 0 at each NaN;
 * ``nanmean``: ``g`` over the device count (converted to the division's dtype as
   NumPy converts it), broadcast, 0 at each NaN, in one kernel (``nanmean_share``);
 * ``nanmax``, ``nanmin``: grad.max's tie split from the device nanmax
@@ -157,7 +157,7 @@ def _ones_at_nan(d: D.DeviceArray, xd: D.DeviceArray):
     xs = D.operand(xd)
     out = d.scratch((xd.size,), xd.dtype)
     geo = [xs.offset, xd.ndim, *D.dims(xd.shape, xs.strides)]
-    D.launch(MK.nan_to_one, d, xd.size, xs.base, D.to_device_constants(geo), out)
+    D.launch(MK.nan_to_fill, d, xd.size, xs.base, D.to_device_constants(geo), 1, out)
     return out.reshape(xd.shape) if xd.ndim != 1 else out
 
 

@@ -72,14 +72,15 @@ def zero_at_nan(base, geo, out):
 
 
 @kernel
-def nan_to_one(base, geo, out):
-    """``out`` (flat, C order) = the strided array of *geo* with each NaN read as 1
-    (nanprod's and nancumprod's gradients run the products' on it)."""
+def nan_to_fill(base, geo, fill, out):
+    """``out`` (flat, C order, converted to its dtype) = the strided array of *geo*
+    with each NaN read as *fill*: 1 for nanprod's and nancumprod's gradients, the
+    identity before an integer ``dtype=`` (as the NumPy path converts)."""
     k = cuda.grid(1)
     if k < out.size:
         v = base[geo[0] + _unravel(k, geo, 2, geo[1])]
         if v != v:
-            out[k] = 1
+            out[k] = fill
         else:
             out[k] = v
 
@@ -147,7 +148,11 @@ def signatures():
                    (geo, i64, arr(x), arr(dt), arr(part)))
         yield f"zero_at_nan {name}", zero_at_nan.py_func, (arr(dt), geo, arr(dt))
         yield f"zero_at_nan {name}->uint8", zero_at_nan.py_func, (arr(dt), geo, arr(np.uint8))
-        yield f"nan_to_one {name}", nan_to_one.py_func, (arr(dt), geo, arr(dt))
+        yield f"nan_to_fill {name}", nan_to_fill.py_func, (arr(dt), geo, i64, arr(dt))
+        if np.dtype(dt).kind == "f":
+            for to in (np.int64, np.uint64):
+                yield (f"nan_to_fill {name}->{np.dtype(to).name}", nan_to_fill.py_func,
+                       (arr(dt), geo, i64, arr(to)))
         work = np.float32 if dt == np.float16 else dt
         for g in (dt, np.int64):
             yield (f"nanmean_share {name} g {np.dtype(g).name}", nanmean_share.py_func,

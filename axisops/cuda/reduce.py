@@ -160,6 +160,8 @@ def value_of(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype):
     res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     count = math.prod(d.shape[k] for k in axes)
+    if op in ("nansum", "nanprod") and d.dtype.kind == "f" and acc.kind in "iu":
+        d = nan_filled(d, acc, int(op == "nanprod"))  # NaN has no integer value
     code = _CODES[op] if d.dtype.kind in "fc" else _CODES[op.removeprefix("nan")]
     product = code in (K.OP_PROD, K.OP_NANPROD)
     if count == 0 or d.size == 0:
@@ -177,6 +179,21 @@ def value_of(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype):
     K.value_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
         partial, code, divide_in, op == "mean", plan.out_geo, flat)
     return result
+
+
+def nan_filled(d: D.DeviceArray, dtype, fill: int) -> D.DeviceArray:
+    """*d* converted to an integer *dtype* (a C-ordered copy), each NaN read as *fill*
+    first, as the NumPy path replaces it before an integer ``dtype=``."""
+    from . import missing_kernels as MK
+
+    src = D.operand(d)
+    out = d.scratch((builtins.max(d.size, 1),), dtype)
+    if d.size:
+        geo = [src.offset, d.ndim, *D.dims(d.shape, src.strides)]
+        D.launch(MK.nan_to_fill, d, d.size, src.base, D.to_device_constants(geo), fill, out)
+    array = out[:d.size].reshape(d.shape) if d.ndim != 1 else out[:d.size]
+    return D.DeviceArray(array, d.shape, tuple(int(s) for s in array.strides), np.dtype(dtype),
+                         d.kind, d.owner, d.stream)
 
 
 def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,

@@ -15,7 +15,7 @@ from .._layout import scan_view
 from ..scan import ValuesIndices
 from . import _device as D
 from . import kernels as K
-from .reduce import _device_id, _result
+from .reduce import _device_id, _result, nan_filled
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
@@ -128,6 +128,8 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
         res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
         if res == np.bool_:
             return _logical(op, d, axis, shape, exclusive, reverse)
+        if op.startswith("nan") and d.dtype.kind == "f" and acc.kind in "iu":
+            d = nan_filled(d, acc, int(op == "nancumprod"))  # NaN has no integer value
         if d.dtype.kind not in "fc":  # no NaN to skip: the plain twin's code
             op = op.removeprefix("nan")
     result, flat = _result(d, shape, res)
