@@ -262,7 +262,9 @@ def _bench_workloads(shape, chunks, image_chunks):
     along = da.from_array(rng.integers(0, shape[0], shape), chunks=chunks)
     image = da.from_array(rng.standard_normal((2, 2, 8, 8)).astype(np.float32),
                           chunks=image_chunks)
-    return chunked.workloads(x, along, image, np.arange(5))
+    holes = rng.standard_normal(shape).astype(np.float32)
+    holes[rng.random(shape) < 0.1] = np.nan
+    return chunked.workloads(x, along, image, np.arange(5), da.from_array(holes, chunks=chunks))
 
 
 def test_dask_bench_reports_every_workload(monkeypatch, tmp_path):
@@ -287,7 +289,10 @@ def test_dask_bench_reports_every_workload(monkeypatch, tmp_path):
     data = chunked.run(quick=True, repeat=1)
     names = [r["workload"] for r in data["rows"]]
     assert names[:4] == ["argmax axis=0", "sum axis=0", "max axis=0", "cumsum axis=0"]
-    assert names[8:] == ["take 1000 axis=0", "take_along_axis axis=0", "scatter add axis=0",
+    assert names[8:13] == ["nanmean axis=0, 10% NaN", "nanmean axis=1, 10% NaN",
+                           "nanstd axis=1, 10% NaN", "nanargmax axis=0, 10% NaN",
+                           "nanmax axis=1, 10% NaN"]
+    assert names[13:] == ["take 1000 axis=0", "take_along_axis axis=0", "scatter add axis=0",
                          "cummax axis=0", "argmax axis=(0, 1)", "unfold 3x3 (rows chunked)"]
     assert all(r["axisops_s"] > 0 and r["axisops_tasks_per_chunk"] > 0 and r["bytes"] > 0
                for r in data["rows"])
@@ -302,7 +307,7 @@ def test_dask_bench_reports_every_workload(monkeypatch, tmp_path):
 def test_dask_bench_workarounds_compute_what_axisops_computes():
     for name, w in _bench_workloads((32, 24), (8, 12), (1, 2, 4, 8)).items():
         ours, theirs = dask.compute(w.ours(), w.peer())
-        if name.startswith(("argmax", "max", "take", "cummax", "unfold")):
+        if name.startswith(("argmax", "max", "take", "cummax", "unfold", "nanargmax", "nanmax")):
             assert np.array_equal(ours, theirs), name
         else:
             np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-4, err_msg=name)

@@ -10,6 +10,9 @@ chunked along both axes:
 * ``argmax``, ``sum``, ``max``, ``cumsum`` along the chunked axis 0 and along
   axis 1, and ``take`` of 1000 NumPy indices along axis 0 — against
   ``dask.array``'s own;
+* the nan-functions ``nanmean`` (both axes), ``nanstd``, ``nanargmax`` and
+  ``nanmax`` of the array with a tenth of its elements NaN, against
+  ``dask.array``'s ``nanmean``, ``nanstd``, ``nanargmax``, ``nanmax``;
 * what dask lacks, against the usual workaround (rechunk the axis into one chunk
   and map NumPy over the blocks): ``take_along_axis`` and ``scatter`` add along
   axis 0 with chunked indices, ``cummax`` along axis 0 (NumPy's
@@ -107,8 +110,9 @@ def _unfold_block(x: np.ndarray) -> np.ndarray:
     return numpy_function(axisops.unfold)(x, 3, padding=1)
 
 
-def workloads(x, along, image, idx_np) -> dict[str, Workload]:
-    """Every workload of the bench on the persisted inputs."""
+def workloads(x, along, image, idx_np, missing=None) -> dict[str, Workload]:
+    """Every workload of the bench on the persisted inputs (*missing*: *x* with a
+    tenth of its elements NaN, for the nan-functions)."""
     import dask.array as da
 
     import axisops
@@ -120,6 +124,13 @@ def workloads(x, along, image, idx_np) -> dict[str, Workload]:
             out[f"{op} axis={axis}"] = Workload(
                 functools.partial(getattr(axisops, op), x, axis=axis),
                 functools.partial(getattr(da, op), x, axis=axis), "dask", x.nbytes, n_chunks)
+    if missing is not None:  # dask's own nan-functions
+        for op, axis in (("nanmean", 0), ("nanmean", 1), ("nanstd", 1), ("nanargmax", 0),
+                         ("nanmax", 1)):
+            out[f"{op} axis={axis}, 10% NaN"] = Workload(
+                functools.partial(getattr(axisops, op), missing, axis=axis),
+                functools.partial(getattr(da, op), missing, axis=axis), "dask",
+                missing.nbytes, n_chunks)
     out["take 1000 axis=0"] = Workload(lambda: axisops.take(x, idx_np, axis=0),
                                        lambda: da.take(x, idx_np, axis=0), "dask",
                                        x.nbytes, n_chunks)
@@ -171,9 +182,11 @@ def run(quick: bool = False, repeat: int | None = None, progress=None,
         along = da.random.default_rng(2).integers(0, x.shape[0], x.shape, chunks=sizes["chunks"])
         image = da.random.default_rng(3).standard_normal(
             sizes["image"], chunks=sizes["image_chunks"], dtype=np.float32)
-        x, along, image = client.persist([x, along, image])
+        nan = da.random.default_rng(4).random(sizes["shape"], chunks=sizes["chunks"]) < 0.1
+        missing = da.where(nan, np.float32(np.nan), x)
+        x, along, image, missing = client.persist([x, along, image, missing])
         idx_np = np.random.default_rng(1).integers(0, x.shape[0], 1000)
-        for name, w in workloads(x, along, image, idx_np).items():
+        for name, w in workloads(x, along, image, idx_np, missing).items():
             if only and name not in only:
                 continue
             g_ours, g_theirs = w.ours(), w.peer()

@@ -71,3 +71,63 @@ def _nan_check(result, expected) -> bool:
     if result.dtype.kind in "iu" or expected.dtype.kind in "iu":
         return result.shape == expected.shape and bool(np.array_equal(result, expected))
     return float32_sum_check(result, expected)
+
+
+# ------------------------------------------------------------------------- xarray
+
+#: The xarray workloads' dimension names, for the bench's 3-D shape.
+XARRAY_DIMS = ("time", "lat", "lon")
+
+
+def _data_array(shape: tuple[int, ...], rng: np.random.Generator):
+    """A float32 ``xarray.DataArray`` (time, lat, lon) with 10 % NaN and a daily
+    ``datetime64`` time coordinate."""
+    import xarray as xr
+
+    (x,) = random_float32_with_nan(shape, rng)
+    dims = XARRAY_DIMS[-x.ndim:]
+    coords = {dims[0]: np.arange(x.shape[0]).astype("datetime64[D]")}
+    return (xr.DataArray(x, dims=dims, coords=coords),)
+
+
+def xarray_workload(method: str, dim: str) -> Workload:
+    """``arr.<method>(dim=dim)`` of a DataArray with missing values: axisops'
+    accessor (``arr.axisops.<method>``) against xarray's own method with its default
+    engine (``skipna``: numbagg or bottleneck where installed, else NumPy's
+    nan-functions), NumPy's nan-function on the values as the reference."""
+    def axisops_factory(arr):
+        import axisops.xarray  # noqa: F401  (registers the accessor)
+
+        fn = getattr(arr.axisops, method)
+        return lambda: fn(dim=dim).values
+
+    def xarray_factory(arr):
+        fn = getattr(arr, method)
+        return lambda: fn(dim=dim).values
+
+    def numpy_factory(arr):
+        axis = arr.dims.index(dim)
+        values = arr.values
+        if method in ("idxmax", "idxmin"):
+            labels = arr[dim].values
+            arg = np.nanargmax if method == "idxmax" else np.nanargmin
+            return lambda: labels[arg(values, axis=axis)]
+        fn = getattr(np, "nan" + method)
+        return lambda: fn(values, axis=axis)
+
+    return Workload(
+        name=f"xarray {method} dim={dim}, 10% NaN",
+        op="xarray",
+        setup=_data_array,
+        systems={"axisops": axisops_factory, "numpy": numpy_factory, "xarray": xarray_factory},
+        check=_xarray_check,
+        note="a DataArray (time, lat, lon) with a datetime64 time coordinate; skipna as "
+             "xarray's default; results as NumPy arrays (.values)",
+    )
+
+
+def _xarray_check(result, expected) -> bool:
+    result, expected = np.asarray(result), np.asarray(expected)
+    if expected.dtype.kind == "M":  # idxmax: the coordinate labels, exactly
+        return result.shape == expected.shape and bool(np.array_equal(result, expected))
+    return _nan_check(result, expected)

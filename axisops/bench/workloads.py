@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .gather import scatter_add_workload, take_along_axis_workload, take_workload
-from .missing import nan_workload
+from .missing import nan_workload, xarray_workload
 from .reduce import reduction_workload
 from .scan import scan_workload
 from .window import fold_workload, unfold_workload
@@ -33,11 +33,15 @@ WORKLOADS: list[Workload] = [
     nan_workload("nanargmax", 1),
     nan_workload("count", 1),
     nan_workload("nancumsum", 1),
+    xarray_workload("mean", "time"),
+    xarray_workload("std", "lon"),
+    xarray_workload("idxmax", "time"),
 ]
 
 
 def operator_names() -> list[str]:
-    """The operator names that ``--ops`` accepts, in table order."""
+    """The operator names that ``--ops`` accepts, in table order (``xarray``: the
+    DataArray workloads of the accessor)."""
     return list(dict.fromkeys(w.op for w in WORKLOADS))
 
 
