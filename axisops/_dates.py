@@ -5,8 +5,11 @@ The operators see that view (no copy where only bits move) and give results of
 the input's dtype:
 
 * moves (``take``, ``take_along_axis``, ``gather_nd``, ``scatter`` with
-  ``reduce=None``): the int64 bits moved (``gather._bits_gather_plan``, which moves
-  any dtype of 1, 2, 4 or 8 bytes so);
+  ``reduce=None``, ``unfold``): the bits moved (``gather._bits_gather_plan``, which
+  moves every fixed-width dtype so: see ``gather.lanes``); ``unfold`` pads with zero
+  bits (1970-01-01, a zero duration), not NaT: padding is bits, as for numbers.
+  ``fold`` adds ``timedelta64`` (NaT read as 0, NaT wherever one was added) and
+  refuses ``datetime64``; gradients refuse dates (no derivative);
 * orderings, with NaT as the contract's NaN: NaT must be the greatest key where
   it propagates through a maximum (``max``, ``argmax``, ``cummax``) and where a
   minimum skips it (``nanmin``, ``nanargmin``), and the least elsewhere. ``b - 1``

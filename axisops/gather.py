@@ -40,6 +40,14 @@ Decisions the contract leaves open, written down here:
   same bits as moving or adding complex numbers); ``fill_value`` may be complex.
   ``scatter`` with ``"mul"`` applies the updates in the same order with NumPy's
   ``multiply.at`` (single-threaded); ``"max"``/``"min"`` refuse complex numbers.
+* Every fixed-width dtype moves (the contract): dates, bytes, str, void and
+  structured dtypes (not objects, nor structured dtypes holding them) move as
+  their bits (see :func:`lanes`): an item size of 1, 2, 4 or 8 bytes as one unsigned
+  integer, any other as a row of the widest unsigned integers dividing it (a view
+  with one more axis, which every index takes whole). ``fill_value`` is a value of
+  x's dtype (0: zero bits); ``scatter``'s updates are cast with ``astype`` (NumPy's
+  assignment), and a ``reduce`` other than None is a ``TypeError``. longdouble and
+  clongdouble stay refused, as by every family.
 """
 from __future__ import annotations
 

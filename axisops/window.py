@@ -14,9 +14,14 @@ Decisions the contract leaves open, written down here:
   ``padding`` an int, one int per dimension, or one ``(begin, end)`` pair per
   dimension (ONNX pads), each >= 0.
 * A kernel (dilated) larger than the padded input is a ``ValueError``.
-* ``unfold`` pads with zeros (False); it takes every dtype. ``fold`` adds, in
-  increasing kernel index for every element: float16 accumulates in float32 and
-  is rounded once, integers wrap as in their dtype, bool adds as logical or.
+* ``unfold`` pads with zeros (False); it takes every fixed-width dtype: dates,
+  bytes, str, void and structured values move as their bits (``gather.lanes``), and
+  their padding is zero bits (1970-01-01 and a zero duration, not NaT: padding is
+  bits, as for numbers). ``fold`` adds, in increasing kernel index for every
+  element: float16 accumulates in float32 and is rounded once, integers wrap as in
+  their dtype, bool adds as logical or, ``timedelta64`` adds as int64 with NaT
+  propagating (as ``sum``); other moved dtypes (dates, bytes, ...) are a
+  ``TypeError``.
 * ``fold``'s ``output_size`` is an int (every dimension) or one per dimension.
 * Results are new C-contiguous arrays; unbatched inputs give unbatched results.
 """

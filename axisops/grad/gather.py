@@ -1,6 +1,11 @@
 """Gradients of the gathers and scatter: take, take_along_axis, gather_nd, scatter.
 
 See :mod:`axisops.grad` for the conventions every gradient follows.
+
+Dates, durations, bytes, str and structured values move (``axisops.take`` and the
+rest take every fixed-width dtype) but have no derivative: ``g`` must be numeric and
+``grad.scatter``'s ``x`` a number, else a ``TypeError`` (the moves inside these
+gradients run on ``g``'s numbers).
 """
 
 

@@ -1,6 +1,10 @@
 """Gradients of the sliding windows: unfold (a fold) and fold (an unfold).
 
 See :mod:`axisops.grad` for the conventions every gradient follows.
+
+Dates, durations, bytes, str and structured values have no derivative: ``g`` of such
+a dtype is a ``TypeError`` (``unfold`` moves them, ``fold`` adds durations; their
+gradients are of numbers only).
 """
 
 
