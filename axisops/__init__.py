@@ -32,6 +32,7 @@ from .missing import (
     std,
     var,
 )
+from .pool import avg_pool, max_pool
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import fold, unfold
@@ -48,4 +49,5 @@ __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
            "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
            "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std",
+           "max_pool", "avg_pool",
            "grad", "pool_limit", "thread_limit", "__version__"]

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike, DTypeLike
 
 __all__ = ["Array", "ArrayLike", "ArrayOrScalar", "Axis", "DTypeLike", "GatherMode",
-           "ScatterReduce", "Shape", "Size"]
+           "Padding", "ScatterReduce", "Shape", "Size"]
 
 #: A NumPy array of any dtype.
 Array = np.ndarray
@@ -28,6 +28,9 @@ Shape = Sequence[int]
 #: A window size, dilation, padding or stride: one int for every spatial
 #: dimension, or one per dimension.
 Size = Union[int, Sequence[int]]  # noqa: UP007
+#: Padding: an int for every spatial dimension, one per dimension, or one
+#: ``(begin, end)`` pair per dimension (ONNX pads).
+Padding = Union[int, Sequence[int], Sequence[tuple[int, int]]]  # noqa: UP007
 #: What a gather does with an index outside ``[-n, n)``.
 GatherMode = Literal["raise", "wrap", "clip", "fill"]
 #: How ``scatter`` combines an update with what is there: ``None`` overwrites.

@@ -40,7 +40,7 @@ from ._jit import planned_call
 from ._layout import strided_base
 from ._plan import PlanCache, array_key, base_maker
 from .kernels import window as K
-from .typing import Array, ArrayLike, Size
+from .typing import Array, ArrayLike, Padding, Size
 
 __all__ = ["unfold", "fold"]
 
@@ -52,7 +52,7 @@ _PLANS = PlanCache()
 
 
 @dispatched
-def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Size = 0,
+def unfold(x: ArrayLike, kernel_size: Size, *, dilation: Size = 1, padding: Padding = 0,
            stride: Size = 1, channels_last: bool = False) -> Array:
     """Extract sliding windows (im2col), as ``torch.nn.functional.unfold``, in 1-3 dimensions.
 
@@ -139,7 +139,7 @@ def _unfold(op, x, kernel_size, dilation, padding, stride, channels_last):
 
 @dispatched
 def fold(cols: ArrayLike, output_size: Size, kernel_size: Size, *, dilation: Size = 1,
-         padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
+         padding: Padding = 0, stride: Size = 1, channels_last: bool = False) -> Array:
     """Sum sliding windows back into an image (col2im), in 1-3 dimensions.
 
     As ``torch.nn.functional.fold`` and ONNX Col2Im. Each element of the result is

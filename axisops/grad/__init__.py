@@ -37,6 +37,7 @@ from .missing import (
     std,
     var,
 )
+from .pool import avg_pool, max_pool
 from .reduce import max, mean, min, prod, sum
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import fold, unfold
@@ -45,7 +46,7 @@ __all__ = ["sum", "mean", "prod", "max", "min",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
            "nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nancumsum", "nancumprod",
-           "var", "std", "nanvar", "nanstd"]
+           "var", "std", "nanvar", "nanstd", "max_pool", "avg_pool"]
 
 
 # One public path: each gradient is axisops.grad.<name>, whichever module of the

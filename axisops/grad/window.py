@@ -15,7 +15,7 @@ import numpy as np
 from .. import _complex
 from .. import window as _window
 from .._dispatch import dispatched
-from ..typing import Array, ArrayLike, Shape, Size
+from ..typing import Array, ArrayLike, Padding, Shape, Size
 from ._common import _gather_g, _is_complex, _shape
 
 __all__ = ['unfold', 'fold']
@@ -23,7 +23,7 @@ __all__ = ['unfold', 'fold']
 
 @dispatched
 def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
-           padding: Size = 0, stride: Size = 1, channels_last: bool = False) -> Array:
+           padding: Padding = 0, stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.unfold`: a :func:`axisops.fold` of ``g`` into ``x_shape``.
 
     Every element of ``x`` gets the sum of ``g`` over the window positions that read
@@ -105,7 +105,7 @@ def unfold(g: ArrayLike, x_shape: Shape, kernel_size: Size, dilation: Size = 1,
 
 
 @dispatched
-def fold(g: ArrayLike, kernel_size: Size, dilation: Size = 1, padding: Size = 0,
+def fold(g: ArrayLike, kernel_size: Size, dilation: Size = 1, padding: Padding = 0,
          stride: Size = 1, channels_last: bool = False) -> Array:
     """Gradient of :func:`axisops.fold`: an :func:`axisops.unfold` of ``g`` (fold's output shape).
 

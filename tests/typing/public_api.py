@@ -46,7 +46,10 @@ def gathers(x: Array, idx: Array) -> Array:
 def windows(image: Array) -> Array:
     cols = axisops.unfold(image, 3, dilation=(1, 2), padding=1, stride=2)
     back = axisops.fold(cols, (32, 32), (3, 3), padding=1, stride=2, channels_last=False)
-    return back
+    pooled, where = axisops.max_pool(image, 2, return_indices=True)
+    mean: Array = axisops.avg_pool(image, (2, 2), padding=((0, 1), (1, 0)))
+    alone: Array = axisops.max_pool(image, 3, stride=2, ceil_mode=True)
+    return back + pooled + where + mean + alone
 
 
 def gradients(g: Array, x: Array, idx: Array) -> tuple[Array, ...]:
@@ -56,7 +59,9 @@ def gradients(g: Array, x: Array, idx: Array) -> tuple[Array, ...]:
             axisops.grad.cumsum(g, (4, 5), 1, exclusive=True),
             axisops.grad.take(g, idx, x.shape, 0, mode="clip"),
             axisops.grad.unfold(g, (1, 3, 8, 8), 3, padding=1),
-            axisops.grad.fold(g, (2, 2)), gx, gu)
+            axisops.grad.fold(g, (2, 2)), gx, gu,
+            axisops.grad.max_pool(g, idx, (1, 3, 8, 8), 2),
+            axisops.grad.avg_pool(g, (1, 3, 8, 8), 2, count_include_pad=False))
 
 
 def settings() -> int:

@@ -1,0 +1,207 @@
+"""Pooling (``axisops.pool``) and its gradients against PyTorch's ``max_poolNd`` /
+``avg_poolNd`` and their autograd: values, indices, dtypes and shapes in 1, 2 and 3
+spatial dimensions, batched or not, channels last, every option, strided views,
+NaN, ties, and the errors."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import axisops
+from axisops import grad
+from axisops import pool as P
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+SPATIAL = {1: (13,), 2: (9, 11), 3: (5, 6, 7)}
+#: (kernel, stride, dilation, padding, ceil_mode)
+OPTIONS = [(2, None, 1, 0, False), (3, 2, 1, 1, True), (3, 1, 2, 1, False), (2, 3, 1, 1, True),
+           (1, 1, 1, 0, False)]
+
+
+def _torch_max(x, d, k, s, dil, p, ceil):
+    v, i = getattr(F, f"max_pool{d}d")(torch.from_numpy(x), (k,) * d, stride=s, padding=p,
+                                       dilation=dil, ceil_mode=ceil, return_indices=True)
+    return v.numpy(), i.numpy()
+
+
+def _last(a, channels_last):
+    return np.moveaxis(a, 1, -1) if channels_last else a
+
+
+def _first(a, channels_last):
+    return np.moveaxis(a, -1, 1) if channels_last else a
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool_is_torchs(d, channels_last):
+    rng = np.random.default_rng(d)
+    x = rng.integers(-3, 4, (2, 3) + SPATIAL[d]).astype(np.float32)   # ties everywhere
+    for k, s, dil, p, ceil in OPTIONS:
+        want, want_i = _torch_max(x, d, k, s, dil, p, ceil)
+        got, got_i = P.max_pool(_last(x, channels_last), (k,) * d, stride=s, dilation=dil,
+                                padding=p, ceil_mode=ceil, channels_last=channels_last,
+                                return_indices=True)
+        got, got_i = _first(got, channels_last), _first(got_i, channels_last)
+        assert got.dtype == np.float32 and got_i.dtype == np.int64
+        assert got.shape == want.shape == got_i.shape
+        assert np.array_equal(got, want) and np.array_equal(got_i, want_i), (k, s, dil, p, ceil)
+        alone = P.max_pool(_last(x, channels_last), (k,) * d, stride=s, dilation=dil, padding=p,
+                           ceil_mode=ceil, channels_last=channels_last)
+        assert np.array_equal(_first(alone, channels_last), want)
+
+
+def test_a_nan_wins_the_max_and_the_first_nan_is_its_index():
+    x = np.array([[[1.0, np.nan, 3.0, np.nan, np.nan, 0.0]]])
+    v, i = axisops.max_pool(x, (3,), stride=3, return_indices=True)
+    assert np.isnan(v).all() and i.tolist() == [[[1, 3]]]
+    want, want_i = _torch_max(x, 1, 3, 3, 1, 0, False)
+    assert np.isnan(want).all() and want_i[0, 0, 0] == 1   # torch keeps the last NaN: 4 for [1]
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16,
+                                   np.float64])
+def test_max_pool_dtypes_keep_their_dtype(dtype):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 2 if dtype == np.bool_ else 50, (2, 3, 7, 8)).astype(dtype)
+    got, idx = axisops.max_pool(x, 3, stride=2, padding=1, return_indices=True)
+    assert got.dtype == dtype and got.shape == (2, 3, 4, 4)
+    want, want_i = _torch_max(x.astype(np.float64), 2, 3, 2, 1, 1, False)
+    assert np.array_equal(got.astype(np.float64), want) and np.array_equal(idx, want_i)
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_avg_pool_is_torchs(d, channels_last):
+    rng = np.random.default_rng(10 + d)
+    x = rng.standard_normal((2, 3) + SPATIAL[d])
+    for (k, s, dil, p, ceil), include in itertools.product(OPTIONS, (True, False)):
+        if dil != 1:
+            continue
+        want = getattr(F, f"avg_pool{d}d")(torch.from_numpy(x), (k,) * d, stride=s, padding=p,
+                                           ceil_mode=ceil, count_include_pad=include).numpy()
+        got = P.avg_pool(_last(x, channels_last), (k,) * d, stride=s, padding=p, ceil_mode=ceil,
+                         channels_last=channels_last, count_include_pad=include)
+        got = _first(got, channels_last)
+        assert got.dtype == np.float64 and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+
+
+def test_avg_pool_dtypes():
+    x = np.arange(2 * 6 * 6).reshape(2, 6, 6)   # unbatched (C, H, W)
+    got = axisops.avg_pool(x, 2)
+    assert got.dtype == np.float64 and got.shape == (2, 3, 3)
+    assert np.array_equal(got, x.reshape(2, 3, 2, 3, 2).mean(axis=(2, 4)))
+    half = axisops.avg_pool(x.astype(np.float16), 2)
+    assert half.dtype == np.float16
+    assert np.array_equal(half, got.astype(np.float32).astype(np.float16))
+    b = axisops.avg_pool(x % 3 == 0, 2)
+    assert b.dtype == np.float64 and b.shape == (2, 3, 3)
+
+
+def test_strided_views_are_read_in_place():
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal((4, 6, 20, 18))
+    for view in (base[::2, ::-1, 1::2, ::3], np.transpose(base, (1, 0, 3, 2)), base[..., ::-1]):
+        want, want_i = _torch_max(np.ascontiguousarray(view), 2, 3, 2, 1, 1, True)
+        got, got_i = axisops.max_pool(view, 3, stride=2, padding=1, ceil_mode=True,
+                                      return_indices=True)
+        assert np.array_equal(got, want) and np.array_equal(got_i, want_i)
+        mean = axisops.avg_pool(view, 3, stride=2, padding=1)
+        np.testing.assert_allclose(mean, axisops.avg_pool(np.ascontiguousarray(view), 3,
+                                                          stride=2, padding=1), rtol=0)
+
+
+def test_onnx_pairs_pad_each_side_apart():
+    x = np.arange(10.0).reshape(1, 1, 10)
+    got = axisops.max_pool(x, (3,), stride=2, padding=((2, 0),))
+    assert got.tolist() == [[[0.0, 2.0, 4.0, 6.0, 8.0]]]
+    mean = axisops.avg_pool(x, (3,), stride=2, padding=((2, 0),), count_include_pad=False)
+    assert mean.tolist() == [[[0.0, 1.0, 3.0, 5.0, 7.0]]]
+
+
+def test_same_bits_on_one_and_two_threads():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 16, 64, 64)).astype(np.float32)
+    before = axisops.thread_limit()
+    try:
+        runs = []
+        for threads in (1, 2):
+            axisops.thread_limit(threads)
+            runs.append([axisops.max_pool(x, 3, stride=2, return_indices=True)[1],
+                         axisops.avg_pool(x, 3, stride=1, padding=1),
+                         axisops.avg_pool(np.moveaxis(x, 1, -1), 2, channels_last=True),
+                         grad.avg_pool(np.ones((8, 16, 64, 64), np.float32), x.shape, 3,
+                                       stride=1, padding=1)])
+    finally:
+        axisops.thread_limit(before)
+    for one, two in zip(*runs):
+        assert one.dtype == two.dtype and np.array_equal(one.view(np.uint8), two.view(np.uint8))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_gradients_are_torchs(d, channels_last):
+    rng = np.random.default_rng(20 + d)
+    x = rng.standard_normal((2, 3) + SPATIAL[d])
+    for k, s, dil, p, ceil in OPTIONS:
+        xt = torch.from_numpy(x).requires_grad_()
+        out = getattr(F, f"max_pool{d}d")(xt, (k,) * d, stride=s, padding=p, dilation=dil,
+                                          ceil_mode=ceil)
+        g = rng.standard_normal(out.shape)
+        out.backward(torch.from_numpy(g))
+        _, idx = P.max_pool(_last(x, channels_last), (k,) * d, stride=s, dilation=dil, padding=p,
+                            ceil_mode=ceil, channels_last=channels_last, return_indices=True)
+        got = grad.max_pool(_last(g, channels_last), idx, _last(x, channels_last).shape, (k,) * d,
+                            stride=s, dilation=dil, padding=p, ceil_mode=ceil,
+                            channels_last=channels_last)
+        assert got.dtype == np.float64 and got.shape == _last(x, channels_last).shape
+        np.testing.assert_allclose(_first(got, channels_last), xt.grad.numpy(), atol=1e-13)
+        if dil != 1:
+            continue
+        for include in (True, False):
+            xt = torch.from_numpy(x).requires_grad_()
+            out = getattr(F, f"avg_pool{d}d")(xt, (k,) * d, stride=s, padding=p, ceil_mode=ceil,
+                                              count_include_pad=include)
+            g = rng.standard_normal(out.shape)
+            out.backward(torch.from_numpy(g))
+            got = grad.avg_pool(_last(g, channels_last), _last(x, channels_last).shape, (k,) * d,
+                                stride=s, padding=p, ceil_mode=ceil, channels_last=channels_last,
+                                count_include_pad=include)
+            np.testing.assert_allclose(_first(got, channels_last), xt.grad.numpy(), atol=1e-13)
+
+
+def test_max_unpool_is_the_gradient_of_the_values():
+    x = np.array([[[1., 5., 2., 0.], [3., 4., 9., 9.]]])
+    v, i = axisops.max_pool(x, 2, return_indices=True)
+    unpooled = grad.max_pool(v, i, x.shape, 2)
+    want = torch.nn.functional.max_unpool2d(torch.from_numpy(v), torch.from_numpy(i), 2,
+                                            output_size=x.shape[-2:]).numpy()
+    assert np.array_equal(unpooled, want)
+
+
+def test_errors():
+    x = np.zeros((1, 1, 4, 4))
+    with pytest.raises(ValueError, match="expected x of shape"):
+        axisops.max_pool(x[0, 0], 2)
+    with pytest.raises(ValueError, match="larger than the padded input"):
+        axisops.avg_pool(x, 5)
+    with pytest.raises(ValueError, match="wholly in the padding"):
+        axisops.max_pool(x, 2, padding=2)
+    with pytest.raises(ValueError, match="stride"):
+        axisops.max_pool(x, 2, stride=0)
+    with pytest.raises(TypeError, match="complex"):
+        axisops.max_pool(x.astype(np.complex64), 2)
+    with pytest.raises(TypeError, match="kernel_size"):
+        axisops.avg_pool(x, "2")
+    v, i = axisops.max_pool(x, 2, return_indices=True)
+    with pytest.raises(ValueError, match="pooled shape"):
+        grad.max_pool(v[..., :1], i[..., :1], x.shape, 2)
+    with pytest.raises(IndexError, match="out of range"):
+        grad.max_pool(v, i + 16, x.shape, 2)
+    with pytest.raises(TypeError, match="float"):
+        grad.avg_pool(np.ones((1, 1, 2, 2), np.int64), x.shape, 2)
