@@ -60,6 +60,7 @@ from . import _axes, _dispatch
 from . import gather as _gather
 from . import grad as _grad
 from . import missing as _missing
+from . import pool as _pool
 from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
@@ -79,6 +80,9 @@ class _Spec:
     func: Callable[..., Any]
     params: str
     returns: str = "Tensor"
+    #: keyword arguments the operator always passes (max_pool: its indices, which
+    #: the backward needs; the call drops them where the user did not ask)
+    fixed: tuple[tuple[str, Any], ...] = ()
 
 
 def _g(name: str) -> Callable[..., Any]:
@@ -137,6 +141,19 @@ _SPECS: dict[str, _Spec] = {
     "grad_fold": _Spec(_g("fold"), f"Tensor g, {_WINDOW}"),
 }
 
+# Pooling (axisops.pool) and its gradients.
+_POOL = "int[] kernel_size, int[]? stride"
+_POOLED = "int[] padding, bool ceil_mode, bool channels_last"
+_SPECS.update({
+    "max_pool": _Spec(_pool.max_pool, f"Tensor x, {_POOL}, int[] dilation, {_POOLED}",
+                      "(Tensor, Tensor)", (("return_indices", True),)),
+    "avg_pool": _Spec(_pool.avg_pool, f"Tensor x, {_POOL}, {_POOLED}, bool count_include_pad"),
+    "grad_max_pool": _Spec(_g("max_pool"), f"Tensor g, Tensor indices, int[] x_shape, {_POOL}, "
+                                           f"int[] dilation, {_POOLED}"),
+    "grad_avg_pool": _Spec(_g("avg_pool"), f"Tensor g, int[] x_shape, {_POOL}, {_POOLED}, "
+                                           "bool count_include_pad"),
+})
+
 # The missing-value operators (axisops.missing) and their gradients.
 _NAN_ARG = f"{_REDUCE}, bool select_last_index, ScalarType index_dtype, int? all_nan_index"
 _NAN_SCAN = "Tensor x, int? axis, ScalarType? dtype, bool exclusive, bool reverse"
@@ -158,10 +175,9 @@ _SPECS.update({
        for name in ("nancumsum", "nancumprod")},
 })
 #: Operators with no CUDA kernel yet (on CUDA tensors their registered CUDA kernel
-#: would raise NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU):
-#: none since the missing-value operators and their gradients run on the device
-#: (``axisops.cuda.missing``, ``axisops.cuda.missing_grad``).
-NO_CUDA_KERNEL: frozenset[str] = frozenset()
+#: raises NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU).
+NO_CUDA_KERNEL: frozenset[str] = frozenset({"max_pool", "avg_pool", "grad_max_pool",
+                                            "grad_avg_pool"})
 
 
 def _param_types(spec: _Spec) -> dict[str, str]:
@@ -221,6 +237,7 @@ def _numpy_call(name: str, args: tuple, array: Callable[[torch.Tensor], Any],
     if "padding" in kwargs:  # (begin, end) pairs, flattened for the schema
         flat = kwargs["padding"]
         kwargs["padding"] = tuple(zip(flat[::2], flat[1::2]))
+    kwargs.update(spec.fixed)
     return spec.func(**kwargs) if run is None else run(spec.func, kwargs)
 
 
@@ -375,6 +392,13 @@ def _grads(name: str, ctx, *grads):
         out["x"] = _op("grad_unfold")(grads[0], list(args["x"].shape), *_window_args(args))
     elif name == "fold":
         out["cols"] = _op("grad_fold")(grads[0], *_window_args(args))
+    elif name == "max_pool":
+        out["x"] = _op("grad_max_pool")(grads[0], saved_indices, list(args["x"].shape),
+                                        *_pool_args(args))
+    elif name == "avg_pool":
+        out["x"] = _op("grad_avg_pool")(grads[0], list(args["x"].shape), *_pool_args(args))
+    elif name == "grad_avg_pool":  # linear in g: its gradient is the pooling of gg
+        out["g"] = _op("avg_pool")(grads[0], *_pool_args(args))
     # the gradients that are linear in g: their own gradient is the forward operator
     elif name in ("grad_sum", "grad_mean"):
         out["g"] = _op(name[5:])(grads[0], args["axis"], args["keepdims"], None)
@@ -405,6 +429,13 @@ def _grads(name: str, ctx, *grads):
     return tuple(out.values())
 
 
+def _pool_args(args: dict) -> tuple:
+    """The pooling options of *args* in the schema's order (dilation for max only)."""
+    names = ["kernel_size", "stride", "dilation", "padding", "ceil_mode", "channels_last",
+             "count_include_pad"]
+    return tuple(args[n] for n in names if n in args)
+
+
 def _window_args(args: dict) -> tuple:
     return (args["kernel_size"], args["dilation"], args["padding"], args["stride"],
             args["channels_last"])
@@ -417,7 +448,8 @@ DIFFERENTIABLE = ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cum
                   "fold", "grad_sum", "grad_mean", "grad_cumsum", "grad_cummax", "grad_cummin",
                   "grad_take", "grad_take_along_axis", "grad_gather_nd", "grad_scatter",
                   "grad_unfold", "grad_fold", "nansum", "nanmean", "nanprod", "nanmax", "nanmin",
-                  "var", "std", "nanvar", "nanstd", "nancumsum", "nancumprod")
+                  "var", "std", "nanvar", "nanstd", "nancumsum", "nancumprod", "max_pool",
+                  "avg_pool", "grad_avg_pool")
 
 for _name in DIFFERENTIABLE:
     OPERATORS[_name].register_autograd(functools.partial(_grads, _name),
@@ -469,6 +501,8 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return _scan.ValuesIndices(*result)
     if name == "unravel":
         return tuple(result)
+    if name == "max_pool" and not given["return_indices"]:
+        return result[0]
     return result
 
 
@@ -517,11 +551,14 @@ def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor
         else:
             values[n] = v
     if "kernel_size" in types:
-        geo = _window._geometry(op, given["kernel_size"], given["dilation"], given["padding"],
-                                given["stride"])
+        stride = given["stride"]  # pooling: None means kernel_size
+        geo = _window._geometry(op, given["kernel_size"], given.get("dilation", 1),
+                                given["padding"], given["kernel_size"] if stride is None
+                                else stride)
         values["kernel_size"] = list(geo.kernel)
-        values["dilation"] = list(geo.dilation)
-        values["stride"] = list(geo.stride)
+        if "dilation" in types:
+            values["dilation"] = list(geo.dilation)
+        values["stride"] = None if stride is None else list(geo.stride)
         values["padding"] = [p for pair in geo.padding for p in pair]
         if "output_size" in types:
             size = given["output_size"]

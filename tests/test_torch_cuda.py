@@ -94,6 +94,9 @@ def test_every_operator_has_a_device_implementation_taking_its_schemas_names():
     for name, spec in T._SPECS.items():
         f = numpy_function(spec.func)
         device = table.get((f.__module__, f.__name__))
+        if name in T.NO_CUDA_KERNEL:  # not yet: its CUDA kernel raises NotImplementedError
+            assert device is None, f"{name} has a device implementation: drop it from the set"
+            continue
         assert device is not None, name
         missing = set(T._TYPES[name]) - set(inspect.signature(device).parameters)
         assert not missing, (name, missing)

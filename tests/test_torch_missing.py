@@ -141,7 +141,7 @@ def test_torch_compile_traces_through():
 def test_every_missing_value_operator_has_a_cuda_kernel():
     import axisops.cuda
 
-    assert not T.NO_CUDA_KERNEL
+    assert not {n.removeprefix('grad_') for n in T.NO_CUDA_KERNEL} & set(axisops.missing.__all__)
     table = axisops.cuda._operators()
     for name in ("nansum", "grad_nanvar", "count", "nanargmax", "nancumprod", "grad_nanmax"):
         f = numpy_function(T._SPECS[name].func)
