@@ -32,6 +32,16 @@ from .missing import (
     std,
     var,
 )
+from .moving import (
+    moving_argmax,
+    moving_argmin,
+    moving_max,
+    moving_mean,
+    moving_min,
+    moving_std,
+    moving_sum,
+    moving_var,
+)
 from .pool import avg_pool, max_pool
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
@@ -49,5 +59,7 @@ __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
            "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
            "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std",
+           "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
+           "moving_min", "moving_argmax", "moving_argmin",
            "max_pool", "avg_pool",
            "grad", "pool_limit", "thread_limit", "__version__"]

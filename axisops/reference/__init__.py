@@ -8,7 +8,8 @@ several axes moves them to the end and reshapes, an arg-reduction with
 ``(lanes, n)`` view, unfold and fold loop over kernel offsets and output positions
 with ``np.ndindex``, a gradient is written from its definition.
 One module per family, beside the operators it checks: ``reduce``, ``scan``,
-``gather``, ``window``, ``missing`` (the NaN-skipping operators, count, var, std), their gradients in ``grad``, the helpers they share in
+``gather``, ``window``, ``missing`` (the NaN-skipping operators, count, var, std), ``moving`` (the moving
+windows), their gradients in ``grad``, the helpers they share in
 ``_common``; this package re-exports every twin.
 
 This package imports only NumPy, so it can check the library without sharing any
@@ -157,6 +158,16 @@ from .missing import (
     std,
     var,
 )
+from .moving import (
+    moving_argmax,
+    moving_argmin,
+    moving_max,
+    moving_mean,
+    moving_min,
+    moving_std,
+    moving_sum,
+    moving_var,
+)
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ScanResult, cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import _kernel, fold, unfold  # noqa: F401  (_kernel: the tests check its errors)
@@ -167,5 +178,7 @@ __all__ = [
     "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold", "grad",
     "nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
     "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std",
+    "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max", "moving_min",
+    "moving_argmax", "moving_argmin",
     "SUPPORTED_DTYPES",
 ]
