@@ -30,6 +30,10 @@ arrays; their chunks follow the input's where the shape allows.
   ``grad.fold`` across chunk borders, each task one block of the result from the
   chunks its windows read (a halo of the next ones); ``fold`` is the NumPy path's
   bits.
+* Pooling (:mod:`axisops.dask.pool`, gradients in :mod:`axisops.dask.pool_grad`):
+  ``max_pool``, ``avg_pool``, ``grad.max_pool``, ``grad.avg_pool``, each task one
+  block of the result from the chunks its windows read (a halo of the footprint),
+  by the NumPy path on that slab: its values, indices and sums, bit for bit.
 
 * The missing-value operators (:mod:`axisops.dask.missing`) and their gradients
   (:mod:`axisops.dask.missing_grad`, composed of the lazy pieces above); dates
@@ -50,6 +54,8 @@ from . import gather_grad as _gather_grad
 from . import grad as _grad
 from . import missing as _missing
 from . import missing_grad as _missing_grad
+from . import pool as _pool
+from . import pool_grad as _pool_grad
 from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
@@ -59,7 +65,7 @@ from . import window_grad as _window_grad
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
 MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad, _missing,
-           _missing_grad)
+           _missing_grad, _pool, _pool_grad)
 
 
 def _serves(module) -> str:
