@@ -37,6 +37,14 @@ from .missing import (
     std,
     var,
 )
+from .moving import (
+    moving_max,
+    moving_mean,
+    moving_min,
+    moving_std,
+    moving_sum,
+    moving_var,
+)
 from .pool import avg_pool, max_pool
 from .reduce import max, mean, min, prod, sum
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
@@ -46,7 +54,8 @@ __all__ = ["sum", "mean", "prod", "max", "min",
            "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
            "nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nancumsum", "nancumprod",
-           "var", "std", "nanvar", "nanstd", "max_pool", "avg_pool"]
+           "var", "std", "nanvar", "nanstd", "max_pool", "avg_pool",
+           "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max", "moving_min"]
 
 
 # One public path: each gradient is axisops.grad.<name>, whichever module of the
