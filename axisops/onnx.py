@@ -4,7 +4,8 @@
 ``OPS`` lists :class:`onnx.reference.op_run.OpRun` subclasses, one per ONNX
 operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean,
 ReduceProd, CumSum, CumProd, Gather, GatherElements, GatherND,
-ScatterElements and Col2Im. Pass it as ``new_ops`` and
+ScatterElements, Col2Im, MaxPool (with its Indices output), AveragePool,
+GlobalMaxPool and GlobalAveragePool. Pass it as ``new_ops`` and
 :class:`onnx.reference.ReferenceEvaluator` runs those nodes on axisops instead
 of its own NumPy code:
 
@@ -126,6 +127,19 @@ version of an operator):
   ...                 "block_shape": np.array([1, 2])})[0].tolist()
   [[[[7.0, 9.0], [13.0, 15.0]]]]
 
+* MaxPool, AveragePool (``axisops.max_pool``/``avg_pool``; every opset: ``auto_pad``
+  NOTSET/SAME_UPPER/SAME_LOWER/VALID resolved as ONNX's reference does,
+  ``ceil_mode``, ``dilations``, ``pads`` in ONNX order, ``strides``;
+  AveragePool's ``count_include_pad`` defaults to 0 and counts the window's
+  elements inside the padded input), GlobalMaxPool and GlobalAveragePool
+  (``axisops.max``/``mean`` over every spatial axis, kept). MaxPool's optional
+  Indices output is ONNX's: flat over the whole input, ``(n * C + c) * plane``
+  plus the position in the plane (row-major, or column-major with
+  ``storage_order=1``). A NaN wins MaxPool's window (ONNX's reference skips it).
+  AveragePool adds a window in float32 in window order, so it differs from the
+  reference's NumPy mean in the last bits. The 43 pooling cases of onnx 1.23's
+  backend tests pass (within their tolerance for the averages).
+
 * ONNX's extra element types that NumPy lacks (bfloat16, float8: ``ml_dtypes``,
   which axisops does not take) run in float32 and come back in their own type.
   The gathers, and ScatterElements without a reduction, only move elements:
@@ -139,10 +153,13 @@ imports it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from onnx.reference.op_run import OpRun
 
 import axisops
+from axisops import pool as _pool
 from axisops._axes import normalize_axis
 
 __all__ = ["OPS"]
@@ -421,5 +438,108 @@ class Col2Im(OpRun):
         return (np.asarray(res).astype(data.dtype, copy=False),)
 
 
+def _pool_options(op, x, auto_pad, kernel_shape, strides, dilations, pads):
+    """(kernel, strides, dilations, (begin, end) pads) of a pooling node, ``auto_pad``
+    resolved as ONNX's reference resolves it (SAME_*: ``ceil(size / stride)``
+    windows, the padding ``(out - 1) * stride + kernel - size`` split with the odd
+    one at the end for SAME_UPPER, at the beginning for SAME_LOWER)."""
+    if kernel_shape is None:
+        raise ValueError(f"{op}: kernel_shape is required")
+    kernel = tuple(int(k) for k in kernel_shape)
+    d = len(kernel)
+    if x.ndim != d + 2:
+        raise ValueError(f"{op}: input must be (N, C, *spatial) with {d} spatial dimensions "
+                         f"(kernel_shape {list(kernel)}), got shape {x.shape}")
+    strides = _ints_attribute(op, "strides", strides, d, 1)
+    dilations = _ints_attribute(op, "dilations", dilations, d, 1)
+    pads = _ints_attribute(op, "pads", pads, 2 * d, 0)
+    mode = auto_pad.decode() if isinstance(auto_pad, bytes) else (auto_pad or "NOTSET")
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        pairs = []
+        for size, k, t in zip(x.shape[2:], kernel, strides):
+            total = max(0, (-(-size // t) - 1) * t + k - size)
+            half = total // 2 if mode == "SAME_UPPER" else total - total // 2
+            pairs.append((half, total - half))
+        return kernel, strides, dilations, tuple(pairs)
+    if mode == "VALID":
+        return kernel, strides, dilations, ((0, 0),) * d
+    if mode != "NOTSET":
+        raise ValueError(f"{op}: auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, "
+                         f"got {mode!r}")
+    return kernel, strides, dilations, tuple(zip(pads[:d], pads[d:]))
+
+
+def _as_computed(x):
+    """bfloat16 and float8 (ml_dtypes: kind "V") pooled as float32."""
+    x = np.asarray(x)
+    return x.astype(np.float32) if x.dtype.kind == "V" else x
+
+
+class MaxPool(OpRun):
+    """MaxPool: ``axisops.max_pool`` with ``return_indices``; the optional Indices
+    output is ONNX's, a flat index over the whole input (``(n * C + c) * plane``
+    plus the position in the plane, row-major, or column-major with
+    ``storage_order=1``)."""
+
+    def _run(self, x, auto_pad=None, ceil_mode=None, dilations=None, kernel_shape=None, pads=None,
+             storage_order=None, strides=None):
+        data = np.asarray(x)
+        kernel, strides, dilations, pads = _pool_options("MaxPool", data, auto_pad, kernel_shape,
+                                                         strides, dilations, pads)
+        values, where = axisops.max_pool(_as_computed(data), kernel, stride=strides,
+                                         dilation=dilations, padding=pads,
+                                         ceil_mode=bool(ceil_mode), return_indices=True)
+        values = np.asarray(values).astype(data.dtype, copy=False)
+        if len(self.output) < 2:
+            return (values,)
+        spatial = data.shape[2:]
+        if storage_order:  # the position in the plane, column-major
+            where = np.ravel_multi_index(np.unravel_index(where, spatial), spatial, order="F")
+        planes = np.arange(data.shape[0] * data.shape[1]).reshape(data.shape[:2])
+        offset = planes.reshape(planes.shape + (1,) * len(spatial)) * math.prod(spatial)
+        return values, (np.asarray(where) + offset).astype(np.int64)
+
+
+class AveragePool(OpRun):
+    """AveragePool: ``axisops.avg_pool`` (with ``dilations``, which opset 19 added,
+    through the same kernel); ``count_include_pad`` defaults to 0 as in ONNX."""
+
+    def _run(self, x, auto_pad=None, ceil_mode=None, count_include_pad=None, dilations=None,
+             kernel_shape=None, pads=None, strides=None):
+        data = np.asarray(x)
+        kernel, strides, dilations, pads = _pool_options("AveragePool", data, auto_pad,
+                                                         kernel_shape, strides, dilations, pads)
+        res = _pool._pool("avg_pool", _as_computed(data), kernel, strides, dilations, pads,
+                          bool(ceil_mode), False, bool(count_include_pad), False)
+        return (np.asarray(res).astype(data.dtype, copy=False),)
+
+
+class _GlobalPool(OpRun):
+    op_name = ""
+
+    def _run(self, x):
+        data = np.asarray(x)
+        if data.ndim < 3:
+            raise ValueError(f"{type(self).__name__}: input must be (N, C, *spatial), got "
+                             f"shape {data.shape}")
+        axes = tuple(range(2, data.ndim))
+        reduce = axisops.max if self.op_name == "max" else axisops.mean
+        res = reduce(_as_computed(data), axis=axes, keepdims=True)
+        return (np.asarray(res).astype(data.dtype, copy=False),)
+
+
+class GlobalMaxPool(_GlobalPool):
+    """GlobalMaxPool: ``axisops.max`` over every spatial axis, kept (NaN propagates)."""
+
+    op_name = "max"
+
+
+class GlobalAveragePool(_GlobalPool):
+    """GlobalAveragePool: ``axisops.mean`` over every spatial axis, kept."""
+
+    op_name = "mean"
+
+
 OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd, CumSum, CumProd,
-       Gather, GatherElements, GatherND, ScatterElements, Col2Im]
+       Gather, GatherElements, GatherND, ScatterElements, Col2Im, MaxPool, AveragePool,
+       GlobalMaxPool, GlobalAveragePool]

@@ -46,11 +46,11 @@ def _span(l, stride, pad, size, kernel, dilation):
 
 
 @helper(inline=True)
-def _padded_count(l, stride, pad, pad_end, size, kernel):
-    """The window's size clipped to the padded input (``count_include_pad``: no
-    dilation for a mean)."""
+def _padded_count(l, stride, pad, pad_end, size, kernel, dilation):
+    """The window's elements inside the padded input (``count_include_pad``; its
+    first element always is)."""
     start = l * stride - pad
-    return min(start + kernel, size + pad_end) - start
+    return min(kernel, (size + pad_end - 1 - start) // dilation + 1)
 
 
 @factory
@@ -91,9 +91,9 @@ def pool_planes(average: bool):
                                     for k3 in range(a3, b3):
                                         s += base[q2 + (l3 * t3 - p3 + k3 * d3) * xs4]
                             if include_pad:
-                                count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n)
-                                         * _padded_count(l2, t2, p2, pad_end[1], s2, k2n)
-                                         * _padded_count(l3, t3, p3, pad_end[2], s3, k3n))
+                                count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
+                                         * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2)
+                                         * _padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3))
                             else:
                                 count = (b1 - a1) * (b2 - a2) * (b3 - a3)
                             out[o] = s / count
@@ -178,9 +178,9 @@ def pool_channels_last(average: bool):
                                         at_row[c] = at
                 if AVERAGE:
                     if include_pad:
-                        count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n)
-                                 * _padded_count(l2, t2, p2, pad_end[1], s2, k2n)
-                                 * _padded_count(l3, t3, p3, pad_end[2], s3, k3n))
+                        count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
+                                 * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2)
+                                 * _padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3))
                     else:
                         count = (b1 - a1) * (b2 - a2) * (b3 - a3)
                     for c in range(channels):
@@ -211,6 +211,7 @@ def avg_unpool(part, parts, g, geo, pad_end, planes, include_pad, out):
     s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
     l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
     k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
+    d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]  # 1: avg_pool has no dilation
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     positions = l1n * l2n * l3n
@@ -226,9 +227,9 @@ def avg_unpool(part, parts, g, geo, pad_end, planes, include_pad, out):
                 for l3 in range(l3n):
                     a3, b3 = _span(l3, t3, p3, s3, k3n, 1)
                     if include_pad:
-                        count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n)
-                                 * _padded_count(l2, t2, p2, pad_end[1], s2, k2n)
-                                 * _padded_count(l3, t3, p3, pad_end[2], s3, k3n))
+                        count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
+                                 * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2)
+                                 * _padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3))
                     else:
                         count = (b1 - a1) * (b2 - a2) * (b3 - a3)
                     share = g[o] / count
