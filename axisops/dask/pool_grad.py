@@ -5,7 +5,8 @@ lazy, with the NumPy path's checks and bits.
 **Result blocks.** The gradient has ``x_shape``; along each spatial axis it is cut
 where ``g``'s chunks start: at the window start of each chunk's first position
 (so the gradient of a lazy pooling is chunked about as its input was), and along
-the batch and channel axes as ``g``. Nothing is rechunked (``indices`` are
+the batch and channel axes as ``g``; after the last chunk's windows start, every
+``stride`` times its size (a shorter rest joins the block before). Nothing is rechunked (``indices`` are
 rechunked as ``g`` where they differ).
 
 **A task** makes one block of the result from the outputs whose windows overlap
@@ -124,10 +125,15 @@ def _unpooled(op, pg, g, indices, ceil_mode, include_pad):
     geo, d = pg.geo, pg.d
     lead, c_axis, sp_axes = axes(pg)
 
-    # the result's blocks along each spatial axis: where g's chunks' windows start
+    # the result's blocks along each spatial axis: where g's chunks' windows start,
+    # and past the last one's start every stride * its size (as x's chunks were)
     regions: list[list[Range]] = []
     for i, a in enumerate(sp_axes):
-        splits = {p * geo.stride[i] - geo.padding[i][0] for p in _offsets(g.chunks[a])[1:-1]}
+        starts = _offsets(g.chunks[a])[1:-1]
+        splits = {p * geo.stride[i] - geo.padding[i][0] for p in starts}
+        last = max(0, (starts[-1] if starts else 0) * geo.stride[i] - geo.padding[i][0])
+        step, size = geo.stride[i] * max(1, g.chunks[a][-1]), pg.spatial[i]
+        splits |= set(range(last + step, size - step + 1, step))  # a short rest joins
         regions.append(_ranges(splits, pg.spatial[i]))
     covers: list[list[tuple[Range, Local] | None]] = []
     for i in range(d):
