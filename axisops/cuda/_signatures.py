@@ -19,7 +19,7 @@ from .. import _dtypes
 
 #: Further kernel modules; each has a ``signatures()`` generator of the same form.
 KERNEL_MODULES: tuple[str, ...] = ("gather_kernels", "window_kernels", "grad_kernels",
-                                   "missing_kernels")
+                                   "missing_kernels", "pool_kernels")
 
 #: The contract's real dtypes (bool is read as uint8 by the kernels).
 DTYPES = [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
@@ -140,7 +140,7 @@ SPECIAL_CLASSES = ("float16", "complex")
 def distinct(exhaustive: bool = True) -> list[tuple[str, Any, tuple]]:
     """The signatures to compile, each once: every distinct one, or (not
     *exhaustive*) the first of each kernel and, where the kernel has them, its
-    first of each class of :data:`SPECIAL_CLASSES` (97 of 707 when this was
+    first of each class of :data:`SPECIAL_CLASSES` (120 of 823 when this was
     written; bool, the ints and uint64 compile as the first does)."""
     seen: set = set()
     out = []
