@@ -28,6 +28,9 @@ and allocates results of its own type on its device.
   destination and a thread per run, by shape.
 * ``unfold``, ``fold`` (:mod:`axisops.cuda.window`): gathers, a thread per
   output element; fold adds in increasing kernel index without atomics.
+* ``max_pool``, ``avg_pool`` (:mod:`axisops.cuda.pool`): a thread per output
+  element walks its window in the CPU's window order (the CPU's values, indices
+  and mean bits).
 * The missing-value operators (:mod:`axisops.cuda.missing`): nansum, nanprod,
   nancumsum, nancumprod by the same value and scan kernels, a NaN read as the
   identity in the same pass; nanmax, nanmin, nanargmax, nanargmin by the extreme
@@ -37,13 +40,14 @@ and allocates results of its own type on its device.
   var, std, nanvar, nanstd in two passes (the mean, then the squared deviations).
 * Every gradient of :mod:`axisops.grad` (:mod:`axisops.cuda.reduce_grad`,
   :mod:`axisops.cuda.scan_grad`, :mod:`axisops.cuda.gather_grad`,
-  :mod:`axisops.cuda.window_grad`): sum/mean broadcasts and the max/min tie
-  split (the CPU path's bits, from the device max and sum), prod/cumprod/
-  logcumsumexp a thread per row or lane in index order without division (the
-  CPU's kernels), cumsum by the device scan, cummax/cummin and the gathers'
-  gradients a deterministic scatter-add, scatter's from its destinations; the
-  missing-value operators' (:mod:`axisops.cuda.missing_grad`) from their plain
-  twins' and the device forwards, zero at each NaN.
+  :mod:`axisops.cuda.window_grad`, :mod:`axisops.cuda.pool_grad`): sum/mean
+  broadcasts and the max/min tie split (the CPU path's bits, from the device max
+  and sum), prod/cumprod/logcumsumexp a thread per row or lane in index order
+  without division (the CPU's kernels), cumsum by the device scan, cummax/cummin
+  and the gathers' gradients a deterministic scatter-add, scatter's from its
+  destinations, pooling's gathers per input element in the CPU's output order;
+  the missing-value operators' (:mod:`axisops.cuda.missing_grad`) from their
+  plain twins' and the device forwards, zero at each NaN.
 
 PyTorch tensors that autograd or ``torch.compile`` must see go through the
 registered operators of :mod:`axisops.torch`, whose CUDA kernel is :func:`run`.
