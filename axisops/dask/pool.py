@@ -245,8 +245,8 @@ def _pool_block(blocks, *, options, slices, skip, lo, spatial, first, flag, is_m
                         count_include_pad=flag)
     values, idx = out if with_index else (out, None)
     crop = (slice(None),) * first + tuple(slice(s, None) for s in skip)
-    if any(skip):
-        values = values[crop]
+    if any(skip):  # copies, not views holding the dropped position
+        values = values[crop].copy()
     if idx is None:
         return values
     if any(skip):

@@ -222,7 +222,7 @@ def _grad_block(g_blocks, idx_blocks=None, *, slices, options, x_shape, first, k
                               ceil_mode=True, channels_last=options["channels_last"])
     part = part[(slice(None),) * first + keep]
     if part.shape == shape:
-        return part
+        return part.copy()  # not a view holding the slab's gradient
     out = np.zeros(shape, part.dtype)
     out[(slice(None),) * first + place] = part
     return out
@@ -237,7 +237,7 @@ def _slab_indices(idx: np.ndarray, axis: int, *, spatial, first, lo, slab, strid
         bad = int(idx.min()) if idx.min() < 0 else int(idx.max())
         raise IndexError(f"grad.max_pool: index {bad} is out of range for a plane of {plane} "
                          "spatial positions")
-    coords = np.unravel_index(idx, spatial)
+    coords = np.unravel_index(idx.astype(np.int64, copy=False), spatial)
     moved = []
     for i, at in enumerate(coords):
         where = [1] * idx.ndim
