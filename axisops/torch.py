@@ -60,6 +60,7 @@ from . import _axes, _dispatch
 from . import gather as _gather
 from . import grad as _grad
 from . import missing as _missing
+from . import moving as _moving
 from . import pool as _pool
 from . import reduce as _reduce
 from . import scan as _scan
@@ -154,6 +155,20 @@ _SPECS.update({
                                            "bool count_include_pad"),
 })
 
+# The moving windows (axisops.moving) and their gradients.
+_MOVING = "int window, int axis, int? min_count"
+_SPECS.update({
+    **{name: _Spec(getattr(_moving, name), f"Tensor x, {_MOVING}")
+       for name in ("moving_sum", "moving_mean", "moving_max", "moving_min", "moving_argmax",
+                    "moving_argmin")},
+    **{name: _Spec(getattr(_moving, name), f"Tensor x, {_MOVING}, float ddof")
+       for name in ("moving_var", "moving_std")},
+    **{f"grad_{name}": _Spec(_g(name), f"Tensor g, Tensor x, {_MOVING}")
+       for name in ("moving_sum", "moving_mean", "moving_max", "moving_min")},
+    **{f"grad_{name}": _Spec(_g(name), f"Tensor g, Tensor x, {_MOVING}, float ddof")
+       for name in ("moving_var", "moving_std")},
+})
+
 # The missing-value operators (axisops.missing) and their gradients.
 _NAN_ARG = f"{_REDUCE}, bool select_last_index, ScalarType index_dtype, int? all_nan_index"
 _NAN_SCAN = "Tensor x, int? axis, ScalarType? dtype, bool exclusive, bool reverse"
@@ -176,8 +191,7 @@ _SPECS.update({
 })
 #: Operators with no CUDA kernel yet (on CUDA tensors their registered CUDA kernel
 #: raises NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU).
-NO_CUDA_KERNEL: frozenset[str] = frozenset({"max_pool", "avg_pool", "grad_max_pool",
-                                            "grad_avg_pool"})
+NO_CUDA_KERNEL: frozenset[str] = frozenset(n for n in _SPECS if "moving_" in n)
 
 
 def _param_types(spec: _Spec) -> dict[str, str]:
@@ -397,6 +411,12 @@ def _grads(name: str, ctx, *grads):
                                         *_pool_args(args))
     elif name == "avg_pool":
         out["x"] = _op("grad_avg_pool")(grads[0], list(args["x"].shape), *_pool_args(args))
+    elif name in ("moving_sum", "moving_mean", "moving_max", "moving_min"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["window"], args["axis"],
+                                       args["min_count"])
+    elif name in ("moving_var", "moving_std"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["window"], args["axis"],
+                                       args["min_count"], args["ddof"])
     elif name == "grad_avg_pool":  # linear in g: its gradient is the pooling of gg
         out["g"] = _op("avg_pool")(grads[0], *_pool_args(args))
     # the gradients that are linear in g: their own gradient is the forward operator
@@ -449,7 +469,8 @@ DIFFERENTIABLE = ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cum
                   "grad_take", "grad_take_along_axis", "grad_gather_nd", "grad_scatter",
                   "grad_unfold", "grad_fold", "nansum", "nanmean", "nanprod", "nanmax", "nanmin",
                   "var", "std", "nanvar", "nanstd", "nancumsum", "nancumprod", "max_pool",
-                  "avg_pool", "grad_avg_pool")
+                  "avg_pool", "grad_avg_pool", "moving_sum", "moving_mean", "moving_var",
+                  "moving_std", "moving_max", "moving_min")
 
 for _name in DIFFERENTIABLE:
     OPERATORS[_name].register_autograd(functools.partial(_grads, _name),
