@@ -253,11 +253,13 @@ def _positions(op, geo, spatial, ceil_mode) -> tuple[int, ...]:
         count = (padded - span + (step - 1 if ceil_mode else 0)) // step + 1
         if ceil_mode and (count - 1) * step >= s + begin:
             count -= 1  # the last window would start in the end padding
-        for l in (0, count - 1):
-            start = l * step - begin
-            if not any(0 <= start + k * geo.dilation[i] < s for k in range(geo.kernel[i])):
-                raise ValueError(f"{op}: in spatial dimension {i} window {l} lies wholly in "
-                                 f"the padding {geo.padding[i]}; use less padding")
+        # every window (with dilation one in the middle can fall between the elements)
+        start = np.arange(count, dtype=np.int64) * step - begin
+        k0 = -(np.minimum(start, 0) // geo.dilation[i])  # its first offset at or after 0
+        empty = (k0 >= geo.kernel[i]) | (start + k0 * geo.dilation[i] >= s)
+        if empty.any():
+            raise ValueError(f"{op}: in spatial dimension {i} window {int(np.argmax(empty))} "
+                             f"lies wholly in the padding {geo.padding[i]}; use less padding")
         out.append(count)
     return tuple(out)
 

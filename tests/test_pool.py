@@ -205,3 +205,10 @@ def test_errors():
         grad.max_pool(v, i + 16, x.shape, 2)
     with pytest.raises(TypeError, match="float"):
         grad.avg_pool(np.ones((1, 1, 2, 2), np.int64), x.shape, 2)
+
+
+def test_a_window_between_the_elements_is_refused():
+    # dilation 4 over 3 elements with 2 of padding each side: window 1 reads
+    # positions -1 and 3, both padding
+    with pytest.raises(ValueError, match="window 1 lies wholly in the padding"):
+        axisops.max_pool(np.zeros((1, 1, 3)), (2,), dilation=4, padding=((2, 2),), stride=1)
