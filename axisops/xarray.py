@@ -1,7 +1,7 @@
 """The ``.axisops`` accessor of ``xarray.DataArray`` and ``xarray.Dataset``.
 
 ``import axisops.xarray`` registers it (the ``axisops[xarray]`` extra installs
-xarray). Every reduction, arg-reduction and scan of axisops is a method taking
+xarray). Every reduction, arg-reduction, scan and moving window of axisops is a method taking
 dimension names (``dim``: a name, a sequence of names, or None for every
 dimension) instead of axes::
 
@@ -24,7 +24,12 @@ Decisions (the contract leaves them to xarray's habits):
   the coordinate and with the array's attributes, as xarray's;
 * ``cummax``/``cummin`` return ``(values, indices)``, two DataArrays;
 * on a Dataset, each data variable holding the dimensions is reduced; the others
-  are kept as they are, as xarray does.
+  are kept as they are, as xarray does;
+* the moving windows keep every coordinate (a window's result sits at its last
+  position, as ``rolling``'s default ``center=False``); there is no ``skipna``:
+  a moving window always skips NaN, and ``min_count`` (default ``window``) is
+  ``rolling``'s ``min_periods``. Pooling has no accessor method: its
+  ``(N, C, *spatial)`` layout is not one of dimension names.
 """
 from __future__ import annotations
 
@@ -86,8 +91,12 @@ class AxisopsDataArrayAccessor:
     (``dim``, ``skipna``, ``keepdims``; ``dtype`` or ``ddof`` as the operator),
     ``count``, ``argmax``/``argmin`` (``all_nan_index``), ``idxmax``/``idxmin``
     (one ``dim``, ``fill_value``), ``cumsum``/``cumprod`` (one ``dim``,
-    ``exclusive``, ``reverse``), ``cummax``/``cummin`` (``(values, indices)``).
-    Each returns a DataArray (two for ``cummax``/``cummin``).
+    ``exclusive``, ``reverse``), ``cummax``/``cummin`` (``(values, indices)``),
+    and the trailing moving windows ``moving_sum``, ``moving_mean``,
+    ``moving_var``, ``moving_std``, ``moving_max``, ``moving_min``,
+    ``moving_argmax``, ``moving_argmin`` (one ``dim``, ``window``, ``min_count``;
+    NaN skipped, as xarray's ``rolling``). Each returns a DataArray (two for
+    ``cummax``/``cummin``).
 
     Parameters
     ----------
@@ -238,6 +247,50 @@ class AxisopsDataArrayAccessor:
         return _scanned(obj, values), _scanned(obj, indices)
 
 
+    # ------------------------------------------------------------ moving windows
+    def _moving(self, op: str, dim: Hashable, window: int, min_count, **options):
+        obj = self._obj
+        (axis,) = _axes(obj, (dim,))
+        return _scanned(obj, getattr(axisops, op)(obj.data, window, axis, min_count=min_count,
+                                                  **options))
+
+    def moving_sum(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Sum of the trailing *window* elements along *dim*, NaN skipped (xarray's
+        ``rolling(dim=window, min_periods=min_count).sum()``)."""
+        return self._moving("moving_sum", dim, window, min_count)
+
+    def moving_mean(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Mean of the trailing *window* elements along *dim*, NaN skipped."""
+        return self._moving("moving_mean", dim, window, min_count)
+
+    def moving_var(self, dim: Hashable, window: int, *, min_count: int | None = None,
+                   ddof: float = 0):
+        """Variance of the trailing *window* elements along *dim*, NaN skipped."""
+        return self._moving("moving_var", dim, window, min_count, ddof=ddof)
+
+    def moving_std(self, dim: Hashable, window: int, *, min_count: int | None = None,
+                   ddof: float = 0):
+        """Standard deviation of the trailing *window* elements along *dim*."""
+        return self._moving("moving_std", dim, window, min_count, ddof=ddof)
+
+    def moving_max(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Maximum of the trailing *window* elements along *dim*, NaN skipped."""
+        return self._moving("moving_max", dim, window, min_count)
+
+    def moving_min(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Minimum of the trailing *window* elements along *dim*, NaN skipped."""
+        return self._moving("moving_min", dim, window, min_count)
+
+    def moving_argmax(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Index along *dim* (int64, -1 where too few values) of each trailing
+        window's maximum, the latest of ties."""
+        return self._moving("moving_argmax", dim, window, min_count)
+
+    def moving_argmin(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Index along *dim* of each trailing window's minimum."""
+        return self._moving("moving_argmin", dim, window, min_count)
+
+
 class AxisopsDatasetAccessor:
     """``Dataset.axisops``: each method of the DataArray accessor on every data
     variable that holds the dimensions; the others are kept as they are.
@@ -263,13 +316,13 @@ class AxisopsDatasetAccessor:
         if name.startswith("_") or not hasattr(AxisopsDataArrayAccessor, name):
             raise AttributeError(name)
 
-        def method(dim: Dims = None, **options):
+        def method(dim: Dims = None, *args, **options):  # args: a moving window's size
             dims = _dims(self._obj, dim) if dim is not None else tuple(self._obj.dims)
             out = {}
             for key, var in self._obj.data_vars.items():
                 if all(d in var.dims for d in dims):
                     out[key] = getattr(var.axisops, name)(dim if dim is not None else dims,
-                                                          **options)
+                                                          *args, **options)
                 else:
                     out[key] = var
             return xr.Dataset(out)

@@ -84,3 +84,29 @@ def test_datasets_and_errors():
         field().axisops.sum(dim="depth")
     with pytest.raises(ValueError, match="one dimension"):
         field().axisops.idxmax(dim=("lat", "lon"))
+
+
+@pytest.mark.parametrize("op, rolling", [("moving_sum", "sum"), ("moving_mean", "mean"),
+                                         ("moving_std", "std"), ("moving_max", "max"),
+                                         ("moving_min", "min")])
+def test_moving_windows_are_rollings(op, rolling):
+    arr = field()
+    got = getattr(arr.axisops, op)("time", 4, min_count=2)
+    want = getattr(arr.rolling(time=4, min_periods=2), rolling)()
+    assert got.dims == arr.dims and got.dtype == want.dtype and got.shape == arr.shape
+    assert got.coords.to_dataset().identical(arr.coords.to_dataset())
+    np.testing.assert_allclose(got.values, want.values, rtol=1e-10, atol=1e-10)
+    ds = xr.Dataset({"t2m": arr, "label": ("lat", list("vwxyz"))})
+    assert np.array_equal(getattr(ds.axisops, op)("time", 4, min_count=2)["t2m"].values,
+                          got.values, equal_nan=True)
+
+
+def test_moving_argmax_indexes_along_the_dimension():
+    arr = field()
+    index = arr.axisops.moving_argmax("time", 3)
+    assert index.dtype == np.int64 and index.dims == arr.dims
+    ok = index.values >= 0
+    picked = np.take_along_axis(arr.values, np.where(ok, index.values, 0), 0)
+    assert np.array_equal(picked[ok], arr.axisops.moving_max("time", 3).values[ok])
+    with pytest.raises(ValueError, match="not a dimension"):
+        arr.axisops.moving_mean("depth", 3)
