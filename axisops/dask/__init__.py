@@ -34,6 +34,13 @@ arrays; their chunks follow the input's where the shape allows.
   ``max_pool``, ``avg_pool``, ``grad.max_pool``, ``grad.avg_pool``, each task one
   block of the result from the chunks its windows read (a halo of the footprint),
   by the NumPy path on that slab: its values, indices and sums, bit for bit.
+* Moving windows (:mod:`axisops.dask.moving`, gradients in
+  :mod:`axisops.dask.moving_grad`): the eight ``moving_*`` and their six
+  gradients, each task one chunk of the result by the NumPy path on a slab of it
+  and a halo of ``window - 1`` elements before (the gradients: either side); the
+  extremes and absolute indices bit for bit, the sums the NumPy path's bits where
+  the halo reaches back to its block grid (always when a chunk along the axis
+  holds ``max(16384, 8 * window)`` positions), else to rounding.
 
 * The missing-value operators (:mod:`axisops.dask.missing`) and their gradients
   (:mod:`axisops.dask.missing_grad`, composed of the lazy pieces above); dates
@@ -54,6 +61,8 @@ from . import gather_grad as _gather_grad
 from . import grad as _grad
 from . import missing as _missing
 from . import missing_grad as _missing_grad
+from . import moving as _moving
+from . import moving_grad as _moving_grad
 from . import pool as _pool
 from . import pool_grad as _pool_grad
 from . import reduce as _reduce
@@ -65,7 +74,7 @@ from . import window_grad as _window_grad
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
 MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad, _missing,
-           _missing_grad, _pool, _pool_grad)
+           _missing_grad, _pool, _pool_grad, _moving, _moving_grad)
 
 
 def _serves(module) -> str:
