@@ -200,7 +200,8 @@ def slab_graph(stem: str, token: str, arrays: Sequence[Any], axis: int,
         call = functools.partial(_slab_task, task=task, slices=_slices(pieces), lo=lo,
                                  skip=offsets[k] - lo, size=offsets[k + 1] - offsets[k])
         args = [_nested(pieces, functools.partial(_key, a.name)) for a in arrays]
-        dsk[(name, *index)] = tuple([call, *args])
+        key = (name, *index)
+        dsk[key] = (call, *args)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(arrays))
     return _da().Array(graph, name, first.chunks, dtype=dtype,
                        meta=np.empty((0,) * first.ndim, dtype))
