@@ -14,11 +14,9 @@ after run (no atomics, no reassociation):
   accumulator, divided once by the window's count in float64 and stored in the
   CPU's out dtype (float32 for float16 and float32, float64 otherwise); a
   float16 result is that float32 cast once more (``kernels.cast``), as the CPU
-  casts its float32 out. The accumulator is the one the CPU kernels really use
-  (:func:`axisops.cuda.pool_kernels.mean_dtypes`): float32 with channels last,
-  but float64 channels first, where the CPU's ``s = acc[0] * 0`` types as
-  float64 — the two layouts of the CPU path differ in the last bit of some
-  float32 means, and the device follows each.
+  casts its float32 out. The accumulator is the CPU kernels'
+  (:func:`axisops.cuda.pool_kernels.mean_dtypes`): float32 for float16 and
+  float32, else float64, in either layout.
 
 The checks are the NumPy path's own, on the host from the shape and dtype:
 ``axisops.window._check_number`` and ``axisops.pool.PoolGeometry`` (which also

@@ -297,14 +297,11 @@ MAX_DTYPES = [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.in
 
 def mean_dtypes(dtype: np.dtype, channels_last: bool) -> tuple[np.dtype, np.dtype]:
     """(accumulator, out) dtypes of a mean of *dtype* (bool as uint8): the CPU
-    kernels'. Its out is float32 for float16 and float32, else float64; its
-    accumulator that too with channels last (``sums``, an array of the acc
-    dtype), but float64 in every case for channels first, where ``s = acc[0] * 0``
-    types as float64 (Numba: float32 times an int64 literal)."""
+    kernels', in either layout: float32 for float16 and float32, else float64."""
     dtype = np.dtype(dtype)
     out = np.dtype(np.float32) if dtype.kind == "f" and dtype.itemsize <= 4 \
         else np.dtype(np.float64)
-    return (out if channels_last else np.dtype(np.float64)), out
+    return out, out
 
 
 def grad_dtype(dtype: np.dtype) -> np.dtype:

@@ -83,7 +83,7 @@ def pool_planes(average: bool):
                     for l3 in range(l3n):
                         a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
                         if AVERAGE:
-                            s = acc[0] * 0
+                            s = acc[0]  # 0 in the accumulator dtype (acc is zeros)
                             for k1 in range(a1, b1):
                                 q1 = xo + (l1 * t1 - p1 + k1 * d1) * xs2
                                 for k2 in range(a2, b2):
