@@ -76,6 +76,9 @@ _RUNNING = frozenset({"moving_sum", "moving_mean", "moving_var", "moving_std"})
 #: halo is at most this many times the block's own length.
 HALO_BLOCKS = 2
 
+#: ``ddof`` not given: the function is not a variance.
+NO_DDOF: Any = object()
+
 #: (start, stop) of a block of the axis.
 Range = tuple[int, int]
 
@@ -148,14 +151,12 @@ def block_len(window: int) -> int:
 def _checked(op, x, window, axis, min_count, ddof):
     """(window, min_count, axis, result dtype, options), after the NumPy path's checks."""
     options: dict[str, Any] = {"min_count": min_count}
-    if ddof is not None:
+    if ddof is not NO_DDOF:
         options["ddof"] = ddof
     res = empty_like_call(_NUMPY[op], [tuple(x.shape)], [x.dtype], window, axis, **options)
     window, min_count = _np_moving.check_window(op, window, min_count)
     axis = normalize_axis(axis, x.ndim, op)
     options["min_count"] = min_count
-    if ddof is not None:
-        options["ddof"] = float(ddof)
     return window, min_count, axis, res, options
 
 
@@ -237,7 +238,7 @@ def _empty(block, dtype):
 # ------------------------------------------------------------------- forward
 
 
-def _lazy(op, x, window, axis, min_count, ddof=None):
+def _lazy(op, x, window, axis, min_count, ddof=NO_DDOF):
     from dask.base import tokenize
 
     window, min_count, axis, res, options = _checked(op, x, window, axis, min_count, ddof)

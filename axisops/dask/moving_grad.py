@@ -50,6 +50,7 @@ from .._dispatch import numpy_function
 from ..moving import check_window
 from .moving import (
     HALO_BLOCKS,
+    NO_DDOF,
     Range,
     _da,
     block_len,
@@ -117,7 +118,7 @@ def reads_around(chunks: Sequence[int], window: int, exact: bool) -> list[Range]
     return out
 
 
-def _lazy_grad(name, g, x, window, axis, min_count, ddof=None):
+def _lazy_grad(name, g, x, window, axis, min_count, ddof=NO_DDOF):
     from dask.base import tokenize
 
     da = _da()
@@ -127,7 +128,7 @@ def _lazy_grad(name, g, x, window, axis, min_count, ddof=None):
     if not isinstance(x, da.Array):
         x = _dtypes.as_array(x)
     options: dict = {"min_count": min_count}
-    if ddof is not None:
+    if ddof is not NO_DDOF:
         options["ddof"] = ddof
     func = _NUMPY[name]
     if tuple(g.shape) != tuple(x.shape):  # the NumPy path's error, in its order
@@ -140,8 +141,6 @@ def _lazy_grad(name, g, x, window, axis, min_count, ddof=None):
     window, min_count = check_window(op, window, min_count)
     axis = normalize_axis(axis, x.ndim, op)
     options["min_count"] = min_count
-    if ddof is not None:
-        options["ddof"] = float(ddof)
     chunks = x.chunks if isinstance(x, da.Array) else g.chunks
     g, x = (a.rechunk(chunks) if isinstance(a, da.Array) else da.from_array(a, chunks=chunks)
             for a in (g, x))
