@@ -77,7 +77,8 @@ __all__ = ["is_cuda_array", "call", "OPERATORS"]
 #: ``NUMPY_MODULE`` names (``axisops.cuda.reduce`` for ``axisops.reduce`` when it
 #: names none), with the functions in its ``__all__``.
 _MODULES = ("reduce", "scan", "gather", "scatter", "gather_grad", "window", "window_grad",
-            "reduce_grad", "scan_grad", "missing", "missing_grad", "pool", "pool_grad")
+            "reduce_grad", "scan_grad", "missing", "missing_grad", "pool", "pool_grad", "moving",
+            "moving_grad")
 
 
 def _operators() -> dict[tuple[str, str], Callable[..., Any]]:
