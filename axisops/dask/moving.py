@@ -25,18 +25,23 @@ at a multiple of ``B`` is walked on the same grid, and every block of it but the
 first is anchored inside it, so its outputs from the next multiple of ``B`` on
 are the NumPy path's walk, bit for bit. So a block ``[a, b)`` reads from the
 start of the grid block before the one holding ``a`` (from 0 when ``a < B``):
-the NumPy path's bits, with a halo under ``2 B``. That longer halo is taken only
-where it costs at most twice the block's own length (always for chunks of at
-least ``B`` positions, and for the chunks at the start of the axis); elsewhere
-(chunks much shorter than ``B``) the block reads the plain halo of ``window - 1``
-elements and its sums are the NumPy path's to rounding (the same windows, walked
-from another start: differences of a few ulps of the values' magnitude). A
-chunk whose slab is the whole axis so far (the first ones) is always bit-exact.
+the NumPy path's bits, with a halo under ``2 B``. That longer halo is taken
+where it is at most :data:`HALO_BLOCKS` (two) times the largest chunk along the
+axis, so always when that chunk holds at least ``B`` positions (the whole result
+is then the NumPy path's bits, as it is for one chunk); elsewhere (chunks much
+shorter than ``B``, past the first ones) the block reads the plain halo of
+``window - 1`` elements and its sums are the NumPy path's to rounding (the same
+windows, walked from another start: differences of a few ulps of the magnitude
+of the values walked). A chunk whose slab starts at the axis' start is always
+bit-exact. (A slab cannot start at ``a - (window - 1)`` on the grid: the NumPy
+path re-anchors every ``B`` positions from the start of what it is given.)
 
 **Memory per task**: its input chunk, the chunks its halo is cut from, and its
-result block; the slab at most three times the block's length along the axis, or
-the block and ``window - 1`` elements (several chunks only when the window is
-longer than a chunk). No task gathers a whole axis unless a chunk already holds it.
+result block; the slab is the block and at most two of the largest chunks before
+it, or the block and ``window - 1`` elements (several chunks only when the window
+is longer than a chunk). No task gathers a whole axis unless a chunk already
+holds it. The longer halo costs walking those elements again (at most twice the
+work of the whole result).
 
 >>> import dask.array as da, numpy as np, axisops
 >>> a = np.array([4., 1., np.nan, 5., 2., 7.])
