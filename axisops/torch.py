@@ -190,8 +190,9 @@ _SPECS.update({
        for name in ("nancumsum", "nancumprod")},
 })
 #: Operators with no CUDA kernel yet (on CUDA tensors their registered CUDA kernel
-#: raises NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU).
-NO_CUDA_KERNEL: frozenset[str] = frozenset(n for n in _SPECS if "moving_" in n)
+#: would raise NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU):
+#: none since the moving windows' device kernels landed.
+NO_CUDA_KERNEL: frozenset[str] = frozenset()
 
 
 def _param_types(spec: _Spec) -> dict[str, str]:
