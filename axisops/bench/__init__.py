@@ -55,6 +55,7 @@ from .gather import (
                      take_workload,
 )
 from .onnx import ONNX_IR_VERSION, onnx_runner
+from .pool import moving_workload, numpy_moving, numpy_pool, pool_workload
 from .reduce import reduction_workload
 from .report import format_table, plot, write_json, write_markdown
 from .runner import default_check, run
@@ -133,7 +134,11 @@ __all__ = [
     "WINDOW_QUICK_SHAPE",
     "fold_workload",
     "numpy_fold",
+    "numpy_moving",
+    "numpy_pool",
     "numpy_unfold",
+    "moving_workload",
+    "pool_workload",
     "unfold_workload",
     "window_image_shape",
     "exact_check",

@@ -20,7 +20,8 @@ QUICK_MIN_TIME = 0.25
 MAX_ROUNDS = 100
 
 #: Every system a workload may name, in the order the table lists them.
-SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime", "bottleneck", "numbagg", "xarray")
+SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime", "bottleneck", "numbagg", "pandas",
+           "xarray")
 #: Seconds to wait (untimed) after a system's call before the next call: ONNX
 #: Runtime's worker threads spin after each run (measured here: 42 ms of CPU in
 #: the 200 ms after one GatherElements run on 2 cores), which would take a core
@@ -71,7 +72,8 @@ def _ort():
 
 
 _PEER_MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx"),
-                 "bottleneck": ("bottleneck",), "numbagg": ("numbagg",), "xarray": ("xarray",)}
+                 "bottleneck": ("bottleneck",), "numbagg": ("numbagg",), "pandas": ("pandas",),
+                 "xarray": ("xarray",)}
 
 
 def _bottleneck():
@@ -123,6 +125,8 @@ def thread_counts(systems: Sequence[str]) -> dict[str, Any]:
             out[system] = "1 (bottleneck's C loops are single-threaded)"
         elif system == "numbagg":
             out[system] = "numba's threading layer: parallel above its size thresholds"
+        elif system == "pandas":
+            out[system] = "1 (rolling's Cython loops are single-threaded)"
         elif system == "xarray":
             out[system] = "its default engine's (numbagg, else bottleneck, else NumPy)"
     return out
@@ -191,7 +195,7 @@ def versions() -> dict[str, str | None]:
 
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in ("axisops", "numpy", "numba", "torch", "onnxruntime", "onnx", "bottleneck",
-                 "numbagg", "xarray"):
+                 "numbagg", "pandas", "xarray"):
         try:
             out[name] = getattr(importlib.import_module(name), "__version__", "unknown")
         except Exception:

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 from .gather import scatter_add_workload, take_along_axis_workload, take_workload
 from .missing import nan_workload, xarray_workload
+from .pool import moving_workload, pool_workload
 from .reduce import reduction_workload
 from .scan import scan_workload
 from .window import fold_workload, unfold_workload
@@ -33,6 +34,13 @@ WORKLOADS: list[Workload] = [
     nan_workload("nanargmax", 1),
     nan_workload("count", 1),
     nan_workload("nancumsum", 1),
+    pool_workload("max_pool"),
+    pool_workload("max_pool", channels_last=True),
+    pool_workload("avg_pool"),
+    moving_workload("moving_mean", 5),
+    moving_workload("moving_mean", 1000),
+    moving_workload("moving_max", 50),
+    moving_workload("moving_std", 20),
     xarray_workload("mean", "time"),
     xarray_workload("std", "lon"),
     xarray_workload("idxmax", "time"),
