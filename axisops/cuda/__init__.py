@@ -31,6 +31,12 @@ and allocates results of its own type on its device.
 * ``max_pool``, ``avg_pool`` (:mod:`axisops.cuda.pool`): a thread per output
   element walks its window in the CPU's window order (the CPU's values, indices
   and mean bits).
+* The moving windows (:mod:`axisops.cuda.moving`): moving_sum, moving_mean,
+  moving_var, moving_std, moving_max, moving_min, moving_argmax,
+  moving_argmin, a thread per output element walks its trailing window: the
+  extremes and their indices the CPU's bits (ties to the latest); sums and
+  means per window in float64, variances two passes per window in float64,
+  equal to the CPU's running sums to rounding.
 * The missing-value operators (:mod:`axisops.cuda.missing`): nansum, nanprod,
   nancumsum, nancumprod by the same value and scan kernels, a NaN read as the
   identity in the same pass; nanmax, nanmin, nanargmax, nanargmin by the extreme
@@ -40,12 +46,15 @@ and allocates results of its own type on its device.
   var, std, nanvar, nanstd in two passes (the mean, then the squared deviations).
 * Every gradient of :mod:`axisops.grad` (:mod:`axisops.cuda.reduce_grad`,
   :mod:`axisops.cuda.scan_grad`, :mod:`axisops.cuda.gather_grad`,
-  :mod:`axisops.cuda.window_grad`, :mod:`axisops.cuda.pool_grad`): sum/mean
+  :mod:`axisops.cuda.window_grad`, :mod:`axisops.cuda.pool_grad`,
+  :mod:`axisops.cuda.moving_grad`): sum/mean
   broadcasts and the max/min tie split (the CPU path's bits, from the device max
   and sum), prod/cumprod/logcumsumexp a thread per row or lane in index order
   without division (the CPU's kernels), cumsum by the device scan, cummax/cummin
   and the gathers' gradients a deterministic scatter-add, scatter's from its
-  destinations, pooling's gathers per input element in the CPU's output order;
+  destinations, pooling's gathers per input element in the CPU's output order,
+  the moving windows' gathers per input element in output order (max/min the
+  CPU's bits, the others to rounding);
   the missing-value operators' (:mod:`axisops.cuda.missing_grad`) from their
   plain twins' and the device forwards, zero at each NaN.
 

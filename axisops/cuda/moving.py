@@ -11,8 +11,8 @@ does not fit a GPU thread; a thread per output has every element's worth of
 parallelism, reads neighbouring addresses from neighbouring threads (along the
 axis or across lanes), needs no state, and depends on nothing in the CPU kernels
 but the documented semantics. It costs ``O(window)`` per output: a window of
-1000 over a million float64 elements is a billion cached reads (milliseconds on
-a current GPU), not a reason to copy to the host.
+1000 over a million float64 elements is a billion reads, mostly from cache
+(estimated at milliseconds on a current GPU; not yet timed on one).
 
 * ``moving_max``, ``moving_min``, ``moving_argmax``, ``moving_argmin``: the
   window in index order, each element that is not NaN and ties or beats the best
