@@ -119,3 +119,14 @@ def test_against_torch_autograd(op):
         want = np.nan_to_num(t.grad.numpy())
         got = getattr(axisops.grad, op)(g, x, window, **kw)
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=f"{op} {window}")
+
+
+def test_variance_gradient_at_an_infinite_element_is_zero():
+    # every window holding the infinity has a NaN variance, which gives nothing back
+    x = np.array([1.0, 2.0, np.inf, 4.0, 5.0, 6.0, 7.0, 8.0])
+    for op in ("moving_var", "moving_std"):
+        got = getattr(axisops.grad, op)(np.ones(8), x, 3, min_count=2)
+        assert got.dtype == np.float64 and got.shape == (8,)
+        assert got[2] == 0.0 and np.isfinite(got).all()
+    got = axisops.grad.moving_var(np.ones(8), x, 3, min_count=2)
+    np.testing.assert_allclose(got[3], 2 * (4.0 - 5.0) / 3)  # only the window [4, 5, 6]

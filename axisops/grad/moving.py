@@ -205,6 +205,9 @@ def _variance(op, g, x, window, axis, min_count, ddof, root):
             h = np.where(live, 2 * g / (counts - ddof), 0.0)
         hm = np.where(live, h * mean, 0.0)
         dx = xs * _reversed_sum(h, window, axis) - _reversed_sum(hm, window, axis)
+    # an infinite element: every window holding it has a NaN variance, which gives
+    # nothing back (inf times the reversed sum's residue would be inf or NaN)
+    dx[np.isinf(xs)] = 0
     return _finished(dx, nan, dtype)
 
 
