@@ -22,7 +22,7 @@ mkdir -p "$OUT"
 PY="${PYTHON:-python3}"
 START=$(date +%s)
 TOTAL="${GPU_CHECK_BUDGET:-480}"
-TEST_BUDGET="${GPU_CHECK_TEST_BUDGET:-270}"
+TEST_BUDGET="${GPU_CHECK_TEST_BUDGET:-300}"
 QUICK_BUDGET="${GPU_CHECK_QUICK_BUDGET:-80}"
 PER_TEST="${GPU_CHECK_PER_TEST:-120}"
 left() { echo $(( TOTAL - ($(date +%s) - START) )); }
@@ -33,7 +33,8 @@ phase() { echo "=== $1 ($(( $(date +%s) - START )) s elapsed, $(left) s left)" |
 # The CUDA tests; test_torch_cuda routes PyTorch CUDA tensors through autograd.
 # GPU_CHECK_TESTS (space-separated files or node ids) runs others instead.
 read -r -a TESTS <<< "${GPU_CHECK_TESTS:-tests/test_cuda.py tests/test_cuda_gather.py \
-tests/test_cuda_grad.py tests/test_cuda_window.py tests/test_torch_cuda.py tests/test_cuda_compile.py}"
+tests/test_cuda_grad.py tests/test_cuda_window.py tests/test_cuda_missing.py tests/test_cuda_pool.py \
+tests/test_torch_cuda.py tests/test_cuda_compile.py}"
 BENCH_ARGS=()
 if [[ -n "${GPU_CHECK_DRY:-}" ]]; then
     # The same phases under Numba's CUDA simulator, on one test of each family (the
@@ -47,6 +48,8 @@ tests/test_cuda.py::test_take_matches_the_numpy_path[float32-fill] \
 tests/test_cuda_gather.py::test_scatter_matches_the_numpy_paths_bits[runs-float32-add] \
 tests/test_cuda_grad.py::test_sum_and_mean_broadcast_g_with_the_numpy_paths_bits[float32] \
 tests/test_cuda_window.py::test_unfold_and_fold_match_the_numpy_path[float32] \
+tests/test_cuda_missing.py::test_errors_are_the_numpy_paths \
+tests/test_cuda_pool.py::test_nan_and_ties_are_the_cpus \
 tests/test_torch_cuda.py::test_every_operator_has_a_cuda_kernel}"
     BENCH_ARGS=(--dry)
     WORKERS="${GPU_CHECK_WORKERS:-0}"
