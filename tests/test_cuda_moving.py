@@ -199,8 +199,9 @@ def test_gradients_match_the_numpy_path(dtype, exhaustive):
                 continue
             kw = {"ddof": 1} if op in VARS and s % 2 else {}
             exact = op in ("moving_max", "moving_min")
-            # the CPU's gradient at an infinite x is inf times its reversed sum's
-            # residue (+-inf or NaN); the device's is inf times 0: NaN
+            # at an infinite x the device gives 0 (test_variance_gradient_at_an_
+            # infinity); the CPU gave inf times its reversed sum's residue (+-inf
+            # or NaN) until it chose 0 as well
             ignore = ~np.isfinite(x) & ~np.isnan(x) if op in VARS else None
             compare(getattr(axisops.grad, op), g, exact, problems,
                     f"grad.{op} axis={axis} window={window} min_count={min_count} {kw}",
@@ -239,6 +240,20 @@ def test_gradients_of_other_inputs():
     g[0, 4] = 1.0
     compare(axisops.grad.moving_max, g, True, problems, "order", x=on_device(x), window=5)
     report(problems)
+
+
+def test_variance_gradient_at_an_infinity():
+    """Every window holding an infinity has a NaN variance, which gives nothing back:
+    the infinite element gets 0, a NaN one too, the others their live windows'."""
+    x = np.array([1.0, 2.0, np.inf, 3.0, 5.0, np.nan, 4.0, 6.0])
+    g = np.ones_like(x)
+    for op in VARS:
+        got = host(getattr(axisops.grad, op)(on_device(g), x, 2, min_count=1))
+        assert got[2] == 0.0 and got[5] == 0.0, (op, got)
+        assert np.all(np.isfinite(got)), (op, got)
+        want = getattr(axisops.grad, op)(g, x, 2, min_count=1)
+        keep = np.isfinite(x)
+        np.testing.assert_allclose(got[keep], want[keep], rtol=1e-12, atol=1e-12)
 
 
 # ---------------------------------------------------------------------- errors

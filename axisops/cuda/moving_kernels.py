@@ -34,7 +34,8 @@ element ``k`` is read by the outputs ``[k, min(k + window - 1, n - 1)]``.
   that cover element ``k``, in output order, with ``H_j = 2 g_j / (count_j -
   ddof)`` or ``g_j / (std_j (count_j - ddof))`` (0 where ``std_j`` is 0): the
   CPU's gradient, computed directly instead of as two reversed sums, so to
-  rounding; an infinite ``x_k`` gives NaN and a NaN one 0, as on the CPU.
+  rounding; an infinite or NaN ``x_k`` gets 0 (every window holding an infinity
+  has a NaN variance, which gives nothing back).
 * ``moving_extreme_grad``: the sum from +0.0, in output order, of ``g_j`` over the
   outputs that cover the element and whose arg-extreme it is: the CPU's
   ``np.add.at`` in C order, bit for bit.
@@ -280,18 +281,15 @@ def moving_var_grad(base, geo, window, ddof, root, g, counts, means, forward, ze
     """grad.moving_var (grad.moving_std with *root*): ``out`` (flat, C order, g's
     float dtype) ``sum_j H_j (x_k - mean_j)`` over the outputs ``j`` covering the
     element whose forward is finite (and > 0 with *root*), in output order, a NaN
-    term skipped; NaN where x is infinite, 0 where it is NaN. ``g``, ``counts``,
+    term skipped; 0 where x is infinite or NaN. ``g``, ``counts``,
     ``means`` and ``forward`` are float64 (:func:`moving_moments`)."""
     e = cuda.grid(1)
     if e >= out.size:
         return
     src, first, step, k = _position(e, geo)
     x = base[src + k * geo[G_N_STRIDE]] + zero
-    if x != x:
-        out[e] = 0
-        return
     if not math.isfinite(x):
-        out[e] = math.nan
+        out[e] = 0
         return
     acc = zero
     for j in range(k, min(k + window, geo[G_N])):
