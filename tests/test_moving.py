@@ -274,3 +274,60 @@ def test_plans_do_not_confuse_equal_options():
     a = axisops.moving_var(x, 3, ddof=1)
     b = axisops.moving_var(x, 3, ddof=0)
     assert not np.array_equal(a[2:], b[2:])
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_path_has_the_same_bits(op):
+    """The loops (row order over contiguous inner lanes, interleaved finite lanes or
+    blocks, a lane with NaN or infinities on its own, strided lanes) give the bits
+    of one another, on one and two threads, and the reference's values."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 300, 45))
+    x[0, :, 3] = np.nan            # a lane of NaN among finite ones
+    x[1, 100:110, 7] = np.inf      # infinities in some lanes only
+    x[1, 300:305, 8] = -np.inf
+    x[2, ::17, 9] = np.nan
+    x[2, 200:260, 10] = 2.5        # a run of equal values
+    kwargs = {"ddof": 1} if op in VARS else {}
+    f = getattr(axisops, op)
+    for dtype in (np.float64, np.float32, np.int32):
+        y = x.astype(dtype) if dtype != np.int32 else np.nan_to_num(x * 4, posinf=9,
+                                                                      neginf=-9).astype(dtype)
+        lanes = np.ascontiguousarray(np.moveaxis(y, 1, -1))       # lane order, contiguous
+        strided = np.moveaxis(np.asfortranarray(y), 1, -1)        # lane order, strided
+        for window in (1, 4, 33, 300):
+            for min_count in (None, max(1, window // 2)):
+                kw = dict(kwargs, min_count=min_count)
+                want = np.ascontiguousarray(np.moveaxis(f(lanes, window, -1, **kw), -1, 1))
+                if window < 300:  # (infinities as NaN: check's tolerance scales by the max)
+                    fin = (lambda r: np.where(np.isinf(r), np.nan, r)) if op not in ARGS else \
+                        (lambda r: r)
+                    check(op, fin(want), fin(getattr(ref, op)(y, window, 1, **kw)))
+                for threads in (1, 2):
+                    old = axisops.thread_limit(threads)
+                    try:
+                        rows = f(y, window, 1, **kw)
+                        other = np.moveaxis(f(strided, window, -1, **kw), -1, 1)
+                    finally:
+                        axisops.thread_limit(old)
+                    assert rows.tobytes() == want.tobytes(), (op, window)
+                    assert other.tobytes() == rows.tobytes(), (op, window)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_long_lanes_interleaved_blocks_have_the_same_bits(op):
+    """A long axis cut into blocks walked four at a time where they are finite, and
+    one by one where not: the bits of the lanes walked apart (one lane per call)."""
+    rng = np.random.default_rng(9)
+    n = 5 * (1 << 14) + 123
+    x = rng.standard_normal((3, n))
+    x[1, 40_000] = np.nan
+    x[2, 70_000] = np.inf
+    kwargs = {"ddof": 1} if op in VARS else {}
+    f = getattr(axisops, op)
+    for window in (3, 2500):
+        whole = f(x, window, min_count=1, **kwargs)
+        for r in range(3):
+            assert f(x[r], window, min_count=1, **kwargs).tobytes() == whole[r].tobytes()
+            assert f(x[r, ::-1][::-1], window, min_count=1, **kwargs).tobytes() == \
+                whole[r].tobytes()

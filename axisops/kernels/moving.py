@@ -124,6 +124,124 @@ def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like,
         ol[j] = _sum_emit(acc, count, pinf, ninf, min_count, mean)
 
 
+#: Lanes of one row-order task: running values for this many contiguous lanes at once
+#: (a few kB of state, in L1).
+ROW_LANES = 256
+#: (lane, block) walks interleaved by one lane-order task where all of them are finite,
+#: so that their running sums' dependency chains overlap.
+STREAMS = 4
+
+
+@helper
+def _row_order(inner, inner_stride, n_stride):
+    """Whether the lanes are walked as rows: contiguous inner lanes, the axis further."""
+    return inner > 1 and inner_stride == 1 and abs(n_stride) > 1
+
+
+@helper
+def _nonfinite(base, p, stride, js, j1, table, like):
+    """Number of elements of positions [js, j1) of a lane that are not finite."""
+    bad = 0
+    if stride == 1:
+        seg = base[p + js:p + j1]
+        for k in range(seg.size):
+            a = load(seg[k], table, like)
+            bad += 0 if a - a == 0.0 else 1
+    else:
+        for j in range(js, j1):
+            a = load(base[p + j * stride], table, like)
+            bad += 0 if a - a == 0.0 else 1
+    return bad
+
+
+@helper
+def _sum_fill(base, p, stride, js, j0, jw, min_count, mean, table, like, ol):
+    """The adds-only start of a finite walk (positions [js, jw)); returns the sum."""
+    acc = 0.0
+    for j in range(js, jw):
+        acc += load(base[p + j * stride], table, like)
+        if j >= j0:
+            count = j - js + 1
+            ol[j] = np.nan if count < min_count else (acc / count if mean else acc)
+    return acc
+
+
+@helper
+def _sum_slide(base, p, stride, window, k0, k1, acc, mean, table, like, ol):
+    """Positions [k0, k1) of a finite walk whose window is full; returns the sum."""
+    back = window * stride
+    for j in range(k0, k1):
+        q = p + j * stride
+        acc += load(base[q], table, like) - load(base[q - back], table, like)
+        ol[j] = acc / window if mean else acc
+    return acc
+
+
+@helper
+def _sum_slide4(base, p0, p1, p2, p3, stride, window, k0, k1, acc0, acc1, acc2, acc3,
+                mean, table, like, o0, o1, o2, o3):
+    """``_sum_slide`` of four finite walks at once (relative positions [k0, k1) of
+    each; their outputs ``o*`` start at the same relative position)."""
+    back = window * stride
+    for k in range(k0, k1):
+        d = k * stride
+        acc0 += load(base[p0 + d], table, like) - load(base[p0 + d - back], table, like)
+        acc1 += load(base[p1 + d], table, like) - load(base[p1 + d - back], table, like)
+        acc2 += load(base[p2 + d], table, like) - load(base[p2 + d - back], table, like)
+        acc3 += load(base[p3 + d], table, like) - load(base[p3 + d - back], table, like)
+        if mean:
+            o0[k] = acc0 / window
+            o1[k] = acc1 / window
+            o2[k] = acc2 / window
+            o3[k] = acc3 / window
+        else:
+            o0[k] = acc0
+            o1[k] = acc1
+            o2[k] = acc2
+            o3[k] = acc3
+    return acc0, acc1, acc2, acc3
+
+
+@helper
+def _sum_rows(base, p, n_stride, lanes, js, j0, j1, window, min_count, mean, table, like,
+              acc, cnt, pinf, ninf, orows):
+    """Moving sums of ``lanes`` contiguous lanes at once (row order): positions
+    [j0, j1) anchored at js, each lane's state in ``acc``/``cnt``/``pinf``/``ninf``
+    and every step a select, the same arithmetic as ``_sum_lane`` lane by lane."""
+    for i in range(lanes):
+        acc[i] = 0.0
+        cnt[i] = 0.0
+        pinf[i] = 0.0
+        ninf[i] = 0.0
+    jw = min(js + window, j1)
+    for j in range(js, j1):
+        q = p + j * n_stride
+        xa = base[q:q + lanes]
+        xb = base[q - window * n_stride:q - window * n_stride + lanes] if j >= jw else xa
+        out = j >= j0
+        slide = j >= jw
+        orow = orows[max(j, j0)]
+        for i in range(lanes):
+            a = load(xa[i], table, like)
+            b = load(xb[i], table, like) if slide else np.nan
+            fa = a - a == 0.0
+            fb = b - b == 0.0
+            s = acc[i] + ((a if fa else 0.0) - (b if fb else 0.0))
+            acc[i] = s
+            c = cnt[i] + ((1.0 if a == a else 0.0) - (1.0 if b == b else 0.0))
+            cnt[i] = c
+            u = pinf[i] + ((1.0 if a == np.inf else 0.0) - (1.0 if b == np.inf else 0.0))
+            pinf[i] = u
+            v = ninf[i] + ((1.0 if a == -np.inf else 0.0) - (1.0 if b == -np.inf else 0.0))
+            ninf[i] = v
+            if out:
+                # as _sum_emit: +inf then -inf added (their NaN's bits, not a constant's)
+                s = (s + (np.inf if u > 0.0 else 0.0)) - (np.inf if v > 0.0 else 0.0)
+                if mean:
+                    s = s / (c if c >= 1.0 else 1.0)
+                orow[i] = np.nan if c < min_count else s
+
+
 @kernel
 def moving_sum_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, inner, inner_stride, window, min_count, block_len,
@@ -132,15 +250,87 @@ def moving_sum_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
     n, mid, inner) of float32 or float64; ``table`` as ``kernels.common.load``."""
     mids = block_size(mid_shape)
     blocks = (n + block_len - 1) // block_len
-    tasks = block_size(outer_shape) * mids * inner * blocks
+    groups = block_size(outer_shape) * mids
     like = np.empty(0, np.float64)
-    lo, hi = part_range(tasks, part, parts)
+    if _row_order(inner, inner_stride, n_stride):
+        lane_blocks = (inner + ROW_LANES - 1) // ROW_LANES
+        width = min(inner, ROW_LANES)
+        acc = np.empty(width)
+        cnt = np.empty(width)
+        pinf = np.empty(width)
+        ninf = np.empty(width)
+        lo, hi = part_range(groups * lane_blocks * blocks, part, parts)
+        for task in range(lo, hi):
+            c = task % blocks
+            t = task // blocks
+            b = t % lane_blocks
+            g = t // lane_blocks
+            o = g // mids
+            m = g - o * mids
+            i0 = b * ROW_LANES
+            i1 = min(i0 + ROW_LANES, inner)
+            p = (offset + block_offset(o, outer_shape, outer_strides)
+                 + block_offset(m, mid_shape, mid_strides) + i0)
+            j0 = c * block_len
+            j1 = min(j0 + block_len, n)
+            _sum_rows(base, p, n_stride, i1 - i0, max(0, j0 - window + 1), j0, j1, window,
+                      min_count, mean, table, like, acc, cnt, pinf, ninf, out[o, :, m, i0:i1])
+        return
+    units = groups * inner * blocks
+    lo, hi = part_range((units + STREAMS - 1) // STREAMS, part, parts)
+    ps = np.empty(STREAMS, np.int64)
+    j0s = np.empty(STREAMS, np.int64)
+    j1s = np.empty(STREAMS, np.int64)
+    jss = np.empty(STREAMS, np.int64)
+    os_ = np.empty(STREAMS, np.int64)
+    ms = np.empty(STREAMS, np.int64)
+    is_ = np.empty(STREAMS, np.int64)
+    accs = np.empty(STREAMS)
     for task in range(lo, hi):
-        p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
-                                            outer_strides, mid_shape, mid_strides, inner_stride,
-                                            block_len, n, window)
-        _sum_lane(base, p, n_stride, js, j0, j1, window, min_count, mean, table, like,
-                  out[o, :, m, i])
+        u0 = task * STREAMS
+        u1 = min(u0 + STREAMS, units)
+        finite = 0
+        for u in range(u0, u1):
+            k = u - u0
+            p, o, m, i, j0, j1, js = _task_lane(u, inner, blocks, mids, offset, outer_shape,
+                                                outer_strides, mid_shape, mid_strides,
+                                                inner_stride, block_len, n, window)
+            ps[k], os_[k], ms[k], is_[k], j0s[k], j1s[k], jss[k] = p, o, m, i, j0, j1, js
+            if _nonfinite(base, p, n_stride, js, j1, table, like) == 0:
+                finite += 1
+        if finite == STREAMS:  # four finite walks: interleaved after their adds-only starts
+            kmin = n
+            for k in range(STREAMS):
+                jw = min(jss[k] + window, j1s[k])
+                accs[k] = _sum_fill(base, ps[k], n_stride, jss[k], j0s[k], jw, min_count,
+                                    mean, table, like, out[os_[k], :, ms[k], is_[k]])
+                kmin = min(kmin, j1s[k] - jw)
+            # relative step k of walk s is its position jw_s + k
+            r = np.empty(STREAMS, np.int64)
+            for k in range(STREAMS):
+                r[k] = min(jss[k] + window, j1s[k])
+            a0, a1, a2, a3 = _sum_slide4(
+                base, ps[0] + r[0] * n_stride, ps[1] + r[1] * n_stride,
+                ps[2] + r[2] * n_stride, ps[3] + r[3] * n_stride, n_stride, window, 0, kmin,
+                accs[0], accs[1], accs[2], accs[3], mean, table, like,
+                out[os_[0], r[0]:, ms[0], is_[0]], out[os_[1], r[1]:, ms[1], is_[1]],
+                out[os_[2], r[2]:, ms[2], is_[2]], out[os_[3], r[3]:, ms[3], is_[3]])
+            accs[0], accs[1], accs[2], accs[3] = a0, a1, a2, a3
+            for k in range(STREAMS):
+                _sum_slide(base, ps[k], n_stride, window, r[k] + kmin, j1s[k], accs[k], mean,
+                           table, like, out[os_[k], :, ms[k], is_[k]])
+            continue
+        for k in range(u1 - u0):
+            ol = out[os_[k], :, ms[k], is_[k]]
+            if finite == u1 - u0 or _nonfinite(base, ps[k], n_stride, jss[k], j1s[k], table,
+                                               like) == 0:
+                jw = min(jss[k] + window, j1s[k])
+                acc = _sum_fill(base, ps[k], n_stride, jss[k], j0s[k], jw, min_count, mean,
+                                table, like, ol)
+                _sum_slide(base, ps[k], n_stride, window, jw, j1s[k], acc, mean, table, like, ol)
+            else:
+                _sum_lane(base, ps[k], n_stride, jss[k], j0s[k], j1s[k], window, min_count,
+                          mean, table, like, ol)
 
 
 # ------------------------------------------------------------------------- variances
