@@ -292,12 +292,14 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     acc = np.zeros(1, work_dtype if is_max else (np.float32 if res.itemsize <= 4 else res))
     if not is_max and res.kind != "f":
         acc = np.zeros(1, np.float64)
+    if is_max:  # the values-only max starts every output below every element
+        acc[0] = -np.inf if work_dtype.kind == "f" else np.iinfo(work_dtype).min
     out_dtype = work_dtype if is_max else acc.dtype
     converted = work_dtype != x.dtype and x.dtype != np.bool_
     probe = x.astype(work_dtype) if converted else x
     offset, xs = pg.strides(probe)
     make_base = base_maker(probe)
-    kern = (K.pool_channels_last if channels_last else K.pool_planes)(not is_max)
+    kern = (K.pool_channels_last if channels_last else K.pool_planes)(not is_max, with_index)
     call = planned_call(kern)
     geo, pad_end = pg.array(), pg.pad_end()
     size = math.prod(out_shape)
@@ -311,8 +313,7 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
         if x.dtype == np.bool_:
             base = base.view(np.uint8)
         out = np.empty(size, out_dtype)
-        idx = np.empty(size, np.int64) if with_index else (no_index if not is_max else
-                                                            np.empty(size, np.int64))
+        idx = np.empty(size, np.int64) if with_index else no_index
         call(size * pg.geo.kernel_count, base, offset, xs, geo, pad_end, pg.batch, pg.channels,
              include_pad, acc, out, idx)
         if out_dtype != res:
