@@ -40,7 +40,8 @@ def test_every_public_operator_is_swept():
     assert set(sweep.OPS) == set(sweep.SPECS)
     public = {"sum", "prod", "mean", "max", "min", "argmax", "argmin", "cumsum", "cumprod",
               "cummax", "cummin", "logcumsumexp", "take", "take_along_axis", "gather_nd",
-              "scatter", "unfold", "fold"}
+              "scatter", "unfold", "fold", "max_pool", "avg_pool", "moving_mean", "moving_max",
+              "moving_std"}
     assert set(sweep.OPS) == public
     for op in sweep.OPS:
         spec = sweep.SPECS[op]
@@ -67,9 +68,54 @@ def test_plan_full_sizes_dtypes_and_limits():
 def test_plan_quick_and_filters():
     quick = sweep.plan(sizes=sweep.QUICK_SIZES, dtypes=sweep.QUICK_DTYPES, quick=True)
     assert max(p.size for p in quick) <= 1 << 20
-    assert len(quick) == len(sweep.OPS) * 2 * len(sweep.QUICK_SIZES)
+    float32 = [op for op in sweep.OPS if "float32" in (sweep.SPECS[op].dtypes or ("float32",))]
+    assert set(sweep.OPS) - set(float32) == {"moving_std"}  # float64 only
+    assert not [p for p in quick if p.layout == "wide-1-w1000"]  # not a quick layout
+    assert len(quick) == len(float32) * 2 * len(sweep.QUICK_SIZES)
     few = sweep.plan(["sum", "gather_nd"], [1024], ["int32"], ["1d", "rows64"])
     assert [(p.op, p.layout) for p in few] == [("sum", "1d"), ("gather_nd", "rows64")]
+
+
+POOL_OPS = ["max_pool", "avg_pool"]
+MOVING_OPS = ["moving_mean", "moving_max", "moving_std"]
+
+
+def test_plan_pooling_and_moving_windows():
+    points = sweep.plan(POOL_OPS + MOVING_OPS)
+    assert {p.op for p in points} == set(POOL_OPS + MOVING_OPS)
+    assert max(p.size for p in points) == sweep.WINDOW_MAX_SIZE  # no 100M
+    for op in POOL_OPS + MOVING_OPS:
+        mine = [p for p in points if p.op == op]
+        spec = sweep.SPECS[op]
+        assert {p.dtype for p in mine} == set(spec.dtypes)
+        assert ("float32" in spec.dtypes) == (op != "moving_std")
+        assert len(spec.dtypes) <= 2  # the sweep's time: few dtypes, few layouts
+        assert {p.size for p in mine} == {s for s in sweep.FULL_SIZES if s <= sweep.WINDOW_MAX_SIZE}
+    for op in POOL_OPS:
+        assert {p.layout for p in points if p.op == op} == {"nchw", "nhwc"}
+        assert sweep.SPECS[op].quick_layouts == ("nchw", "nhwc")
+    for op in MOVING_OPS:
+        layouts = sweep.SPECS[op].layouts
+        assert "tall-1" not in layouts  # an axis of 4: every window longer than it
+        assert sweep.SPECS[op].quick_layouts == ("wide-1", "wideT-1")
+        assert {layouts[p.layout].window for p in points if p.op == op} == (
+            {20, 1000} if op == "moving_mean" else {20})
+    long_window = [p for p in points if p.layout == "wide-1-w1000"]
+    assert long_window and {p.op for p in long_window} == {"moving_mean"}
+    assert min(p.size for p in long_window) == 1 << 16  # a window of 1000 from 64K
+    # a few minutes at most: the five add less than a tenth of the sweep's points
+    assert len(points) < 0.12 * len(sweep.plan())
+
+
+def test_coverage_in_the_header():
+    points = sweep.plan(["sum", "unfold", "max_pool", "moving_mean"])
+    meta = {"sizes": sorted({p.size for p in points}), "dtypes": list(sweep.FULL_DTYPES),
+            "coverage": sweep.coverage(points)}
+    text = sweep.coverage_text(meta)
+    assert "unfold: up to 8M" in text and "sum" not in text
+    assert "max_pool: up to 8M, float32 and int32 only" in text
+    assert "moving_mean: up to 8M, float32 and float64 only" in text
+    assert sweep.coverage_text({"sizes": [1024], "dtypes": ["float32"]}) is None  # old results
 
 
 def test_size_labels_and_parse_sizes():
@@ -104,6 +150,14 @@ def test_inputs_of_every_operator(op):
         if spec.family == "fold":
             n, c, h, w = sweep.window_shape(4096)
             assert inputs.x.shape == (n, 9 * c, h * w) and inputs.image_size == (h, w)
+        if spec.family == "pool":
+            n, c, h, w = sweep.window_shape(4096)
+            assert inputs.channels_last == (layout == "nhwc")
+            assert inputs.x.shape == ((n, h, w, c) if layout == "nhwc" else (n, c, h, w))
+            assert inputs.x.flags.c_contiguous and inputs.elements == inputs.x.size
+        if spec.family == "moving":
+            assert inputs.window == spec.layouts[layout].window and inputs.axis is not None
+            assert inputs.elements == inputs.x.size
 
 
 def test_input_values_make_every_order_agree():
@@ -118,6 +172,50 @@ def test_input_values_make_every_order_agree():
     lse32 = np.logaddexp.accumulate(x, axis=1)
     lse64 = np.logaddexp.accumulate(x.astype(np.float64), axis=1)
     assert np.allclose(lse32, lse64, rtol=1e-4, atol=1e-4)
+
+
+def _moving_loop(x, op, window, axis):
+    """The trailing windows one by one."""
+    x = np.moveaxis(x.astype(np.float64), axis, -1)
+    out = np.full(x.shape, np.nan)
+    for i in range(window - 1, x.shape[-1]):
+        part = x[..., i - window + 1:i + 1]
+        out[..., i] = {"moving_mean": lambda a: a.mean(-1), "moving_sum": lambda a: a.sum(-1),
+                       "moving_max": lambda a: a.max(-1),
+                       "moving_std": lambda a: a.std(-1, ddof=1)}[op](part)
+    return np.moveaxis(out, -1, axis)
+
+
+@pytest.mark.parametrize("op", ["moving_mean", "moving_sum", "moving_max", "moving_std"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_numpy_moving_along_any_axis(op, dtype):
+    rng = np.random.default_rng(1)
+    x = sweep.make_values("small_ints", 6 * 40 * 5, dtype, rng).reshape(6, 40, 5)
+    cases = ((0, 3), (1, 7), (2, 5), (1, 40)) + (() if op == "moving_std" else ((1, 1),))
+    for axis, window in cases:  # (a std of one value with ddof=1 warns)
+        got = sweep.numpy_moving(x, op, window, axis)
+        assert got.shape == x.shape
+        assert got.dtype == (x.dtype if dtype != "int32" else np.float64)
+        np.testing.assert_allclose(got, _moving_loop(x, op, window, axis), rtol=1e-6)
+    # a window longer than the axis: every position NaN (with the default min_count)
+    assert np.isnan(sweep.numpy_moving(x, op, 6, 2)).all()
+
+
+def test_numpy_pool_of_integers_and_channels_last():
+    """NumPy's max pooling of int32 pads with the int32 minimum (numpy_pool pads
+    with -inf, which int32 cannot hold); channels last gives NHWC."""
+    import axisops
+
+    rng = np.random.default_rng(2)
+    x = sweep.make_values("random", 2 * 16 * 7 * 9, "int32", rng).reshape(2, 16, 7, 9)
+    x.flat[0] = np.iinfo(np.int32).min  # a window whose real values are all the minimum
+    for op in POOL_OPS:
+        k, s, p = sweep.POOL_GEOMETRY[op]
+        for channels_last, image in ((False, x), (True, np.ascontiguousarray(x.transpose(0, 2, 3, 1)))):
+            got = sweep._numpy_pool(op, image, channels_last)()
+            fn = getattr(axisops, op)
+            expected = fn(image, k, stride=s, padding=p, channels_last=channels_last)
+            assert got.dtype == expected.dtype and np.array_equal(got, expected)
 
 
 def test_results_match_rules():
@@ -232,6 +330,79 @@ def test_every_system_has_a_colour():
     assert set(sweep.SYSTEMS) <= set(sweep.COLORS)
 
 
+def _tiny_window_run(systems):
+    points = sweep.plan(POOL_OPS + MOVING_OPS, [1024], ["float32", "float64", "int32"])
+    return sweep.run(points, systems=systems, min_time=0.0, min_samples=1, progress=None)
+
+
+def _by_point(data):
+    rows = {}
+    for r in data["results"]:
+        rows.setdefault((r["op"], r["layout"], r["dtype"]), {})[r["system"]] = r
+    return rows
+
+
+def test_tiny_run_of_pooling_and_moving_windows_against_numpy():
+    data = _tiny_window_run(["axisops", "numpy"])
+    rows = _by_point(data)
+    expected = {(p.op, p.layout, p.dtype) for p in sweep.plan(POOL_OPS + MOVING_OPS, [1024])}
+    assert set(rows) == expected
+    for (op, layout, _dtype), systems in rows.items():
+        mine = systems["axisops"]
+        assert mine["check"] == "ok" and mine["checked_against"] == ["numpy"], mine
+        assert mine["ratio_to_best_peer"] > 0 and systems["numpy"]["check"] == "reference"
+        n, c, h, w = sweep.window_shape(1024)
+        if op in POOL_OPS:
+            assert mine["elements"] == n * c * h * w
+            assert mine["shape"] == ([n, h, w, c] if layout == "nhwc" else [n, c, h, w])
+        else:
+            assert mine["elements"] == 1024
+    assert ("max_pool", "nhwc", "int32") in rows and ("moving_std", "mid-1", "float64") in rows
+    text = sweep.format_table(data)
+    for op in POOL_OPS + MOVING_OPS:
+        assert any(line.startswith(op + " ") for line in text.splitlines())
+    assert "max_pool: float32 and int32 only" in text  # the header's coverage line
+    section = sweep.markdown_section(data)
+    assert "`nhwc` (N, H, W, 16) C-ordered, channels_last=True" in section
+    assert "`mid-1` (8, N/64, 8) axis 1, window 20" in section
+
+
+@pytest.mark.skipif(any(importlib.util.find_spec(m) is None
+                        for m in ("torch", "bottleneck", "numbagg")),
+                    reason="needs torch, bottleneck and numbagg")
+def test_tiny_run_peers_and_na():
+    data = _tiny_window_run(list(sweep.SYSTEMS))
+    rows = _by_point(data)
+    for (op, layout, dtype), systems in rows.items():
+        assert set(systems) == set(sweep.SYSTEMS)
+        assert systems["axisops"]["check"] == "ok", systems["axisops"]
+        for row in systems.values():
+            assert "error" not in row and row.get("check") != "MISMATCH", row
+        if op in POOL_OPS:
+            for library in ("bottleneck", "numbagg"):
+                assert systems[library]["skipped"] == f"n/a: {library} has no {op}"
+            if op == "avg_pool" and dtype == "int32":
+                assert systems["torch"]["skipped"].startswith("n/a")
+            else:
+                assert systems["torch"]["check"] == "ok"
+            continue
+        assert systems["torch"]["skipped"] == f"n/a: torch has no {op}"
+        # at 1K the middle axis of (8, 16, 8) is shorter than the window of 20
+        refused = "refuses a window longer than the axis (20 > 16)"
+        if op == "moving_max":
+            assert systems["numbagg"]["skipped"] == "n/a: numbagg has no move_max"
+        elif layout == "mid-1":
+            assert systems["numbagg"]["skipped"] == f"n/a: numbagg {refused}"
+        else:
+            assert systems["numbagg"]["check"] == "ok"
+        if layout == "mid-1":
+            assert systems["bottleneck"]["skipped"] == f"n/a: bottleneck {refused}"
+            assert systems["axisops"]["best_peer"] == "numpy"
+        else:
+            assert systems["bottleneck"]["check"] == "ok"
+    assert sweep.problems(data) == [r for r in sweep.problems(data) if "1 call only" in r]
+
+
 # --------------------------------------------------------------------------
 # Command line
 
@@ -267,6 +438,22 @@ def test_cli_sweep_rejects_bad_options(extra, capsys):
         cli.main(["bench", "--sweep", *extra])
     assert exc.value.code == 2
     assert "axisops bench --sweep" in capsys.readouterr().err
+
+
+def test_cli_sweep_new_operators(tmp_path, capsys):
+    json_path = tmp_path / "sweep.json"
+    argv = ["bench", "--sweep", "--ops", "max_pool,moving_mean", "--systems", "axisops,numpy",
+            "--sweep-sizes", "1K", "--sweep-layouts", "nhwc,wide-1", "--min-time", "0",
+            "--repeat", "1", "--json", str(json_path)]
+    assert cli.main(argv) == 0
+    data = json.loads(json_path.read_text())
+    assert {(r["op"], r["layout"], r["dtype"]) for r in data["results"]} == {
+        ("max_pool", "nhwc", "float32"), ("max_pool", "nhwc", "int32"),
+        ("moving_mean", "wide-1", "float32"), ("moving_mean", "wide-1", "float64")}
+    assert all(r.get("check") in ("ok", "reference") for r in data["results"])
+    out = capsys.readouterr().out
+    assert "coverage: " in out and "max_pool: float32 and int32 only" in out
+    assert "moving_mean: float32 and float64 only" in out
 
 
 def test_help_shows_sweep_but_not_its_test_options(capsys):

@@ -2,14 +2,28 @@
 
 The fixed benchmark (:mod:`axisops.bench`) times a few workloads on one large
 array.  The sweep asks a different question: *at which sizes, dtypes and
-layouts is axisops slower than NumPy, PyTorch, bottleneck or numbagg?*  It times each public operator
-from about a thousand to a hundred million elements (1K, 8K, 64K, 1M, 8M and
-100M; ``--quick``: 1K, 64K and 1M), in float32, float64 and int32, on C-ordered
-and transposed inputs of several shapes (a *layout*: 1-D, tall ``(N/4, 4)``
-along either axis, wide ``(4, N/4)`` along its rows, the middle axis of
-``(8, N/64, 8)``, and the transposed ``(N/4, 4).T``; images ``(N, C, H, W)``
-for unfold and fold), and reports, per operator, the axisops time over the best
-peer's time at about 1K elements, from 64K elements up, and at its best.
+layouts is axisops slower than NumPy, PyTorch, bottleneck or numbagg?*  It times
+each operator (:data:`OPS`: the reductions, scans, gathers, scatter, unfold,
+fold, the pooling and the moving windows) from about a thousand to a hundred
+million elements (1K, 8K, 64K, 1M, 8M and 100M; ``--quick``: 1K, 64K and 1M),
+in float32, float64 and int32, on C-ordered and transposed inputs of several
+shapes (a *layout*: 1-D, tall ``(N/4, 4)`` along either axis, wide ``(4, N/4)``
+along its rows, the middle axis of ``(8, N/64, 8)``, and the transposed
+``(N/4, 4).T``; images ``(N, C, H, W)`` for unfold, fold and the pooling, and
+``(N, H, W, C)`` with ``channels_last`` for the pooling), and reports, per
+operator, the axisops time over the best peer's time at about 1K elements, from
+64K elements up, and at its best.
+
+The pooling (max_pool 3x3 stride 2 padding 1, avg_pool 2x2 stride 2, the fixed
+bench's) runs against NumPy (``sliding_window_view``) and PyTorch's
+``max_pool2d``/``avg_pool2d``, NCHW and channels last; the moving windows
+(moving_mean, moving_max, moving_std with ddof=1; trailing windows of 20 along
+the reductions' layouts but the axis of 4, and moving_mean's window of 1000 along
+long rows from 64K) against NumPy, bottleneck's and numbagg's ``move_*`` (n/a
+where the library lacks the function or refuses a window longer than the axis).
+Each runs in two dtypes at most (float32 and one other; moving_std float64
+only, so not with ``--quick``) and stops at 8M elements: the five add 171
+points and about 3 minutes to the sweep (about 190 s on 2 busy cores).
 
 This module is imported only by ``axisops bench --sweep`` and
 ``benchmarks/run.py --sweep``; ``import axisops`` never imports it.  It reuses
@@ -46,15 +60,17 @@ How a point (operator, layout, dtype, size) is measured, and why:
   that size and marked ``too slow``; a system whose first timed call takes that
   long is timed only once (marked ``1 call``).  Dtypes other than float32 stop
   at 8M elements, 100M runs only four layouts per operator (:data:`TOP_LAYOUTS`),
-  and unfold/fold stop at 8M-element images (their columns are nine times
-  larger).  Only one value buffer and one index array are kept between points
-  (:class:`InputCache`).  This bounds the time (about 20-25 minutes on 2 idle
+  unfold/fold stop at 8M-element images (their columns are nine times
+  larger), and so do the pooling and the moving windows, each in its spec's
+  dtypes (:attr:`OpSpec.dtypes`).  Only one value buffer and one index array
+  are kept between points (:class:`InputCache`).  This bounds the time (about 20-28 minutes on 2 idle
   cores with compiled kernels; ``axisops warmup`` first) and the memory (6 GB at
   the peak, a 100M-element scatter).
 
 Time per element (the plot) is the median call time over the point's number of
 elements: ``x.size`` for the reductions, scans and gathers (every gather picks as
-many elements as ``x`` has), the image's size for unfold and fold.
+many elements as ``x`` has) and the moving windows, the image's size for
+unfold, fold and the pooling.
 """
 
 from __future__ import annotations
@@ -66,16 +82,19 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .. import bench
+from .pool import AVG_KERNEL, MAX_KERNEL, MAX_PADDING, MAX_STRIDE, numpy_pool
 from .report import _ms
 from .runner import _to_numpy
 from .systems import (
+    _bottleneck,
     _load,
+    _numbagg,
     _torch,
     available_systems,
     core_count,
@@ -114,10 +133,13 @@ __all__ = [
 SYSTEMS = ("axisops", "numpy", "torch", "bottleneck", "numbagg")
 #: Warm-up order: the systems whose results others are checked against come first.
 CHECK_ORDER = ("numpy", "torch", "bottleneck", "numbagg", "axisops")
-#: Every public operator, in table order.
+#: The operators, in table order: every public operator of the plain families
+#: (the nan* twins, var/std and the moving windows' min and arg twins run the
+#: same kernels as operators swept here, and are left out).
 OPS = ("sum", "prod", "mean", "max", "min", "argmax", "argmin",
        "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
-       "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold")
+       "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
+       "max_pool", "avg_pool", "moving_mean", "moving_max", "moving_std")
 
 #: Sizes (elements) of the full sweep: 1K, 8K, 64K, 1M, 8M, 100M.
 FULL_SIZES = (1 << 10, 1 << 13, 1 << 16, 1 << 20, 1 << 23, 100_000_000)
@@ -128,7 +150,8 @@ QUICK_DTYPES = ("float32",)
 #: Above this size only float32 runs (a 100M float64 array is 800 MB, and the
 #: sweep must stay within about 30 minutes).
 ALL_DTYPES_MAX_SIZE = 1 << 23
-#: unfold and fold stop at this image size (the columns are 9 times larger).
+#: unfold and fold stop at this image size (the columns are 9 times larger), and
+#: so do the pooling and the moving windows (to keep the sweep's time).
 WINDOW_MAX_SIZE = 1 << 23
 #: Above ALL_DTYPES_MAX_SIZE only these layouts run (each point there takes
 #: seconds): 1-D, the representative and the transposed layout, and tall along axis 0.
@@ -155,6 +178,14 @@ WORST_COUNT = 10
 #: buffer can be viewed in every layout.
 ELEMENT_MULTIPLE = 64
 WINDOW_KERNEL, WINDOW_PADDING, WINDOW_CHANNELS = 3, 1, 16
+#: The pooling: (kernel, stride, padding) of each operator, the fixed bench's
+#: (axisops.bench.pool): the ResNet stem's 3x3 max pooling with stride 2 and
+#: padding 1, and a 2x2 average pooling with stride 2.
+POOL_GEOMETRY = {"max_pool": (MAX_KERNEL, MAX_STRIDE, MAX_PADDING),
+                 "avg_pool": (AVG_KERNEL, AVG_KERNEL, 0)}
+#: The moving windows' trailing window, and the long window of moving_mean's
+#: ``wide-1-w1000`` layout (from 64K elements).
+MOVING_WINDOW, MOVING_LONG_WINDOW = 20, 1000
 #: Pixels per image plane at most; larger sizes add images to the batch.
 WINDOW_MAX_PLANE = 256 * 256
 INDEX_SEED = 4
@@ -162,14 +193,30 @@ INDEX_SEED = 4
 Runner = Callable[[], Any]
 
 
+def size_label(n: int) -> str:
+    """A short size: 1000 and 1024 -> "1K", 65536 -> "64K", 1048576 -> "1M",
+    100000000 -> "100M" (decimal or binary units, whichever divides exactly)."""
+    for unit, decimal, binary in (("G", 10**9, 1 << 30), ("M", 10**6, 1 << 20), ("K", 10**3, 1 << 10)):
+        if n >= decimal:
+            for scale in (decimal, binary):
+                if n % scale == 0:
+                    return f"{n // scale}{unit}"
+            value = n / binary
+            return f"{value:.0f}{unit}" if value >= 10 else f"{value:.1f}{unit}"
+    return str(n)
+
+
 @dataclass(frozen=True)
 class Layout:
-    """How a flat buffer of ``n`` elements is viewed, and along which axis."""
+    """How a flat buffer of ``n`` elements is viewed, and along which axis (with
+    the moving windows' window, and the smallest size the layout runs at)."""
 
     name: str
     text: str
     view: Callable[[np.ndarray], np.ndarray]
     axis: int | None
+    window: int | None = None
+    min_size: int = 0
 
 
 def _layouts(*layouts: Layout) -> dict[str, Layout]:
@@ -202,6 +249,32 @@ WINDOW_LAYOUTS = _layouts(
     Layout("nhwcT", "(N, 16, H, W) view of NHWC memory (transposed), 3x3, padding 1",
            lambda a: a, None),
 )
+#: max_pool and avg_pool: an (N, C, H, W) image in C order, or (N, H, W, C) in C
+#: order with ``channels_last=True`` (torch: an NCHW view of it, the
+#: channels_last memory format, so that torch runs its NHWC kernel).
+POOL_LAYOUTS = _layouts(
+    Layout("nchw", "(N, 16, H, W) C-ordered", lambda a: a, None),
+    Layout("nhwc", "(N, H, W, 16) C-ordered, channels_last=True (torch: its channels_last "
+           "memory format)", lambda a: a, None),
+)
+
+
+def _moving_layout(name: str, window: int, new_name: str | None = None,
+                   min_size: int = 0) -> Layout:
+    """A layout of the reductions with a moving window along its axis."""
+    layout = AXIS_LAYOUTS[name]
+    text = f"{layout.text}, window {window}" + (
+        f", from {size_label(min_size)}" if min_size else "")
+    return replace(layout, name=new_name or name, text=text, window=window, min_size=min_size)
+
+
+#: The moving windows: the reductions' layouts (but an axis of 4) with a window of
+#: 20 along the axis (the middle axis of (8, N/64, 8) is shorter than that at 1K).
+MOVING_LAYOUTS = _layouts(*(_moving_layout(name, MOVING_WINDOW)
+                            for name in ("1d", "tall-0", "wide-1", "mid-1", "wideT-1")))
+#: moving_mean also has a long window along long rows, from 64K elements.
+MOVING_MEAN_LAYOUTS = dict(MOVING_LAYOUTS, **_layouts(
+    _moving_layout("wide-1", MOVING_LONG_WINDOW, "wide-1-w1000", 1 << 16)))
 
 
 @dataclass(frozen=True)
@@ -212,6 +285,8 @@ class OpSpec:
     for sums (exact in any order), +-1 for products (no overflow, no
     subnormals), uniform random values otherwise.  ``rtol`` is the relative
     tolerance of float results by dtype (integers are compared exactly).
+    ``dtypes`` (``None``: all) and ``max_size`` (``None``: none) restrict where
+    the operator runs.
     """
 
     name: str
@@ -222,16 +297,37 @@ class OpSpec:
     quick_layouts: tuple[str, ...]
     rtol: tuple[float, float] = (1e-6, 1e-12)  # float32, float64
     note: str = ""
+    dtypes: tuple[str, ...] | None = None
+    max_size: int | None = None
+
+
+#: The families on images (sizes up to WINDOW_MAX_SIZE), and those with windows.
+IMAGE_FAMILIES = ("unfold", "fold", "pool")
+LIMITED_FAMILIES = IMAGE_FAMILIES + ("moving",)
 
 
 def _spec(name: str, family: str, values: str, note: str = "",
-          rtol: tuple[float, float] = (1e-6, 1e-12)) -> OpSpec:
-    """An operator's spec, with the layouts, plot layout and quick layouts of its family."""
-    layouts = {"take": TAKE_LAYOUTS, "gather_nd": GATHER_ND_LAYOUTS,
-               "unfold": WINDOW_LAYOUTS, "fold": WINDOW_LAYOUTS}.get(family, AXIS_LAYOUTS)
-    plot_layout = {"gather_nd": "rows64", "unfold": "nchw", "fold": "nchw"}.get(family, "wide-1")
-    transposed = next(k for k in layouts if k.endswith(("T", "T-1")))
-    return OpSpec(name, family, values, layouts, plot_layout, (plot_layout, transposed), rtol, note)
+          rtol: tuple[float, float] = (1e-6, 1e-12), *,
+          layouts: dict[str, Layout] | None = None,
+          dtypes: tuple[str, ...] | None = None) -> OpSpec:
+    """An operator's spec, with the layouts (unless given), plot layout, quick
+    layouts and size limit of its family."""
+    if layouts is None:
+        layouts = {"take": TAKE_LAYOUTS, "gather_nd": GATHER_ND_LAYOUTS,
+                   "unfold": WINDOW_LAYOUTS, "fold": WINDOW_LAYOUTS, "pool": POOL_LAYOUTS,
+                   "moving": MOVING_LAYOUTS}.get(family, AXIS_LAYOUTS)
+    plot_layout = "rows64" if family == "gather_nd" else (
+        "nchw" if family in IMAGE_FAMILIES else "wide-1")
+    # the transposed variant (channels last for the pooling, which takes NHWC itself)
+    variant = next(k for k in layouts if k.endswith(("T", "T-1", "nhwc")))
+    max_size = WINDOW_MAX_SIZE if family in LIMITED_FAMILIES else None
+    return OpSpec(name, family, values, layouts, plot_layout, (plot_layout, variant), rtol, note,
+                  dtypes, max_size)
+
+
+_MOVING_PEERS = ("bottleneck move_{0} and numbagg move_{0}(a, window=, axis=) (n/a where the "
+                 "window is longer than the axis: they refuse it; axisops and NumPy give NaN); "
+                 "torch: n/a")
 
 
 SPECS: dict[str, OpSpec] = {s.name: s for s in (
@@ -272,6 +368,29 @@ SPECS: dict[str, OpSpec] = {s.name: s for s in (
     _spec("fold", "fold", "small_ints",
           "the columns of a 3x3, padding 1 unfold; NumPy: 9 shifted-slice adds; torch: F.fold "
           "(n/a for int32)"),
+    _spec("max_pool", "pool", "random",
+          "3x3, stride 2, padding 1, 16 channels; NumPy: np.pad (-inf, or the int32 minimum) "
+          "+ sliding_window_view + max; torch: F.max_pool2d (channels last: on an NCHW view "
+          "of the NHWC array, result permuted back)", dtypes=("float32", "int32")),
+    _spec("avg_pool", "pool", "small_ints",
+          "2x2, stride 2, 16 channels; NumPy: sliding_window_view + mean; torch: F.avg_pool2d "
+          "(channels last as for max_pool)", dtypes=("float32", "float64")),
+    _spec("moving_mean", "moving", "small_ints",
+          "trailing windows of 20 (wide-1-w1000: 1000) along the axis, the first window - 1 "
+          "positions NaN; NumPy: differences of a float64 cumsum over the window (exact on "
+          "these integer values); " + _MOVING_PEERS.format("mean"),
+          layouts=MOVING_MEAN_LAYOUTS, dtypes=("float32", "float64")),
+    _spec("moving_max", "moving", "random",
+          "trailing windows of 20 along the axis; NumPy: sliding_window_view + max (int32: "
+          "float64 results, as axisops and bottleneck); bottleneck move_max; numbagg: n/a (no "
+          "move_max); n/a for bottleneck where the window is longer than the axis; torch: n/a",
+          dtypes=("float32", "int32")),
+    _spec("moving_std", "moving", "small_ints",
+          "ddof=1, trailing windows of 20 along the axis; NumPy: sliding_window_view + "
+          "std(ddof=1); " + _MOVING_PEERS.format("std") + " (numbagg's move_std is ddof=1); "
+          "float64 only: bottleneck's float32 move_std runs its sums in float32 (4e-4 off "
+          "at 8M along an axis), a MISMATCH, and is not the same computation",
+          rtol=(1e-5, 1e-9), dtypes=("float64",)),
 )}
 
 
@@ -294,19 +413,6 @@ class Point:
         return f"{self.dtype} {self.layout}"
 
 
-def size_label(n: int) -> str:
-    """A short size: 1000 and 1024 -> "1K", 65536 -> "64K", 1048576 -> "1M",
-    100000000 -> "100M" (decimal or binary units, whichever divides exactly)."""
-    for unit, decimal, binary in (("G", 10**9, 1 << 30), ("M", 10**6, 1 << 20), ("K", 10**3, 1 << 10)):
-        if n >= decimal:
-            for scale in (decimal, binary):
-                if n % scale == 0:
-                    return f"{n // scale}{unit}"
-            value = n / binary
-            return f"{value:.0f}{unit}" if value >= 10 else f"{value:.1f}{unit}"
-    return str(n)
-
-
 def _kind_order(values: str) -> int:
     """Where the operators taking ``values`` come within a layout."""
     return VALUE_KINDS.index("noise01" if values == "decaying" else values)
@@ -325,7 +431,9 @@ def plan(
     layout by the kind of values the operators take, so that one value buffer
     (and one index array) at a time serves consecutive points (:class:`InputCache`).
     ``layouts`` keeps only the layouts of those names; ``quick`` keeps each
-    operator's representative layout and its transposed variant.
+    operator's representative layout and its transposed variant.  An operator
+    runs only in its spec's dtypes, up to its ``max_size``, and a layout from its
+    ``min_size``.
     """
     points = []
     for size in sorted(set(sizes)):
@@ -336,11 +444,14 @@ def plan(
             cases = []
             for op in ops:
                 spec = SPECS[op]
-                if spec.family in ("unfold", "fold") and size > WINDOW_MAX_SIZE:
+                if spec.max_size is not None and size > spec.max_size:
+                    continue
+                if spec.dtypes is not None and dtype not in spec.dtypes:
                     continue
                 names = spec.quick_layouts if quick else tuple(spec.layouts)
                 for name in names:
-                    if (layouts is None or name in layouts) and (not top or name in TOP_LAYOUTS):
+                    if ((layouts is None or name in layouts) and (not top or name in TOP_LAYOUTS)
+                            and size >= spec.layouts[name].min_size):
                         cases.append((LAYOUT_NAMES.index(name), _kind_order(spec.values),
                                       OPS.index(op), name, op))
             for *_, name, op in sorted(cases):
@@ -362,6 +473,8 @@ class Inputs:
     updates: np.ndarray | None = None
     image_size: tuple[int, int] | None = None
     elements: int = 0
+    window: int | None = None
+    channels_last: bool = False
 
 
 #: The kinds of input values of :func:`make_values` (an operator's ``values`` may
@@ -472,7 +585,7 @@ def make_inputs(point: Point, cache: InputCache) -> Inputs:
     spec = SPECS[point.op]
     layout = spec.layouts[point.layout]
     cache.reset(point.size, point.dtype)
-    if spec.family in ("unfold", "fold"):
+    if spec.family in IMAGE_FAMILIES:
         return _window_inputs(point, cache)
     n = max(ELEMENT_MULTIPLE, point.size // ELEMENT_MULTIPLE * ELEMENT_MULTIPLE)
     flat = cache.flat("noise01" if spec.values == "decaying" else spec.values, n, point.dtype)
@@ -488,6 +601,8 @@ def make_inputs(point: Point, cache: InputCache) -> Inputs:
         rows = x.shape[0]
         return Inputs(x, None, cache.random_indices(rows, (rows, 1)), elements=n)
     axis = layout.axis
+    if spec.family == "moving":
+        return Inputs(x, axis, window=layout.window, elements=n)
     if spec.family == "take":
         return Inputs(x, axis, cache.random_indices(x.shape[axis], (x.shape[axis],)), elements=n)
     if spec.family == "along":
@@ -496,12 +611,17 @@ def make_inputs(point: Point, cache: InputCache) -> Inputs:
 
 
 def _window_inputs(point: Point, cache: InputCache) -> Inputs:
-    """unfold: the image; fold: the columns of the image's unfold (both as laid out)."""
+    """unfold and the pooling: the image; fold: the columns of the image's unfold
+    (all as laid out)."""
     k, p = WINDOW_KERNEL, WINDOW_PADDING
     n, c, h, w = window_shape(point.size)
     elements = n * c * h * w
     flat = make_values(SPECS[point.op].values, elements, point.dtype,
                        np.random.default_rng([cache.seed, elements, 99]))
+    if SPECS[point.op].family == "pool":
+        if point.layout == "nhwc":
+            return Inputs(flat.reshape(n, h, w, c), elements=elements, channels_last=True)
+        return Inputs(flat.reshape(n, c, h, w), elements=elements)
     transposed = point.layout == "nhwcT"
     if point.op == "unfold":
         if transposed:
@@ -543,6 +663,15 @@ def axisops_runner(op: str, inp: Inputs) -> Runner:
         return lambda: fn(x, inp.indices, inp.updates, axis, reduce="add")
     if family == "unfold":
         return lambda: fn(x, (k, k), padding=p)
+    if family == "pool":
+        k, s, p = POOL_GEOMETRY[op]
+        cl = inp.channels_last
+        return lambda: fn(x, k, stride=s, padding=p, channels_last=cl)
+    if family == "moving":
+        w = inp.window
+        if op == "moving_std":
+            return lambda: fn(x, w, axis, ddof=1)
+        return lambda: fn(x, w, axis)
     return lambda: fn(x, inp.image_size, (k, k), padding=p)
 
 
@@ -571,7 +700,58 @@ def numpy_runner(op: str, inp: Inputs) -> Runner:
         return _numpy_scatter_add(x, indices, inp.updates, axis)
     if family == "unfold":
         return lambda: bench.numpy_unfold(x, k, p)
+    if family == "pool":
+        return _numpy_pool(op, x, inp.channels_last)
+    if family == "moving":
+        w = inp.window
+        return lambda: numpy_moving(x, op, w, axis)
     return lambda: bench.numpy_fold(x, inp.image_size, k, p)
+
+
+def _numpy_pool(op: str, x: np.ndarray, channels_last: bool) -> Runner:
+    """``numpy_pool`` of :mod:`axisops.bench.pool`; integers are padded with
+    their dtype's minimum here (it pads with -inf)."""
+    k, s, p = POOL_GEOMETRY[op]
+    reduce = np.max if op == "max_pool" else np.mean
+    if not p or x.dtype.kind == "f":
+        return lambda: numpy_pool(x, reduce, k, s, p, channels_last)
+    pads = [(0, 0)] * 4
+    for a in ((1, 2) if channels_last else (2, 3)):
+        pads[a] = (p, p)
+    fill = np.iinfo(x.dtype).min if reduce is np.max else 0
+    return lambda: numpy_pool(np.pad(x, pads, constant_values=fill), reduce, k, s, 0,
+                              channels_last)
+
+
+def numpy_moving(x: np.ndarray, op: str, window: int, axis: int) -> np.ndarray:
+    """The trailing moving window along ``axis`` in NumPy: the first ``window - 1``
+    positions NaN (all of them when the window is longer than the axis), float64
+    for integers.  moving_mean and moving_sum: the differences of a float64
+    cumsum over the window (O(n), exact on the sweep's integer values);
+    moving_max and moving_std (ddof=1): a ``sliding_window_view`` reduction."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    out = np.full(x.shape, np.nan, x.dtype if x.dtype.kind == "f" else np.float64)
+    length = x.shape[axis]
+    if window > length:
+        return out
+
+    def along(part: slice) -> tuple[slice, ...]:
+        where = [slice(None)] * x.ndim
+        where[axis] = part
+        return tuple(where)
+
+    if op in ("moving_mean", "moving_sum"):
+        total = np.cumsum(x, axis=axis, dtype=np.float64)
+        sums = total[along(slice(window - 1, None))].copy()
+        sums[along(slice(1, None))] -= total[along(slice(None, length - window))]
+        reduced = sums / window if op == "moving_mean" else sums
+    else:
+        windows = sliding_window_view(x, window, axis=axis)
+        reduced = (np.max(windows, axis=-1) if op == "moving_max"
+                   else np.std(windows, axis=-1, ddof=1))
+    out[along(slice(window - 1, None))] = reduced
+    return out
 
 
 def _numpy_scatter_add(x: np.ndarray, indices: np.ndarray, updates: np.ndarray,
@@ -619,21 +799,63 @@ def torch_runner(op: str, inp: Inputs) -> Runner:
         return lambda: torch.scatter_add(t, axis, ti, tu)
     if family == "unfold":
         return lambda: torch.nn.functional.unfold(t, k, padding=p)
+    if family == "pool":
+        return _torch_pool(op, t, inp.channels_last)
+    if family == "moving":
+        raise NotImplementedError(f"torch has no {op}")
     return lambda: torch.nn.functional.fold(t, inp.image_size, k, padding=p)
 
 
+def _torch_pool(op: str, t: Any, channels_last: bool) -> Runner:
+    """``F.max_pool2d``/``F.avg_pool2d``; channels last on the NCHW view of the NHWC
+    tensor (torch's channels_last memory format: its NHWC kernel), result
+    permuted back to NHWC (a view).  int32 average pooling: torch's
+    NotImplementedError (n/a)."""
+    functional = _torch().nn.functional
+    fn = functional.max_pool2d if op == "max_pool" else functional.avg_pool2d
+    k, s, p = POOL_GEOMETRY[op]
+    if not channels_last:
+        return lambda: fn(t, k, stride=s, padding=p)
+    nchw = t.permute(0, 3, 1, 2)
+    return lambda: fn(nchw, k, stride=s, padding=p).permute(0, 2, 3, 1)
+
+
 def _nan_peer_runner(library: str) -> Callable[[str, Inputs], Runner]:
-    """bottleneck's or numbagg's NaN-skipping reduction (``axisops.bench.reduce``),
-    NotImplementedError (reported as n/a) for the operators they do not have."""
+    """bottleneck's or numbagg's NaN-skipping reduction (``axisops.bench.reduce``)
+    or moving window (:func:`moving_peer`), NotImplementedError (reported as n/a)
+    for the operators they do not have."""
     from .reduce import nan_peer_factories
 
     def runner(op: str, inp: Inputs) -> Runner:
-        if SPECS[op].family != "reduce":
+        family = SPECS[op].family
+        if family == "moving":
+            return moving_peer(library, op, inp)
+        if family != "reduce":
             raise NotImplementedError(f"{library} has no {op}")
         return nan_peer_factories(op, inp.axis)[library](inp.x)
 
     runner.__name__ = f"{library}_runner"
     return runner
+
+
+def moving_peer(library: str, op: str, inp: Inputs) -> Runner:
+    """bottleneck's ``move_*(a, window, axis=)`` or numbagg's ``move_*(a,
+    window=, axis=)`` (moving_std: ddof=1, numbagg's only one);
+    NotImplementedError where the library has no such function or the window is
+    longer than the axis (both refuse it)."""
+    x, axis, window = inp.x, inp.axis, inp.window
+    assert axis is not None and window is not None
+    name = "move_" + op.removeprefix("moving_")
+    fn = getattr(_bottleneck() if library == "bottleneck" else _numbagg(), name, None)
+    if fn is None:
+        raise NotImplementedError(f"{library} has no {name}")
+    if window > x.shape[axis]:
+        raise NotImplementedError(f"{library} refuses a window longer than the axis "
+                                  f"({window} > {x.shape[axis]})")
+    if library == "bottleneck":
+        ddof = {"ddof": 1} if op == "moving_std" else {}
+        return lambda: fn(x, window, axis=axis, **ddof)
+    return lambda: fn(x, window=window, axis=axis)
 
 
 RUNNERS: dict[str, Callable[[str, Inputs], Runner]] = {
@@ -937,6 +1159,7 @@ def run(
                      for op in dict.fromkeys(p.op for p in points)},
             notes={op: SPECS[op].note for op in dict.fromkeys(p.op for p in points)
                    if SPECS[op].note},
+            coverage=coverage(points),
             min_time_s=min_time,
             min_samples=min_samples,
             sample_s=SAMPLE_S,
@@ -948,6 +1171,40 @@ def run(
         ),
         "results": rows,
     }
+
+
+def coverage(points: Sequence[Point]) -> dict[str, dict[str, Any]]:
+    """Per operator, the sizes and dtypes its points have."""
+    out: dict[str, dict[str, Any]] = {}
+    for p in points:
+        entry = out.setdefault(p.op, {"sizes": [], "dtypes": []})
+        if p.size not in entry["sizes"]:
+            entry["sizes"].append(p.size)
+        if p.dtype not in entry["dtypes"]:
+            entry["dtypes"].append(p.dtype)
+    for entry in out.values():
+        entry["sizes"].sort()
+    return out
+
+
+def coverage_text(meta: dict[str, Any]) -> str | None:
+    """The operators whose sizes or dtypes are fewer than the run's, grouped, e.g.
+    ``"max_pool: up to 8M, float32, int32"`` (``None`` where every operator ran
+    everywhere, or for results written before the coverage was recorded)."""
+    groups: dict[str, list[str]] = {}
+    for op, entry in meta.get("coverage", {}).items():
+        parts = []
+        if entry["sizes"] != meta["sizes"]:
+            low, high = entry["sizes"][0], entry["sizes"][-1]
+            parts.append(f"up to {size_label(high)}" if low == meta["sizes"][0]
+                         else f"{size_label(low)} to {size_label(high)}")
+        if entry["dtypes"] != meta["dtypes"]:
+            parts.append(" and ".join(entry["dtypes"]) + " only")
+        if parts:
+            groups.setdefault(", ".join(parts), []).append(op)
+    if not groups:
+        return None
+    return "; ".join(f"{', '.join(ops)}: {text}" for text, ops in groups.items())
 
 
 # --------------------------------------------------------------------------
@@ -1028,9 +1285,16 @@ def header_lines(data: dict[str, Any]) -> list[str]:
     if meta.get("load_average_before") is not None and meta.get("load_average_after") is not None:
         load = (f"; load average {meta['load_average_before']:.2f} before, "
                 f"{meta['load_average_after']:.2f} after")
+    limits = coverage_text(meta)
+    top = [s for s in meta["sizes"] if s > ALL_DTYPES_MAX_SIZE]
+    if top:
+        limits = (f"above {size_label(ALL_DTYPES_MAX_SIZE)} elements only "
+                  + ("float32 and " if len(meta["dtypes"]) > 1 else "")
+                  + f"the layouts {', '.join(TOP_LAYOUTS)}" + (f"; {limits}" if limits else ""))
     return [
         f"sizes {sizes} elements; dtypes {', '.join(meta['dtypes'])}; systems "
         f"{', '.join(meta['systems'])}",
+    ] + ([f"coverage: {limits}"] if limits else []) + [
         f"timing: median per call of >= {meta['min_samples']} samples and >= "
         f"{meta['min_time_s']:g} s per system (a sample: back-to-back calls lasting about "
         f"{meta['sample_s'] * 1e3:g} ms), round-robin, after one untimed warm-up call; "
