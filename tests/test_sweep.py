@@ -361,7 +361,9 @@ def test_tiny_run_of_pooling_and_moving_windows_against_numpy():
     text = sweep.format_table(data)
     for op in POOL_OPS + MOVING_OPS:
         assert any(line.startswith(op + " ") for line in text.splitlines())
-    assert "max_pool: float32 and int32 only" in text  # the header's coverage line
+    assert "coverage: max_pool, moving_max: float32 and int32 only; avg_pool, moving_mean: " \
+        "float32 and float64 only; moving_std: float64 only" in text  # in OPS order
+    assert list(data["meta"]["coverage"]) == data["meta"]["ops"] == POOL_OPS + MOVING_OPS
     section = sweep.markdown_section(data)
     assert "`nhwc` (N, H, W, 16) C-ordered, channels_last=True" in section
     assert "`mid-1` (8, N/64, 8) axis 1, window 20" in section

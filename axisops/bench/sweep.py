@@ -1144,6 +1144,8 @@ def run(
     cache.reset(-1, "")
 
     sizes = sorted({p.size for p in points})
+    ran = {p.op for p in points}
+    ops = [op for op in OPS if op in ran]  # the table's order
     return {
         "meta": dict(
             machine_info(),
@@ -1153,12 +1155,11 @@ def run(
             skipped_systems=skipped,
             sizes=sizes,
             dtypes=list(dict.fromkeys(p.dtype for p in points)),
-            ops=list(dict.fromkeys(p.op for p in points)),
+            ops=ops,
             layouts={op: {name: SPECS[op].layouts[name].text
                           for name in dict.fromkeys(p.layout for p in points if p.op == op)}
-                     for op in dict.fromkeys(p.op for p in points)},
-            notes={op: SPECS[op].note for op in dict.fromkeys(p.op for p in points)
-                   if SPECS[op].note},
+                     for op in ops},
+            notes={op: SPECS[op].note for op in ops if SPECS[op].note},
             coverage=coverage(points),
             min_time_s=min_time,
             min_samples=min_samples,
@@ -1174,10 +1175,11 @@ def run(
 
 
 def coverage(points: Sequence[Point]) -> dict[str, dict[str, Any]]:
-    """Per operator, the sizes and dtypes its points have."""
-    out: dict[str, dict[str, Any]] = {}
+    """Per operator (in :data:`OPS` order), the sizes and dtypes its points have."""
+    ran = {p.op for p in points}
+    out: dict[str, dict[str, Any]] = {op: {"sizes": [], "dtypes": []} for op in OPS if op in ran}
     for p in points:
-        entry = out.setdefault(p.op, {"sizes": [], "dtypes": []})
+        entry = out[p.op]
         if p.size not in entry["sizes"]:
             entry["sizes"].append(p.size)
         if p.dtype not in entry["dtypes"]:
