@@ -362,18 +362,23 @@ def _variance(op: str, x, axis, keepdims: bool, dtype, ddof, root: bool):
     return _planned(op, _variance_plan, x, axis, keepdims, dtype, ddof)
 
 
+def variance_dtypes(op: str, x_dtype: np.dtype, dtype) -> tuple[bool, np.dtype, np.dtype,
+                                                                 np.dtype]:
+    """(complex?, the mean's dtype, its accumulator, the result's dtype) of the
+    variances of *x_dtype* with ``dtype=`` *dtype* (the real part's dtype for
+    complex numbers), ``TypeError`` naming *op* for dtypes they do not take. Every
+    array type's variance works them out here."""
+    if _complex.is_complex(x_dtype) or _complex.is_complex(dtype):
+        res = _complex.result_dtype("mean", x_dtype, dtype)
+        return True, res, res, _complex.part_dtype(res)
+    _dtypes.check_dtype(x_dtype, op)
+    res = _dtypes.mean_dtypes(x_dtype, dtype)[0]
+    return False, res, _dtypes.kernel_accumulator(res), res
+
+
 def _variance_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype, ddof):
     skip = op.startswith("nan") and x.dtype.kind in "fc"
-    cplx = _complex.is_complex(x.dtype) or _complex.is_complex(dtype)
-    if cplx:
-        res = _complex.result_dtype("mean", x.dtype, dtype)
-        acc = res
-        out_dtype = _complex.part_dtype(res)
-    else:
-        _dtypes.check_dtype(x.dtype, op)
-        res = _dtypes.mean_dtypes(x.dtype, dtype)[0]
-        acc = _dtypes.kernel_accumulator(res)
-        out_dtype = res
+    cplx, res, acc, out_dtype = variance_dtypes(op, x.dtype, dtype)
     axes = normalize_axes(axis, x.ndim, op)
     summed = "nansum" if skip else "sum"
     whole = math.prod(x.shape[d] for d in axes)

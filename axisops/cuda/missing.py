@@ -167,16 +167,7 @@ def _variance(op: str, x, axis, keepdims: bool, dtype, ddof):
     _dtypes.check_ddof(ddof, op)
     d = D.device_array(x)
     skip = op.startswith("nan") and d.dtype.kind in "fc"
-    cplx = _complex.is_complex(d.dtype) or _complex.is_complex(dtype)
-    if cplx:
-        res = _complex.result_dtype("mean", d.dtype, dtype)
-        acc = res
-        out_dtype = _complex.part_dtype(res)
-    else:
-        _dtypes.check_dtype(d.dtype, op)
-        res = _dtypes.mean_dtypes(d.dtype, dtype)[0]
-        acc = _dtypes.kernel_accumulator(res)
-        out_dtype = res
+    _, _, acc, out_dtype = _missing.variance_dtypes(op, d.dtype, dtype)
     axes = normalize_axes(axis, d.ndim, op)
     if d.size == 0:
         return _stand_in(getattr(_missing, op), d, axes, keepdims=keepdims, dtype=dtype,

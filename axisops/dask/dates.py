@@ -19,7 +19,7 @@ Every other operator of a date keeps the dask path's ``TypeError``.
 >>> import dask.array as da, numpy as np, axisops
 >>> t = da.from_array(np.array(["2020-01-02", "NaT", "2020-01-05"], "datetime64[D]"), chunks=2)
 >>> axisops.nanargmax(t).compute(), axisops.max(t).compute()
-(np.int64(2), np.datetime64('NaT'))
+(np.int64(2), np.datetime64('NaT','D'))
 """
 from __future__ import annotations
 

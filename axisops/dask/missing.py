@@ -33,7 +33,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import _complex, _dtypes
+from .. import _dtypes
 from .. import missing as _np_missing
 from .. import reduce as _np_reduce
 from .._axes import normalize_axes, reduced_shape
@@ -254,12 +254,7 @@ def _variance(op, x, axis, keepdims, dtype, ddof):
     da = _da()
     _dtypes.check_ddof(ddof, op)
     axes = normalize_axes(axis, x.ndim, op)
-    cplx = _complex.is_complex(x.dtype) or _complex.is_complex(dtype)
-    if cplx:
-        res = _complex.part_dtype(_complex.result_dtype("mean", x.dtype, dtype))
-    else:
-        _dtypes.check_dtype(x.dtype, op)
-        res = _dtypes.mean_dtypes(x.dtype, dtype)[0]
+    cplx, _, _, res = _np_missing.variance_dtypes(op, x.dtype, dtype)
     record = np.dtype([("n", np.float64), ("mean", np.complex128 if cplx else np.float64),
                        ("m2", np.float64)])
     skip = op.startswith("nan") and x.dtype.kind in "fc"
