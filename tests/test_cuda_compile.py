@@ -1,7 +1,7 @@
 """Every CUDA kernel compiles for a real GPU (PTX for compute capability 8.0), with
 the argument types its launcher gives it (``axisops.cuda._signatures``): by
 default each kernel's first signature and its float16 and complex ones, where it
-has them (97 of 707: the dtype classes that type and link differently), every
+has them (131 of 936: the dtype classes that type and link differently), every
 distinct one under the exhaustive switch (``AXISOPS_TEST_EXHAUSTIVE=1``,
 ``tests/conftest.py``), which the GPU check sets.
 
@@ -29,7 +29,7 @@ print(json.dumps({"count": len(distinct(exhaustive)),
 """
 
 
-# The exhaustive check compiles 707 signatures: one batch that outlasts the GPU
+# The exhaustive check compiles 936 signatures: one batch that outlasts the GPU
 # check's per-test limit (120 s killed it on the H100 machine's 16 cores, 2026-11-27).
 @pytest.mark.time_limit(420)
 def test_every_kernel_compiles_for_a_real_gpu(exhaustive):
