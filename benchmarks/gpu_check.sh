@@ -34,7 +34,7 @@ phase() { echo "=== $1 ($(( $(date +%s) - START )) s elapsed, $(left) s left)" |
 # GPU_CHECK_TESTS (space-separated files or node ids) runs others instead.
 read -r -a TESTS <<< "${GPU_CHECK_TESTS:-tests/test_cuda.py tests/test_cuda_gather.py \
 tests/test_cuda_grad.py tests/test_cuda_window.py tests/test_cuda_missing.py tests/test_cuda_pool.py \
-tests/test_torch_cuda.py tests/test_cuda_compile.py}"
+tests/test_cuda_moving.py tests/test_torch_cuda.py tests/test_cuda_compile.py}"
 BENCH_ARGS=()
 if [[ -n "${GPU_CHECK_DRY:-}" ]]; then
     # The same phases under Numba's CUDA simulator, on one test of each family (the
