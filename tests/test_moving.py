@@ -331,3 +331,19 @@ def test_long_lanes_interleaved_blocks_have_the_same_bits(op):
             assert f(x[r], window, min_count=1, **kwargs).tobytes() == whole[r].tobytes()
             assert f(x[r, ::-1][::-1], window, min_count=1, **kwargs).tobytes() == \
                 whole[r].tobytes()
+
+
+def test_a_huge_value_leaving_the_window_leaves_no_residue():
+    # the running M2 is computed afresh when one step dwarfs what is left; before,
+    # moving_std of this int32 lane gave 22.6 where 1.0 is right (bottleneck and
+    # pandas share the flaw)
+    x = np.array([1, 2**31 - 1, 3, 1, 2, 3, 1, 2], np.int32)
+    got = axisops.moving_std(x, 3, ddof=1)
+    want = [np.nan, np.nan] + [np.std(x[i - 2:i + 1].astype(np.float64), ddof=1)
+                               for i in range(2, 8)]
+    assert got.dtype == np.float64 and got.shape == (8,)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    y = np.array([1e15, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, np.nan, 7.0, 1e-300])
+    got = axisops.moving_var(y, 3, min_count=2)
+    want = ref.moving_var(y, 3, min_count=2)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)

@@ -25,8 +25,11 @@ axis.
   M2 += (a - b) * ((a - mean') + (b - mean))``); never a sum of squares minus a
   squared sum. Where every finite value in the window is the same (a run as
   long as the window's count: pandas' rule), the state is reset to that value
-  and an M2 of 0, so such windows give exactly 0 and leave no residue. A window
-  holding an infinity gives NaN, as ``numpy.var``.
+  and an M2 of 0, so such windows give exactly 0 and leave no residue. Where
+  one step changes M2 by more than 2**20 times what is left (a huge value
+  leaving: its rounding error would dwarf the true M2), the window's mean and M2
+  are computed afresh by two passes (O(window), only then). A window holding an
+  infinity gives NaN, as ``numpy.var``.
 * Extremes (:func:`moving_extreme_kernel`) keep a monotone wedge (Lemire's
   ascending-minima deque) of positions in a ring buffer: each element is pushed
   once and popped at most once, so the cost per element does not grow with the
@@ -347,6 +350,33 @@ def _var_emit(count, finite, m2, min_count, ddof, root):
     return math.sqrt(v) if root else v
 
 
+#: A running M2 is computed afresh when one step changed it by more than this
+#: many times what is left (a huge value leaving the window would leave its
+#: rounding error behind: ~2**-52 of the change, then dwarfing the true M2).
+_RECOMPUTE_RATIO = 2.0 ** 20
+
+
+@helper
+def _var_window(base, p, stride, lo, hi, shift, table, like):
+    """(mean, M2) of the finite values at positions [lo, hi) less *shift*, by two
+    passes."""
+    n = 0
+    total = 0.0
+    for k in range(lo, hi):
+        v = load(base[p + k * stride], table, like)
+        if v - v == 0.0:
+            total += v - shift
+            n += 1
+    mean = total / n if n else 0.0
+    m2 = 0.0
+    for k in range(lo, hi):
+        v = load(base[p + k * stride], table, like)
+        if v - v == 0.0:
+            d = (v - shift) - mean
+            m2 += d * d
+    return mean, m2
+
+
 @helper
 def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table, like, ol):
     """Moving variances (standard deviations) of positions [j0, j1) of one lane."""
@@ -377,7 +407,11 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
             d = a - b
             old = mean
             mean = old + d * inv
-            m2 += d * ((a - mean) + (b - old))
+            step = d * ((a - mean) + (b - old))
+            m2 += step
+            if abs(step) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
+                mean, m2 = _var_window(base, p, stride, j - window + 1, j + 1, shift, table,
+                                       like)
         elif fa:  # one in
             finite += 1
             inv = 1.0 / finite
@@ -394,7 +428,11 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
                 inv = 1.0 / finite
                 d = b - mean
                 mean -= d * inv
-                m2 -= d * (b - mean)
+                step = d * (b - mean)
+                m2 -= step
+                if abs(step) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
+                    mean, m2 = _var_window(base, p, stride, j - window + 1, j + 1, shift,
+                                           table, like)
         if fa:
             same = same + 1 if raw == last else 1
             last = raw
