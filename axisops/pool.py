@@ -284,18 +284,17 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             out = np.zeros(out_shape, res)
             return (out, np.zeros(out_shape, np.int64)) if with_index else out
         return empty
-    # float16 and bool run as float32 and uint8 (the maxima are exact; a mean of
-    # float16 adds in float32 and is rounded once)
-    work_dtype = {"e": np.dtype(np.float32), "b": np.dtype(np.uint8)}.get(x.dtype.char, x.dtype)
-    if x.dtype == np.bool_:
-        work_dtype = np.dtype(np.uint8)
-    acc = np.zeros(1, work_dtype if is_max else (np.float32 if res.itemsize <= 4 else res))
-    if not is_max and res.kind != "f":
-        acc = np.zeros(1, np.float64)
+    # the kernels' elements: float16 as float32 (the maxima are exact; a mean of
+    # float16 adds in float32 and is rounded once), bool read as its bytes, every
+    # other dtype as it is
+    work_dtype = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
+    converted = work_dtype != x.dtype
+    seen = np.dtype(np.uint8) if x.dtype == np.bool_ else work_dtype
     if is_max:  # the values-only max starts every output below every element
-        acc[0] = -np.inf if work_dtype.kind == "f" else np.iinfo(work_dtype).min
-    out_dtype = work_dtype if is_max else acc.dtype
-    converted = work_dtype != x.dtype and x.dtype != np.bool_
+        acc = np.full(1, -np.inf if seen.kind == "f" else np.iinfo(seen).min, seen)
+    else:  # float32 for float16 and float32 means, else float64
+        acc = np.zeros(1, np.float32 if res.kind == "f" and res.itemsize <= 4 else np.float64)
+    out_dtype = seen if is_max else acc.dtype
     probe = x.astype(work_dtype) if converted else x
     offset, xs = pg.strides(probe)
     make_base = base_maker(probe)

@@ -212,3 +212,14 @@ def test_a_window_between_the_elements_is_refused():
     # positions -1 and 3, both padding
     with pytest.raises(ValueError, match="window 1 lies wholly in the padding"):
         axisops.max_pool(np.zeros((1, 1, 3)), (2,), dilation=4, padding=((2, 2),), stride=1)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int64])
+def test_negative_integers_pool_as_themselves(dtype):
+    # int8 ran as uint8 (a dtype table keyed by the character 'b', int8's, meant for
+    # bool): avg_pool of [-5, -3] gave 252
+    x = np.array([[[-5, -3, -7, -1, 1, -1]]], dtype)
+    got = axisops.max_pool(x, (2,))
+    assert got.dtype == dtype and got.tolist() == [[[-3, -1, 1]]]
+    mean = axisops.avg_pool(x, (2,))
+    assert mean.dtype == np.float64 and mean.tolist() == [[[-4.0, -4.0, 0.0]]]
