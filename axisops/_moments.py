@@ -18,7 +18,8 @@ import warnings
 import numpy as np
 
 from . import _jit
-from ._layout import needs_copy, reduction_view, restore_kept_order, strided_base
+from ._layout import needs_copy, reduction_view, restore_kept_order
+from ._plan import base_maker
 from .kernels import moments as K
 
 #: Elements below which any layout is copied into runs (the copy is cheap there).
@@ -51,16 +52,16 @@ def plan(x: np.ndarray, axes: tuple[int, ...], out_shape, res: np.dtype, *, skip
     rows_kernel = _jit.planned_call(K.moments_rows(skip, variance))
     warning = "Degrees of freedom <= 0 for slice" if variance else "Mean of empty slice"
 
-    contiguous = x.flags.c_contiguous and not copy
+    make_base = None if copy else base_maker(x)
     restore = not copy and list(view.kept_order) != sorted(view.kept_order)
     scalar = len(out_shape) == 0
 
     def run(x):
         if copy:
             x = np.ascontiguousarray(np.transpose(x, order)).reshape(rows)
-        # a writable base runs the entry point compiled for a read-only one: the
-        # flag changes no data model (see _jit.planned_call)
-        base = x.reshape(-1) if contiguous or copy else strided_base(x)[0]
+        # the copy's writable base runs the entry point compiled for a read-only one:
+        # the flag changes no data model (see _jit.planned_call)
+        base = x.reshape(-1) if make_base is None else make_base(x)
         if few and _jit.runs_in_parallel(work):
             counts, out = _by_leaves(base, geometry, outputs, n, x.dtype, skip, variance)
         else:

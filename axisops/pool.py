@@ -241,18 +241,15 @@ def _positions(op, geo, spatial, ceil_mode) -> tuple[int, ...]:
     """Window positions per dimension (PyTorch's rule with ``ceil_mode``); a
     ``ValueError`` where a kernel does not fit or a window lies wholly in padding."""
     out = []
-    for i, s in enumerate(spatial):
+    # the floor's count, and unfold's error where a kernel does not fit
+    for i, (s, count) in enumerate(zip(spatial, geo.positions(op, spatial))):
         begin, end = geo.padding[i]
         span = geo.dilation[i] * (geo.kernel[i] - 1) + 1
-        padded = s + begin + end
-        if padded < span:
-            raise ValueError(f"{op}: in spatial dimension {i} the kernel spans {span} "
-                             f"(kernel_size {geo.kernel[i]}, dilation {geo.dilation[i]}), "
-                             f"larger than the padded input size {padded}")
         step = geo.stride[i]
-        count = (padded - span + (step - 1 if ceil_mode else 0)) // step + 1
-        if ceil_mode and (count - 1) * step >= s + begin:
-            count -= 1  # the last window would start in the end padding
+        if ceil_mode:  # rounded up, less a last window that would start in the end padding
+            count += 1 if (s + begin + end - span) % step else 0
+            if (count - 1) * step >= s + begin:
+                count -= 1
         # every window (with dilation one in the middle can fall between the elements)
         start = np.arange(count, dtype=np.int64) * step - begin
         k0 = -(np.minimum(start, 0) // geo.dilation[i])  # its first offset at or after 0
