@@ -158,51 +158,114 @@ def _nonfinite(base, p, stride, js, j1, table, like):
 
 
 @helper
-def _sum_fill(base, p, stride, js, j0, jw, min_count, mean, table, like, ol):
-    """The adds-only start of a finite walk (positions [js, jw)); returns the sum."""
-    acc = 0.0
-    for j in range(js, jw):
-        acc += load(base[p + j * stride], table, like)
-        if j >= j0:
-            count = j - js + 1
-            ol[j] = np.nan if count < min_count else (acc / count if mean else acc)
-    return acc
+def _deltas(base, q, stride, window, k0, k1, table, like, d):
+    """``d[k - k0]`` for the relative positions k in [k0, k1) of a finite walk whose
+    first element is ``base[q]``: the element entering the window less the one
+    leaving it (the element alone while the window fills), in float64."""
+    kf = min(max(k0, window), k1)  # the first position where an element leaves
+    back = window * stride
+    if stride == 1:
+        head = base[q + k0:q + kf]
+        for t in range(kf - k0):
+            d[t] = load(head[t], table, like)
+        new = base[q + kf:q + k1]
+        old = base[q + kf - back:q + k1 - back]
+        tail = d[kf - k0:k1 - k0]
+        for t in range(k1 - kf):
+            tail[t] = load(new[t], table, like) - load(old[t], table, like)
+    else:
+        for k in range(k0, kf):
+            d[k - k0] = load(base[q + k * stride], table, like)
+        for k in range(kf, k1):
+            r = q + k * stride
+            d[k - k0] = load(base[r], table, like) - load(base[r - back], table, like)
 
 
 @helper
-def _sum_slide(base, p, stride, window, k0, k1, acc, mean, table, like, ol):
-    """Positions [k0, k1) of a finite walk whose window is full; returns the sum."""
-    back = window * stride
-    for j in range(k0, k1):
-        q = p + j * stride
-        acc += load(base[q], table, like) - load(base[q - back], table, like)
-        ol[j] = acc / window if mean else acc
-    return acc
-
-
-@helper
-def _sum_slide4(base, p0, p1, p2, p3, stride, window, k0, k1, acc0, acc1, acc2, acc3,
-                mean, table, like, o0, o1, o2, o3):
-    """``_sum_slide`` of four finite walks at once (relative positions [k0, k1) of
-    each; their outputs ``o*`` start at the same relative position)."""
-    back = window * stride
-    for k in range(k0, k1):
-        d = k * stride
-        acc0 += load(base[p0 + d], table, like) - load(base[p0 + d - back], table, like)
-        acc1 += load(base[p1 + d], table, like) - load(base[p1 + d - back], table, like)
-        acc2 += load(base[p2 + d], table, like) - load(base[p2 + d - back], table, like)
-        acc3 += load(base[p3 + d], table, like) - load(base[p3 + d - back], table, like)
-        if mean:
-            o0[k] = acc0 / window
-            o1[k] = acc1 / window
-            o2[k] = acc2 / window
-            o3[k] = acc3 / window
+def _emit_sums(s, k0, k1, first, window, min_count, mean, flat, start, step):
+    """Outputs of the relative positions k in [max(k0, first), k1) of a walk from
+    its running sums ``s[k - k0]``: ``flat[start + k * step]``; the window's count
+    is ``min(k + 1, window)``."""
+    lo = max(k0, first)
+    if lo >= k1:
+        return
+    if lo >= window - 1:  # full windows: one divisor
+        if step == 1:
+            o = flat[start + lo:start + k1]
+            src = s[lo - k0:k1 - k0]
+            if mean:
+                for t in range(k1 - lo):
+                    o[t] = src[t] / window
+            else:
+                for t in range(k1 - lo):
+                    o[t] = src[t]
         else:
-            o0[k] = acc0
-            o1[k] = acc1
-            o2[k] = acc2
-            o3[k] = acc3
-    return acc0, acc1, acc2, acc3
+            for k in range(lo, k1):
+                v = s[k - k0]
+                flat[start + k * step] = v / window if mean else v
+        return
+    for k in range(lo, k1):
+        count = min(k + 1, window)
+        v = s[k - k0]
+        flat[start + k * step] = np.nan if count < min_count else (v / count if mean else v)
+
+
+#: Positions of a walk done at a time by the finite path: its deltas, running sums
+#: and outputs each a pass over a scratch row of this many float64 (in L1).
+CHUNK = 512
+
+
+@helper
+def _finite_sums(base, qs, stride, lens, firsts, window, min_count, mean, table, like,
+                 flat, starts, step, walks, scratch):
+    """Moving sums (means) of ``walks`` (<= STREAMS) finite walks: walk s starts at
+    ``base[qs[s]]`` (the first element of its anchor), has ``lens[s]`` positions and
+    writes those from ``firsts[s]`` on to ``flat[starts[s] + k * step]``.
+
+    Each chunk of positions is three passes: the deltas (vectorised), the running
+    sums (``acc += delta``: the walks' dependency chains interleaved when there are
+    STREAMS of them), the outputs (vectorised). The arithmetic is ``_sum_lane``'s."""
+    common = lens[0]
+    for s in range(walks):
+        common = min(common, lens[s])
+    a0 = 0.0
+    a1 = 0.0
+    a2 = 0.0
+    a3 = 0.0
+    if walks == STREAMS:
+        for k0 in range(0, common, CHUNK):
+            k1 = min(k0 + CHUNK, common)
+            m = k1 - k0
+            for s in range(STREAMS):
+                _deltas(base, qs[s], stride, window, k0, k1, table, like, scratch[s])
+            d0 = scratch[0]
+            d1 = scratch[1]
+            d2 = scratch[2]
+            d3 = scratch[3]
+            for t in range(m):
+                a0 += d0[t]
+                d0[t] = a0
+                a1 += d1[t]
+                d1[t] = a1
+                a2 += d2[t]
+                d2[t] = a2
+                a3 += d3[t]
+                d3[t] = a3
+            for s in range(STREAMS):
+                _emit_sums(scratch[s], k0, k1, firsts[s], window, min_count, mean, flat,
+                           starts[s], step)
+    else:
+        common = 0
+    for s in range(walks):  # what is left of each walk, alone
+        acc = a0 if s == 0 else a1 if s == 1 else a2 if s == 2 else a3
+        d = scratch[s]
+        for k0 in range(common, lens[s], CHUNK):
+            k1 = min(k0 + CHUNK, lens[s])
+            _deltas(base, qs[s], stride, window, k0, k1, table, like, d)
+            for t in range(k1 - k0):
+                acc += d[t]
+                d[t] = acc
+            _emit_sums(d, k0, k1, firsts[s], window, min_count, mean, flat, starts[s], step)
 
 
 @helper
@@ -279,61 +342,34 @@ def moving_sum_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
             _sum_rows(base, p, n_stride, i1 - i0, max(0, j0 - window + 1), j0, j1, window,
                       min_count, mean, table, like, acc, cnt, pinf, ninf, out[o, :, m, i0:i1])
         return
+    # lane order: tasks of STREAMS (lane, block) walks; the finite ones interleaved
     units = groups * inner * blocks
     lo, hi = part_range((units + STREAMS - 1) // STREAMS, part, parts)
-    ps = np.empty(STREAMS, np.int64)
-    j0s = np.empty(STREAMS, np.int64)
-    j1s = np.empty(STREAMS, np.int64)
-    jss = np.empty(STREAMS, np.int64)
-    os_ = np.empty(STREAMS, np.int64)
-    ms = np.empty(STREAMS, np.int64)
-    is_ = np.empty(STREAMS, np.int64)
-    accs = np.empty(STREAMS)
+    flat = out.reshape(out.size)
+    step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
+    qs = np.empty(STREAMS, np.int64)
+    lens = np.empty(STREAMS, np.int64)
+    firsts = np.empty(STREAMS, np.int64)
+    starts = np.empty(STREAMS, np.int64)
+    scratch = np.empty((STREAMS, CHUNK))
     for task in range(lo, hi):
-        u0 = task * STREAMS
-        u1 = min(u0 + STREAMS, units)
-        finite = 0
-        for u in range(u0, u1):
-            k = u - u0
+        walks = 0
+        for u in range(task * STREAMS, min(task * STREAMS + STREAMS, units)):
             p, o, m, i, j0, j1, js = _task_lane(u, inner, blocks, mids, offset, outer_shape,
                                                 outer_strides, mid_shape, mid_strides,
                                                 inner_stride, block_len, n, window)
-            ps[k], os_[k], ms[k], is_[k], j0s[k], j1s[k], jss[k] = p, o, m, i, j0, j1, js
             if _nonfinite(base, p, n_stride, js, j1, table, like) == 0:
-                finite += 1
-        if finite == STREAMS:  # four finite walks: interleaved after their adds-only starts
-            kmin = n
-            for k in range(STREAMS):
-                jw = min(jss[k] + window, j1s[k])
-                accs[k] = _sum_fill(base, ps[k], n_stride, jss[k], j0s[k], jw, min_count,
-                                    mean, table, like, out[os_[k], :, ms[k], is_[k]])
-                kmin = min(kmin, j1s[k] - jw)
-            # relative step k of walk s is its position jw_s + k
-            r = np.empty(STREAMS, np.int64)
-            for k in range(STREAMS):
-                r[k] = min(jss[k] + window, j1s[k])
-            a0, a1, a2, a3 = _sum_slide4(
-                base, ps[0] + r[0] * n_stride, ps[1] + r[1] * n_stride,
-                ps[2] + r[2] * n_stride, ps[3] + r[3] * n_stride, n_stride, window, 0, kmin,
-                accs[0], accs[1], accs[2], accs[3], mean, table, like,
-                out[os_[0], r[0]:, ms[0], is_[0]], out[os_[1], r[1]:, ms[1], is_[1]],
-                out[os_[2], r[2]:, ms[2], is_[2]], out[os_[3], r[3]:, ms[3], is_[3]])
-            accs[0], accs[1], accs[2], accs[3] = a0, a1, a2, a3
-            for k in range(STREAMS):
-                _sum_slide(base, ps[k], n_stride, window, r[k] + kmin, j1s[k], accs[k], mean,
-                           table, like, out[os_[k], :, ms[k], is_[k]])
-            continue
-        for k in range(u1 - u0):
-            ol = out[os_[k], :, ms[k], is_[k]]
-            if finite == u1 - u0 or _nonfinite(base, ps[k], n_stride, jss[k], j1s[k], table,
-                                               like) == 0:
-                jw = min(jss[k] + window, j1s[k])
-                acc = _sum_fill(base, ps[k], n_stride, jss[k], j0s[k], jw, min_count, mean,
-                                table, like, ol)
-                _sum_slide(base, ps[k], n_stride, window, jw, j1s[k], acc, mean, table, like, ol)
+                qs[walks] = p + js * n_stride
+                lens[walks] = j1 - js
+                firsts[walks] = j0 - js
+                starts[walks] = ((o * n + js) * mids + m) * inner + i
+                walks += 1
             else:
-                _sum_lane(base, ps[k], n_stride, jss[k], j0s[k], j1s[k], window, min_count,
-                          mean, table, like, ol)
+                _sum_lane(base, p, n_stride, js, j0, j1, window, min_count, mean, table, like,
+                          out[o, :, m, i])
+        if walks:
+            _finite_sums(base, qs, n_stride, lens, firsts, window, min_count, mean, table,
+                         like, flat, starts, step, walks, scratch)
 
 
 # ------------------------------------------------------------------------- variances
@@ -443,6 +479,126 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
             ol[j] = _var_emit(count, finite, m2, min_count, ddof, root)
 
 
+@helper
+def _emit_vars(s, k0, k1, first, window, min_count, ddof, root, flat, start, step):
+    """Outputs of the relative positions k in [max(k0, first), k1) of a finite walk
+    from its M2s ``s[k - k0]`` (``_var_emit`` with the window's count
+    ``min(k + 1, window)``, all of it finite)."""
+    lo = max(k0, first)
+    if lo >= k1:
+        return
+    if lo >= window - 1 and window - ddof > 0:  # full windows: one divisor
+        dof = window - ddof
+        if step == 1:
+            o = flat[start + lo:start + k1]
+            src = s[lo - k0:k1 - k0]
+            if root:
+                for t in range(k1 - lo):
+                    o[t] = math.sqrt(max(src[t], 0.0) / dof)
+            else:
+                for t in range(k1 - lo):
+                    o[t] = max(src[t], 0.0) / dof
+        else:
+            for k in range(lo, k1):
+                v = max(s[k - k0], 0.0) / dof
+                flat[start + k * step] = math.sqrt(v) if root else v
+        return
+    for k in range(lo, k1):
+        count = min(k + 1, window)
+        flat[start + k * step] = _var_emit(count, count, s[k - k0], min_count, ddof, root)
+
+
+@helper
+def _loaded(base, q, stride, count, table, like, dst):
+    """``dst[t] = load(base[q + t * stride])`` for t in [0, count)."""
+    if stride == 1:
+        src = base[q:q + count]
+        for t in range(count):
+            dst[t] = load(src[t], table, like)
+    else:
+        for t in range(count):
+            dst[t] = load(base[q + t * stride], table, like)
+
+
+@helper
+def _var_steps(ra, rb, s, t0, t1, shift, inv, finite, mean, m2, same, last):
+    """Steps [t0, t1) of a full finite window (``_var_lane``'s one in, one out):
+    ``ra[t]``/``rb[t]`` the elements entering and leaving, the M2s into ``s[t]``.
+    Returns ``(t, mean, m2, same, last)`` at the first step whose change to M2
+    calls for the window afresh (its M2 not stored, its run not counted), or
+    ``t1``. The caller does that step: the hot loop stays free of the call."""
+    for t in range(t0, t1):
+        raw = ra[t]
+        a = raw - shift
+        b = rb[t] - shift
+        d = a - b
+        old = mean
+        mean = old + d * inv
+        change = d * ((a - mean) + (b - old))
+        m2 += change
+        if abs(change) > _RECOMPUTE_RATIO * m2:
+            return t, mean, m2, same, last
+        same = same + 1 if raw == last else 1
+        last = raw
+        if same >= finite:
+            mean = last - shift
+            m2 = 0.0
+        s[t] = m2
+    return t1, mean, m2, same, last
+
+
+@helper
+def _finite_var(base, q, stride, length, first, window, min_count, ddof, root, table, like,
+                flat, start, step, s, ra, rb):
+    """Moving variances (standard deviations) of one finite walk (as
+    ``_finite_sums``'s walks): ``_var_lane``'s arithmetic with no NaN or infinity to
+    branch on, the M2s of a chunk into ``s`` and the outputs from them in a
+    vectorised pass."""
+    shift = load(base[q], table, like)
+    mean = 0.0
+    m2 = 0.0
+    inv = 0.0
+    finite = 0
+    same = 0
+    last = 0.0
+    for k0 in range(0, length, CHUNK):
+        k1 = min(k0 + CHUNK, length)
+        for k in range(k0, min(k1, window)):  # the window fills: one in
+            raw = load(base[q + k * stride], table, like)
+            a = raw - shift
+            finite += 1
+            inv = 1.0 / finite
+            d = a - mean
+            mean += d * inv
+            m2 += d * (a - mean)
+            same = same + 1 if raw == last else 1
+            last = raw
+            if same >= finite:
+                mean = last - shift
+                m2 = 0.0
+            s[k - k0] = m2
+        kf = max(k0, window)
+        if kf < k1:  # one in, one out: the elements read as float64 first (vectorised)
+            _loaded(base, q + kf * stride, stride, k1 - kf, table, like, ra)
+            _loaded(base, q + (kf - window) * stride, stride, k1 - kf, table, like, rb)
+        t = 0
+        while kf + t < k1:
+            t, mean, m2, same, last = _var_steps(ra, rb, s[kf - k0:], t, k1 - kf, shift, inv,
+                                                 finite, mean, m2, same, last)
+            if kf + t < k1:  # cancellation at step t: the window afresh, then the step's end
+                k = kf + t
+                mean, m2 = _var_window(base, q, stride, k - window + 1, k + 1, shift, table,
+                                       like)
+                same = same + 1 if ra[t] == last else 1
+                last = ra[t]
+                if same >= finite:
+                    mean = last - shift
+                    m2 = 0.0
+                s[k - k0] = m2
+                t += 1
+        _emit_vars(s, k0, k1, first, window, min_count, ddof, root, flat, start, step)
+
+
 @kernel
 def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, inner, inner_stride, window, min_count, block_len,
@@ -454,12 +610,20 @@ def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
     tasks = block_size(outer_shape) * mids * inner * blocks
     like = np.empty(0, np.float64)
     lo, hi = part_range(tasks, part, parts)
+    flat = out.reshape(out.size)
+    step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
+    scratch = np.empty((3, CHUNK + 16))  # rows not 4 KiB apart: no false store-load aliasing
     for task in range(lo, hi):
         p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
                                             outer_strides, mid_shape, mid_strides, inner_stride,
                                             block_len, n, window)
-        _var_lane(base, p, n_stride, js, j0, j1, window, min_count, ddof, root, table, like,
-                  out[o, :, m, i])
+        if _nonfinite(base, p, n_stride, js, j1, table, like) == 0:
+            _finite_var(base, p + js * n_stride, n_stride, j1 - js, j0 - js, window, min_count,
+                        ddof, root, table, like, flat, ((o * n + js) * mids + m) * inner + i,
+                        step, scratch[0], scratch[1], scratch[2])
+        else:
+            _var_lane(base, p, n_stride, js, j0, j1, window, min_count, ddof, root, table, like,
+                      out[o, :, m, i])
 
 
 # -------------------------------------------------------------------------- extremes
