@@ -281,13 +281,18 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             out = np.zeros(out_shape, res)
             return (out, np.zeros(out_shape, np.int64)) if with_index else out
         return empty
-    # the kernels' elements: float16 as float32 (the maxima are exact; a mean of
+    # the kernels' elements: float16 read through the float32 table of its bit
+    # patterns (max) or copied to float32 (mean; the maxima are exact; a mean of
     # float16 adds in float32 and is rounded once), bool read as its bytes, every
     # other dtype as it is
-    work_dtype = np.dtype(np.float32) if x.dtype == np.float16 else x.dtype
-    converted = work_dtype != x.dtype
+    half = x.dtype == np.float16
+    work_dtype = np.dtype(np.float32) if half else x.dtype
+    converted = half and not is_max
+    bits = (np.dtype(np.uint16) if half and is_max else
+            np.dtype(np.uint8) if x.dtype == np.bool_ else None)
     seen = np.dtype(np.uint8) if x.dtype == np.bool_ else work_dtype
-    if is_max:  # the values-only max starts every output below every element
+    table = _dtypes.float16_table() if half and is_max else None
+    if is_max:  # the element type of the kernel's maxima
         acc = np.full(1, -np.inf if seen.kind == "f" else np.iinfo(seen).min, seen)
     else:  # float32 for float16 and float32 means, else float64
         acc = np.zeros(1, np.float32 if res.kind == "f" and res.itemsize <= 4 else np.float64)
@@ -295,23 +300,33 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     probe = x.astype(work_dtype) if converted else x
     offset, xs = pg.strides(probe)
     make_base = base_maker(probe)
-    kern = (K.pool_channels_last if channels_last else K.pool_planes)(not is_max, with_index)
+    if is_max:
+        kern = K.max_pool_rows(channels_last, with_index)
+    else:
+        kern = (K.pool_channels_last if channels_last else K.pool_planes)(True, False)
     call = planned_call(kern)
     geo, pad_end = pg.array(), pg.pad_end()
     size = math.prod(out_shape)
     no_index = np.empty(0, np.int64)
     include_pad = bool(flag) if not is_max else False
+    work = size * pg.geo.kernel_count
+    # the max's indices worked out in int32 where a plane's positions fit
+    ilike = np.empty(0, np.int32 if math.prod(pg.spatial) < 2**31 else np.int64)
 
     def plan(x):
         if converted:
             x = x.astype(work_dtype)
         base = make_base(x)
-        if x.dtype == np.bool_:
-            base = base.view(np.uint8)
+        if bits is not None:
+            base = base.view(bits)
         out = np.empty(size, out_dtype)
         idx = np.empty(size, np.int64) if with_index else no_index
-        call(size * pg.geo.kernel_count, base, offset, xs, geo, pad_end, pg.batch, pg.channels,
-             include_pad, acc, out, idx)
+        if is_max:
+            call(work, base, offset, xs, geo, pg.batch, pg.channels, table, acc, ilike, out,
+                 idx)
+        else:
+            call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad, acc,
+                 out, idx)
         if out_dtype != res:
             out = out.view(np.bool_) if res == np.bool_ else out.astype(res)
         out = out.reshape(out_shape)

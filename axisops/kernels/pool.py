@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import factory, helper, kernel, part_range
+from .common import load
 from .window import _valid
 
 
@@ -152,6 +153,276 @@ def pool_planes(average: bool, with_index: bool = True):
                         for l3 in range(l3n):
                             row[l3] = sums[l3] / (c12 * count3[l3])
                     o += l3n
+
+    return pool
+
+
+@helper(inline=True)
+def _first_max(b, v):
+    """Whether the maximum so far *b* stays against the next element *v*: it is at
+    least *v*, or a NaN (the first NaN wins, ties go to the first)."""
+    return (b >= v) | (b != b)
+
+
+@helper(inline=True)
+def _pick(keep, a, b, ity):
+    """*a* where *keep*, else *b*, in *ity*: a mask, not a branch (an int select
+    driven by a float comparison did not vectorise)."""
+    a = ity(a)
+    b = ity(b)
+    return ity(b ^ ((a ^ b) & -ity(keep)))
+
+
+@helper(inline=True)
+def _max3(hv, hx, s0, s1, s2, step, h0, h1, h2, moves, table, like, index):
+    """``hv[i]``: the first maximum of ``s0[i * step]``, ``s1[..]``, ``s2[..]``, and
+    with *index* ``hx[i]`` where it is (``h0``, ``h1`` or ``h2`` plus ``i * moves``).
+    Two elements are passed as ``s0, s1, s1`` (a repeat never wins a tie), one as
+    ``s0, s0, s0``. Every array is indexed by the loop's counter, and *step* is a
+    constant where the caller passes one, so that the loop vectorises."""
+    ity = hx.dtype.type
+    for i in range(hv.size):
+        v0 = load(s0[i * step], table, like)
+        v1 = load(s1[i * step], table, like)
+        v2 = load(s2[i * step], table, like)
+        k01 = _first_max(v0, v1)
+        m = v0 if k01 else v1
+        k = _first_max(m, v2)
+        hv[i] = m if k else v2
+        if index:
+            d = i * moves
+            hx[i] = _pick(k, _pick(k01, h0 + d, h1 + d, ity), h2 + d, ity)
+
+
+@helper(inline=True)
+def _more(hv, hx, seg, step, here, moves, table, like, index):
+    """``hv[i]``, a maximum so far, against ``seg[i * step]`` (at ``here + i *
+    moves``), as :func:`_max3`."""
+    ity = hx.dtype.type
+    for i in range(hv.size):
+        v = load(seg[i * step], table, like)
+        b = hv[i]
+        keep = _first_max(b, v)
+        hv[i] = b if keep else v
+        if index:
+            hx[i] = _pick(keep, hx[i], here + i * moves, ity)
+
+
+@helper(inline=True)
+def _rows3(row, ax, h0, h1, h2, x0, x1, x2, index):
+    """``row``: the first maximum of three reduced rows, ``ax`` its index (with
+    *index*), as :func:`_max3`."""
+    ity = ax.dtype.type
+    for j in range(row.size):
+        v0 = h0[j]
+        v1 = h1[j]
+        v2 = h2[j]
+        k01 = _first_max(v0, v1)
+        m = v0 if k01 else v1
+        k = _first_max(m, v2)
+        row[j] = m if k else v2
+        if index:
+            ax[j] = _pick(k, _pick(k01, x0[j], x1[j], ity), x2[j], ity)
+
+
+@helper(inline=True)
+def _rows_more(row, ax, h, x, index):
+    """``row``, the maxima so far, against one more reduced row (as :func:`_rows3`)."""
+    ity = ax.dtype.type
+    for j in range(row.size):
+        v = h[j]
+        b = row[j]
+        keep = _first_max(b, v)
+        row[j] = b if keep else v
+        if index:
+            ax[j] = _pick(keep, ax[j], x[j], ity)
+
+
+@helper(inline=True)
+def _scan(base, q, step, count, table, like):
+    """(first maximum, its k) of ``base[q + k * step]`` for k < *count*."""
+    best = load(base[q], table, like)
+    at = 0
+    for k in range(1, count):
+        v = load(base[q + k * step], table, like)
+        keep = _first_max(best, v)
+        best = best if keep else v
+        at = at if keep else k
+    return best, at
+
+
+@factory
+def max_pool_rows(channels_last: bool, with_index: bool):
+    """The kernel of max pooling, a task per row of outputs: (n, c, l1, l2) with
+    channels first (``out`` and ``idx`` C-contiguous (N, C, L1, L2, L3)), (n, l1,
+    l2) with channels last (C-contiguous (N, L1, L2, L3, C), each position's C
+    channels together).
+
+    Separable: each input row (i1, i2) the window reads is first reduced along
+    dimension 3, each output l3 getting the first maximum over its kernel
+    offsets k3 (and where it is), into a small cache of rows that the task's
+    next rows of outputs reuse (with stride 2, half of a 3-row window's input
+    rows); then each output takes the first maximum of those rows in (k1, k2)
+    order: the first maximum of the window in C order of the kernel offsets, as
+    the window read whole gives. Up to three elements (or rows) are compared in
+    one loop (:func:`_max3`), with selects and masks, not branches: the loops
+    vectorise, across the channels (channels last) or along a row (channels
+    first, for strides 1 and 2; other strides and the windows cut by the
+    padding are read one output at a time). The indices are worked out in
+    ``ilike``'s dtype (int32 where a plane's positions fit, as many lanes as
+    float32's) and written out as int64.
+    """
+    CL = channels_last
+    INDEX = with_index
+
+    @kernel
+    def pool(part, parts, base, offset, xs, geo, batch, channels, table, like, ilike, out, idx):
+        s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
+        l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
+        k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
+        d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
+        t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
+        p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+        xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
+        width = channels if CL else 1  # elements per output position in a row
+        row_len = l3n * width
+        # each output l3's kernel offsets [a3, b3) inside the input; those of
+        # [full_lo, full_hi) have them all
+        a3s = np.empty(l3n, np.int64)
+        b3s = np.empty(l3n, np.int64)
+        full_lo, full_hi = l3n, l3n
+        for l3 in range(l3n):
+            a3s[l3], b3s[l3] = _span(l3, t3, p3, s3, k3n, d3)
+            if a3s[l3] == 0 and b3s[l3] == k3n:
+                full_hi = l3 + 1
+                if full_lo == l3n:
+                    full_lo = l3
+        if full_lo == l3n:
+            full_lo = full_hi = 0
+        kb, kc = min(1, k3n - 1), min(2, k3n - 1)
+        # the cache of reduced input rows: row (i1, i2) in slot (i1 % r1, i2 % r2),
+        # tagged with (plane or n, i1, i2); a window's rows never share a slot
+        r1 = (k1n - 1) * d1 + 1
+        r2 = (k2n - 1) * d2 + 1
+        slots = r1 * r2
+        hv = np.empty((slots, row_len), like.dtype)
+        hx = np.empty((slots if INDEX else 0, row_len), ilike.dtype)
+        ax = np.empty(row_len if INDEX else 0, ilike.dtype)  # the outputs' indices
+        tags = np.full(slots, -1, np.int64)
+        order = np.empty(slots, np.int64)  # the slots of a window's rows, in order
+        rows_per_plane = l1n * l2n
+        task_lo, task_hi = part_range(batch * (1 if CL else channels) * rows_per_plane,
+                                      part, parts)
+        step = t3 * xs4
+        for t in range(task_lo, task_hi):
+            plane = t // rows_per_plane
+            l1 = (t // l2n) % l1n
+            l2 = t - (t // l2n) * l2n
+            if CL:
+                xo = offset + plane * xs0
+            else:
+                n = plane // channels
+                xo = offset + n * xs0 + (plane - n * channels) * xs1
+            o = t * row_len
+            row = out[o:o + row_len]
+            a1, b1 = _span(l1, t1, p1, s1, k1n, d1)
+            a2, b2 = _span(l2, t2, p2, s2, k2n, d2)
+            count = (b1 - a1) * (b2 - a2)
+            r = 0
+            for k1 in range(a1, b1):
+                i1 = l1 * t1 - p1 + k1 * d1
+                for k2 in range(a2, b2):
+                    i2 = l2 * t2 - p2 + k2 * d2
+                    slot = (i1 % r1) * r2 + i2 % r2
+                    tag = (plane * s1 + i1) * s2 + i2
+                    order[r] = slot
+                    r += 1
+                    if count == 1:  # reduced straight into the outputs
+                        hvr = row
+                        hxr = ax
+                    elif tags[slot] == tag:
+                        continue
+                    else:
+                        tags[slot] = tag
+                        hvr = hv[slot]
+                        hxr = hx[slot] if INDEX else ax
+                    src = xo + i1 * xs2 + i2 * xs3
+                    at0 = (i1 * s2 + i2) * s3
+                    if CL:
+                        for l3 in range(l3n):
+                            a3, b3 = a3s[l3], b3s[l3]
+                            j = l3 * width
+                            hvs = hvr[j:j + width]  # indexed by the loop's c: it vectorises
+                            hxs = hxr[j:j + width] if INDEX else hxr[:0]
+                            i3 = l3 * t3 - p3
+                            q = src + i3 * xs4
+                            here = at0 + i3
+                            if xs1 == 1:
+                                qa = q + a3 * d3 * xs4
+                                qb = q + min(a3 + 1, b3 - 1) * d3 * xs4
+                                qc = q + min(a3 + 2, b3 - 1) * d3 * xs4
+                                _max3(hvs, hxs, base[qa:qa + width], base[qb:qb + width],
+                                      base[qc:qc + width], 1, here + a3 * d3,
+                                      here + min(a3 + 1, b3 - 1) * d3,
+                                      here + min(a3 + 2, b3 - 1) * d3, 0, table, like, INDEX)
+                                for k3 in range(a3 + 3, b3):
+                                    qk = q + k3 * d3 * xs4
+                                    _more(hvs, hxs, base[qk:qk + width], 1, here + k3 * d3, 0,
+                                          table, like, INDEX)
+                            else:
+                                for c in range(width):
+                                    v, k = _scan(base, q + a3 * d3 * xs4 + c * xs1, d3 * xs4,
+                                                 b3 - a3, table, like)
+                                    hvs[c] = v
+                                    if INDEX:
+                                        hxs[c] = here + (a3 + k) * d3
+                    else:
+                        # the outputs whose windows the padding cuts, and any stride
+                        # but 1 and 2, one at a time
+                        fast = full_lo < full_hi and 1 <= step <= 2
+                        for l3 in range(l3n):
+                            if fast and full_lo <= l3 < full_hi:
+                                continue
+                            a3, b3 = a3s[l3], b3s[l3]
+                            i3 = l3 * t3 - p3 + a3 * d3
+                            v, k = _scan(base, src + i3 * xs4, d3 * xs4, b3 - a3, table, like)
+                            hvr[l3] = v
+                            if INDEX:
+                                hxr[l3] = at0 + i3 + k * d3
+                        if fast:
+                            span = (full_hi - full_lo - 1) * step + 1
+                            i3 = full_lo * t3 - p3
+                            q = src + i3 * xs4
+                            here = at0 + i3
+                            qa, qb, qc = q, q + kb * d3 * xs4, q + kc * d3 * xs4
+                            hvs = hvr[full_lo:full_hi]
+                            hxs = hxr[full_lo:full_hi] if INDEX else hxr[:0]
+                            if step == 1:
+                                _max3(hvs, hxs, base[qa:qa + span], base[qb:qb + span],
+                                      base[qc:qc + span], 1, here, here + kb * d3,
+                                      here + kc * d3, t3, table, like, INDEX)
+                            else:
+                                _max3(hvs, hxs, base[qa:qa + span], base[qb:qb + span],
+                                      base[qc:qc + span], 2, here, here + kb * d3,
+                                      here + kc * d3, t3, table, like, INDEX)
+                            for k3 in range(3, k3n):
+                                qk = q + k3 * d3 * xs4
+                                _more(hvs, hxs, base[qk:qk + span], step, here + k3 * d3, t3,
+                                      table, like, INDEX)
+            if count > 1:
+                sa, sb, sc = order[0], order[1], order[min(2, count - 1)]
+                if INDEX:
+                    _rows3(row, ax, hv[sa], hv[sb], hv[sc], hx[sa], hx[sb], hx[sc], True)
+                    for r in range(3, count):
+                        _rows_more(row, ax, hv[order[r]], hx[order[r]], True)
+                else:
+                    _rows3(row, ax, hv[sa], hv[sb], hv[sc], ax, ax, ax, False)
+                    for r in range(3, count):
+                        _rows_more(row, ax, hv[order[r]], ax, False)
+            if INDEX:
+                at_row = idx[o:o + row_len]
+                for j in range(row_len):
+                    at_row[j] = ax[j]
 
     return pool
 
