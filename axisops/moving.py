@@ -26,9 +26,10 @@ How (see ``axisops.kernels.moving`` for the loops):
   float64; never a sum of squares minus a squared sum. Where every value in the
   window is the same, the state is reset to it: exactly 0, no residue (pandas'
   rule; bottleneck leaves ~1e-8 in such a standard deviation).
-* moving_max/moving_min and their arg twins: a monotone wedge (ascending-minima
-  deque) of positions in a ring buffer: each element is pushed and popped at
-  most once, so the cost per element is the same whatever the window.
+* moving_max/moving_min and their arg twins: van Herk/Gil-Werman blocks of
+  ``window`` positions, each window the suffix extremum of the block before
+  joined to the prefix extremum of its own: three compares per element,
+  whatever the window.
 
 Decisions where the contract is silent:
 
@@ -193,8 +194,8 @@ _EXTREME_DOC = """Moving {what} along an axis, NaN skipped, as bottleneck's ``mo
 
     Each output is the {what} of the values that are not NaN among the ``window``
     elements ending at its position; a window with fewer than ``min_count`` of them
-    gives NaN. A monotone wedge keeps the cost per element the same whatever the
-    window. The value is the winning element's (integers are compared exactly in
+    gives NaN. Van Herk/Gil-Werman blocks keep the cost per element the same
+    whatever the window. The value is the winning element's (integers are compared exactly in
     their own dtype, then converted to float64).
 
     Parameters

@@ -333,6 +333,31 @@ def test_long_lanes_interleaved_blocks_have_the_same_bits(op):
                 whole[r].tobytes()
 
 
+@pytest.mark.parametrize("op", EXTREMES + ARGS)
+def test_ties_and_signed_zeros_across_blocks_against_the_reference(op):
+    """The extremes' blocks of ``window`` positions (suffixes joined to prefixes):
+    windows inside one block and across two, ties (the latest wins, its bits: -0.0
+    and 0.0 apart), lanes without NaN (the chains with no check for none) and with
+    NaN runs, on a long lane of several re-anchored blocks too."""
+    rng = np.random.default_rng(11)
+    x = rng.choice(np.array([-1.0, -0.0, 0.0, 1.0]), (6, 257))
+    x[3:, 40:60] = np.nan
+    x[4, ::3] = np.nan
+    f = getattr(axisops, op)
+    for window in (1, 2, 3, 16, 100, 256, 257, 300):
+        for min_count in (None, 1, window // 2 + 1):
+            got = f(x, window, min_count=min_count)
+            want = getattr(ref, op)(x, window, min_count=min_count)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert got.tobytes() == want.tobytes(), (op, window, min_count)
+    long = rng.choice(np.array([-2.0, -0.0, 0.0, 3.0]), 40_000)
+    long[20_000:20_100] = np.nan
+    for window in (5, 700):
+        got = f(long, window, min_count=1)
+        want = getattr(ref, op)(long, window, min_count=1)
+        assert got.tobytes() == want.tobytes(), (op, window)
+
+
 def test_a_huge_value_leaving_the_window_leaves_no_residue():
     # the running M2 is computed afresh when one step dwarfs what is left; before,
     # moving_std of this int32 lane gave 22.6 where 1.0 is right (bottleneck and

@@ -4,10 +4,10 @@
 output element that walks its own trailing window
 (:mod:`axisops.cuda.moving_kernels`).
 
-Why a thread per output and not the CPU's running sums and wedge per lane: a
-lane's walk is serial along the axis (a long axis with few lanes leaves the GPU
-idle) and the running state (a deque of up to ``window`` positions per thread)
-does not fit a GPU thread; a thread per output has every element's worth of
+Why a thread per output and not the CPU's running sums and van Herk/Gil-Werman
+blocks per lane: a lane's walk is serial along the axis (a long axis with few
+lanes leaves the GPU idle) and the running state (a block's suffix extrema, up
+to ``window`` positions per thread) does not fit a GPU thread; a thread per output has every element's worth of
 parallelism, reads neighbouring addresses from neighbouring threads (along the
 axis or across lanes), needs no state, and depends on nothing in the CPU kernels
 but the documented semantics. It costs ``O(window)`` per output: a window of
