@@ -302,8 +302,10 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     make_base = base_maker(probe)
     if is_max:
         kern = K.max_pool_rows(channels_last, with_index)
+    elif channels_last:
+        kern = K.avg_pool_channels_last
     else:
-        kern = (K.pool_channels_last if channels_last else K.pool_planes)(True, False)
+        kern = K.pool_planes(True, False)
     call = planned_call(kern)
     geo, pad_end = pg.array(), pg.pad_end()
     size = math.prod(out_shape)
@@ -324,6 +326,9 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
         if is_max:
             call(work, base, offset, xs, geo, pg.batch, pg.channels, table, acc, ilike, out,
                  idx)
+        elif channels_last:
+            call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad, acc,
+                 out)
         else:
             call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad, acc,
                  out, idx)

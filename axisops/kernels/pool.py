@@ -17,10 +17,12 @@ mean only with ``include_pad``.
   size (clipped to the padded input, PyTorch's ``count_include_pad=True``) or by
   its elements inside the input.
 
-Tasks are (n, c) planes (channels first: each output's window is a few short
-strided runs) or (n, l1, l2) rows of outputs (channels last: every step is a
-contiguous run of C channels, vectorised across them). Each output is written
-by one task, in the same order on any number of threads.
+Max pooling's tasks are rows of outputs, (n, c, l1, l2) or with channels last
+(n, l1, l2), reduced separably (:func:`max_pool_rows`); mean pooling's are (n, c)
+planes (channels first: each output's window is a few short strided runs) or
+(n, l1, l2) rows of outputs (channels last: every step is a contiguous run of C
+channels, vectorised across them). Each output is written by one task, in the
+same order on any number of threads.
 """
 from __future__ import annotations
 
@@ -211,8 +213,9 @@ def _more(hv, hx, seg, step, here, moves, table, like, index):
 @helper(inline=True)
 def _rows3(row, ax, h0, h1, h2, x0, x1, x2, index):
     """``row``: the first maximum of three reduced rows, ``ax`` its index (with
-    *index*), as :func:`_max3`."""
-    ity = ax.dtype.type
+    *index*; worked out in the dtype of ``x0`` and stored in ``ax``'s), as
+    :func:`_max3`."""
+    ity = x0.dtype.type
     for j in range(row.size):
         v0 = h0[j]
         v1 = h1[j]
@@ -409,121 +412,127 @@ def max_pool_rows(channels_last: bool, with_index: bool):
                                 qk = q + k3 * d3 * xs4
                                 _more(hvs, hxs, base[qk:qk + span], step, here + k3 * d3, t3,
                                       table, like, INDEX)
+            at_row = idx[o:o + row_len] if INDEX else idx[:0]
             if count > 1:
                 sa, sb, sc = order[0], order[1], order[min(2, count - 1)]
-                if INDEX:
-                    _rows3(row, ax, hv[sa], hv[sb], hv[sc], hx[sa], hx[sb], hx[sc], True)
-                    for r in range(3, count):
-                        _rows_more(row, ax, hv[order[r]], hx[order[r]], True)
-                else:
+                if not INDEX:
                     _rows3(row, ax, hv[sa], hv[sb], hv[sc], ax, ax, ax, False)
                     for r in range(3, count):
                         _rows_more(row, ax, hv[order[r]], ax, False)
-            if INDEX:
-                at_row = idx[o:o + row_len]
+                elif count <= 3:  # the indices straight into the int64 outputs
+                    _rows3(row, at_row, hv[sa], hv[sb], hv[sc], hx[sa], hx[sb], hx[sc], True)
+                else:
+                    _rows3(row, ax, hv[sa], hv[sb], hv[sc], hx[sa], hx[sb], hx[sc], True)
+                    for r in range(3, count):
+                        _rows_more(row, ax, hv[order[r]], hx[order[r]], True)
+            if INDEX and (count == 1 or count > 3):
                 for j in range(row_len):
                     at_row[j] = ax[j]
 
     return pool
 
 
-@factory
-def pool_channels_last(average: bool, with_index: bool = True):
-    """The kernel of max or mean pooling with channels last, a task per (n, l1, l2):
-    ``out`` and ``idx`` are C-contiguous (N, L1, L2, L3, C); each window step is a
-    run of C channels, compared (with selects) or added across the channels at
-    once; the max's index, where asked, is a second pass: the first element of
-    each window equal to its maximum (the first NaN where the maximum is NaN)."""
-    AVERAGE = average
-    INDEX = not average and with_index
+@helper(inline=True)
+def _add4(sums, s0, s1, s2, s3):
+    """``sums[c]`` plus four elements, one after the other (one loop, vectorised
+    across the channels)."""
+    for c in range(sums.size):
+        sums[c] = (((sums[c] + s0[c]) + s1[c]) + s2[c]) + s3[c]
 
-    @kernel
-    def pool(part, parts, base, offset, xs, geo, pad_end, batch, channels, include_pad, acc,
-             out, idx):
-        s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
-        l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
-        k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
-        d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
-        t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
-        p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
-        xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
-        lowest = acc[0]  # max: below every element (-inf, the integer minimum)
-        sums = np.empty(channels if AVERAGE else 0, acc.dtype)
-        task_lo, task_hi = part_range(batch * l1n * l2n, part, parts)
-        for t in range(task_lo, task_hi):
-            n = t // (l1n * l2n)
-            l1 = (t // l2n) % l1n
-            l2 = t % l2n
-            xo = offset + n * xs0
-            a1, b1 = _span(l1, t1, p1, s1, k1n, d1)
-            a2, b2 = _span(l2, t2, p2, s2, k2n, d2)
-            for l3 in range(l3n):
-                a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
-                o = (t * l3n + l3) * channels
-                row = out[o:o + channels]
-                if AVERAGE:
-                    sums[:] = 0
-                else:
-                    row[:] = lowest
-                for k1 in range(a1, b1):
-                    i1 = l1 * t1 - p1 + k1 * d1
-                    for k2 in range(a2, b2):
-                        i2 = l2 * t2 - p2 + k2 * d2
-                        for k3 in range(a3, b3):
-                            i3 = l3 * t3 - p3 + k3 * d3
-                            q = xo + i1 * xs2 + i2 * xs3 + i3 * xs4
-                            if AVERAGE:
-                                if xs1 == 1:
-                                    seg = base[q:q + channels]
-                                    for c in range(channels):
-                                        sums[c] += seg[c]
-                                else:
-                                    for c in range(channels):
-                                        sums[c] += base[q + c * xs1]
-                            elif xs1 == 1:
-                                seg = base[q:q + channels]
-                                for c in range(channels):
-                                    v = seg[c]
-                                    b = row[c]
-                                    row[c] = v if (v > b) | ((v != v) & (b == b)) else b
-                            else:
-                                for c in range(channels):
-                                    v = base[q + c * xs1]
-                                    b = row[c]
-                                    row[c] = v if (v > b) | ((v != v) & (b == b)) else b
-                if INDEX:
-                    at_row = idx[o:o + channels]
-                    at_row[:] = -1
-                    for k1 in range(a1, b1):
-                        i1 = l1 * t1 - p1 + k1 * d1
-                        for k2 in range(a2, b2):
-                            i2 = l2 * t2 - p2 + k2 * d2
-                            for k3 in range(a3, b3):
-                                i3 = l3 * t3 - p3 + k3 * d3
-                                q = xo + i1 * xs2 + i2 * xs3 + i3 * xs4
-                                at = (i1 * s2 + i2) * s3 + i3
-                                for c in range(channels):
-                                    v = base[q + c * xs1]
-                                    b = row[c]
-                                    a = at_row[c]
-                                    hit = (a < 0) & ((v == b) | ((v != v) & (b != b)))
-                                    at_row[c] = at if hit else a
-                if AVERAGE:
-                    if include_pad:
-                        count = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
-                                 * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2)
-                                 * _padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3))
-                    else:
-                        count = (b1 - a1) * (b2 - a2) * (b3 - a3)
-                    if count & (count - 1) == 0:  # a power of two: its reciprocal is exact
-                        scale = 1.0 / count
-                        for c in range(channels):
-                            row[c] = sums[c] * scale
-                    else:
-                        for c in range(channels):
-                            row[c] = sums[c] / count
 
-    return pool
+@helper(inline=True)
+def _mean4(row, s0, s1, s2, s3, scale):
+    """``row[c]``: the sum of four elements from zero, one after the other, times
+    *scale* (a power of two's reciprocal)."""
+    zero = row.dtype.type(0)
+    for c in range(row.size):
+        row[c] = ((((zero + s0[c]) + s1[c]) + s2[c]) + s3[c]) * scale
+
+
+@helper(inline=True)
+def _add1(sums, s0):
+    """``sums[c]`` plus one element."""
+    for c in range(sums.size):
+        sums[c] += s0[c]
+
+
+@kernel
+def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, channels,
+                           include_pad, acc, out):
+    """Mean pooling with channels last, a task per row of outputs (n, l1, l2):
+    ``out`` C-contiguous (N, L1, L2, L3, C). Each output's C sums take the
+    window's elements in window order, four of them per loop across the channels
+    (:func:`_add4`: the same additions in the same order as one at a time), and
+    are divided once (multiplied by the reciprocal of a power of two, exact)."""
+    s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
+    l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
+    k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
+    d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
+    t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
+    p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
+    sums = np.empty(channels, acc.dtype)
+    qs = np.empty(k1n * k2n * k3n, np.int64)  # a window's elements, in window order
+    task_lo, task_hi = part_range(batch * l1n * l2n, part, parts)
+    for t in range(task_lo, task_hi):
+        n = t // (l1n * l2n)
+        l1 = (t // l2n) % l1n
+        l2 = t % l2n
+        xo = offset + n * xs0
+        a1, b1 = _span(l1, t1, p1, s1, k1n, d1)
+        a2, b2 = _span(l2, t2, p2, s2, k2n, d2)
+        if include_pad:
+            c12 = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
+                   * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2))
+        else:
+            c12 = (b1 - a1) * (b2 - a2)
+        for l3 in range(l3n):
+            a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
+            m = 0
+            for k1 in range(a1, b1):
+                i1 = l1 * t1 - p1 + k1 * d1
+                for k2 in range(a2, b2):
+                    i2 = l2 * t2 - p2 + k2 * d2
+                    for k3 in range(a3, b3):
+                        qs[m] = xo + i1 * xs2 + i2 * xs3 + (l3 * t3 - p3 + k3 * d3) * xs4
+                        m += 1
+            if include_pad:
+                count = c12 * _padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3)
+            else:
+                count = c12 * (b3 - a3)
+            o = (t * l3n + l3) * channels
+            row = out[o:o + channels]
+            # a power of two's reciprocal is exact: the product in the sums' dtype
+            # is the quotient
+            pow2 = count & (count - 1) == 0
+            scale = sums.dtype.type(1.0 / count)
+            if xs1 == 1 and m == 4 and pow2:  # the sums straight into the outputs
+                q0, q1, q2, q3 = qs[0], qs[1], qs[2], qs[3]
+                _mean4(row, base[q0:q0 + channels], base[q1:q1 + channels],
+                       base[q2:q2 + channels], base[q3:q3 + channels], scale)
+                continue
+            sums[:] = 0
+            if xs1 == 1:
+                g = 0
+                while g + 4 <= m:
+                    q0, q1, q2, q3 = qs[g], qs[g + 1], qs[g + 2], qs[g + 3]
+                    _add4(sums, base[q0:q0 + channels], base[q1:q1 + channels],
+                          base[q2:q2 + channels], base[q3:q3 + channels])
+                    g += 4
+                for r in range(g, m):
+                    q0 = qs[r]
+                    _add1(sums, base[q0:q0 + channels])
+            else:
+                for g in range(m):
+                    q0 = qs[g]
+                    for c in range(channels):
+                        sums[c] += base[q0 + c * xs1]
+            if pow2:
+                for c in range(channels):
+                    row[c] = sums[c] * scale
+            else:
+                for c in range(channels):
+                    row[c] = sums[c] / count
 
 
 @kernel
