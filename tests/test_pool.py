@@ -223,3 +223,29 @@ def test_negative_integers_pool_as_themselves(dtype):
     assert got.dtype == dtype and got.tolist() == [[[-3, -1, 1]]]
     mean = axisops.avg_pool(x, (2,))
     assert mean.dtype == np.float64 and mean.tolist() == [[[-4.0, -4.0, 0.0]]]
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_max_pool_reads_any_layout_and_stride_alike(channels_last):
+    # the separable kernel's paths: strides 1, 2 and 3 along the last dimension,
+    # channels not contiguous (a channels-last view of an NCHW array), reversed
+    # rows, 3-D windows of nine rows, float16 read through its table; ties and
+    # NaN everywhere, and large enough to be split between threads
+    rng = np.random.default_rng(6)
+    x = rng.integers(-2, 3, (2, 8, 6, 20, 22)).astype(np.float32)
+    x[rng.random(x.shape) < 0.02] = np.nan
+    views = [x, x[..., ::-1], x.astype(np.float16)]
+    for view, (k, s, p) in itertools.product(views, [(3, 1, 1), (3, 2, 1), (2, 3, 0)]):
+        want, want_i = _torch_max(np.ascontiguousarray(view, dtype=np.float32), 3, k, s, 1,
+                                  p, False)
+        moved = np.moveaxis(view, 1, -1) if channels_last else view   # a view, not a copy
+        for xin in (moved, np.ascontiguousarray(moved)):
+            got, got_i = P.max_pool(xin, (k,) * 3, stride=s, padding=p,
+                                    channels_last=channels_last, return_indices=True)
+            got, got_i = _first(got, channels_last), _first(got_i, channels_last)
+            nan = np.isnan(want)
+            assert got.dtype == view.dtype
+            assert np.array_equal(np.isnan(got), nan)
+            assert np.array_equal(got[~nan], want[~nan].astype(view.dtype))
+            # torch keeps the last NaN of a window, axisops the first: compared elsewhere
+            assert np.array_equal(got_i[~nan], want_i[~nan]), (view.dtype, k, s, p)
