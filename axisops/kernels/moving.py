@@ -8,6 +8,11 @@ Tasks are ``(lane group g = (o, m), lane i, axis block c)``: a block is a fixed 
 of ``block_len`` positions along the axis, fixed by the shape and the window and
 never by the thread count. A task starts from nothing: it reads the ``window - 1``
 elements before its block (its *anchor*), then slides to the end of its block.
+Where the lanes are contiguous and the axis is not (row order: the axis of a C
+array that is not the last), the sums slide ``ROW_LANES`` lanes at once, each
+step a vectorised row; the variances and extremes copy ``COPY_LANES`` lanes' walks
+out as contiguous rows, walk each as a lane, and put the results back (strided
+lanes walked in place cost 3x as much: every element its own cache line).
 So every output depends only on its own block's walk, and the bits are the same
 for any split of the tasks between threads; and the running sums are re-anchored
 (recomputed from scratch) at every block start, so they never drift over a long
@@ -606,6 +611,52 @@ def _finite_var(base, q, stride, length, first, window, min_count, ddof, root, t
         _emit_vars(s, k0, k1, first, window, min_count, ddof, root, flat, start, step)
 
 
+#: Lanes one row-order task of the variances and extremes copies out at a time.
+COPY_LANES = 16
+
+
+@helper
+def _rows_task(task, lane_blocks, blocks, mids, offset, outer_shape, outer_strides,
+               mid_shape, mid_strides, inner, n, block_len, window):
+    """(first input element p of lane i0, o, m, i0, lanes, j0, j1, js) of a row-order
+    task: ``COPY_LANES`` contiguous lanes and an axis block."""
+    c = task % blocks
+    t = task // blocks
+    b = t % lane_blocks
+    g = t // lane_blocks
+    o = g // mids
+    m = g - o * mids
+    i0 = b * COPY_LANES
+    p = offset + block_offset(o, outer_shape, outer_strides) + block_offset(m, mid_shape,
+                                                                            mid_strides) + i0
+    j0 = c * block_len
+    j1 = min(j0 + block_len, n)
+    return p, o, m, i0, min(COPY_LANES, inner - i0), j0, j1, max(0, j0 - window + 1)
+
+
+@helper
+def _copy_lanes(base, p, n_stride, js, length, lanes, dst):
+    """``dst[l, k] = base[p + (js + k) * n_stride + l]``: the walks [js, js + length)
+    of ``lanes`` contiguous lanes, each made a contiguous row (the lane walks then
+    read them with stride 1)."""
+    for k in range(length):
+        q = p + (js + k) * n_stride
+        row = base[q:q + lanes]
+        for lane in range(lanes):
+            dst[lane, k] = row[lane]
+
+
+@helper
+def _put_lanes(src, k0, k1, lanes, flat, start, step):
+    """``flat[start + k * step + l] = src[l, k]`` for k in [k0, k1): rows of a
+    copied-out walk back into the lanes of the output."""
+    for k in range(k0, k1):
+        q = start + k * step
+        row = flat[q:q + lanes]
+        for lane in range(lanes):
+            row[lane] = src[lane, k]
+
+
 @kernel
 def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, inner, inner_stride, window, min_count, block_len,
@@ -614,12 +665,38 @@ def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
     into ``out`` (outer, n, mid, inner) of float32 or float64."""
     mids = block_size(mid_shape)
     blocks = (n + block_len - 1) // block_len
-    tasks = block_size(outer_shape) * mids * inner * blocks
+    groups = block_size(outer_shape) * mids
     like = np.empty(0, np.float64)
-    lo, hi = part_range(tasks, part, parts)
     flat = out.reshape(out.size)
     step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
     scratch = np.empty((3, CHUNK + 16))  # rows not 4 KiB apart: no false store-load aliasing
+    if _row_order(inner, inner_stride, n_stride):  # lanes copied out as rows, walked, put back
+        lane_blocks = (inner + COPY_LANES - 1) // COPY_LANES
+        width = min(n, block_len + window - 1)
+        rows = np.empty((COPY_LANES, width), base.dtype)
+        res = np.empty((COPY_LANES, width), out.dtype)
+        rows_flat = rows.reshape(rows.size)
+        res_flat = res.reshape(res.size)
+        lo, hi = part_range(groups * lane_blocks * blocks, part, parts)
+        for task in range(lo, hi):
+            p, o, m, i0, lanes, j0, j1, js = _rows_task(task, lane_blocks, blocks, mids, offset,
+                                                        outer_shape, outer_strides, mid_shape,
+                                                        mid_strides, inner, n, block_len, window)
+            length = j1 - js
+            _copy_lanes(base, p, n_stride, js, length, lanes, rows)
+            for lane in range(lanes):
+                q = lane * width
+                if _nonfinite(rows_flat, q, 1, 0, length, table, like) == 0:
+                    _finite_var(rows_flat, q, 1, length, j0 - js, window, min_count, ddof, root,
+                                table, like, res_flat, q, 1, scratch[0], scratch[1],
+                                scratch[2])
+                else:
+                    _var_lane(rows_flat, q, 1, 0, j0 - js, length, window, min_count, ddof,
+                              root, table, like, res[lane])
+            _put_lanes(res, j0 - js, length, lanes, flat, ((o * n + js) * mids + m) * inner + i0,
+                       step)
+        return
+    lo, hi = part_range(groups * inner * blocks, part, parts)
     for task in range(lo, hi):
         p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
                                             outer_strides, mid_shape, mid_strides, inner_stride,
@@ -871,14 +948,41 @@ def moving_extreme_kernel(part, parts, base, offset, outer_shape, outer_strides,
     float32 for float16 bits)."""
     mids = block_size(mid_shape)
     blocks = (n + block_len - 1) // block_len
-    tasks = block_size(outer_shape) * mids * inner * blocks
+    groups = block_size(outer_shape) * mids
     cap = max(min(window, max(n, 1)), CHUNK)  # (a chunk for the small windows)
     ws = np.empty((2, cap), like.dtype)  # two blocks' suffix extrema
     wi = np.empty((2, cap), np.int64)
     flat_v = values.reshape(values.size)
     flat_i = indices.reshape(indices.size)
     step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
-    lo, hi = part_range(tasks, part, parts)
+    if _row_order(inner, inner_stride, n_stride):  # lanes copied out as rows, walked, put back
+        lane_blocks = (inner + COPY_LANES - 1) // COPY_LANES
+        width = min(n, block_len + window - 1)
+        rows = np.empty((COPY_LANES, width), base.dtype)
+        res_v = np.empty((COPY_LANES, width) if want_values else (1, 1), values.dtype)
+        res_i = np.empty((COPY_LANES, width) if want_indices else (1, 1), np.int64)
+        rows_flat = rows.reshape(rows.size)
+        res_v_flat = res_v.reshape(res_v.size)
+        res_i_flat = res_i.reshape(res_i.size)
+        lo, hi = part_range(groups * lane_blocks * blocks, part, parts)
+        for task in range(lo, hi):
+            p, o, m, i0, lanes, j0, j1, js = _rows_task(task, lane_blocks, blocks, mids, offset,
+                                                        outer_shape, outer_strides, mid_shape,
+                                                        mid_strides, inner, n, block_len, window)
+            length = j1 - js
+            _copy_lanes(base, p, n_stride, js, length, lanes, rows)
+            for lane in range(lanes):
+                q = lane * width
+                _extreme_walk(rows_flat, q, 1, length, j0 - js, window, min_count, invert, table,
+                              like, ws, wi, want_values, res_v_flat, want_indices, res_i_flat,
+                              q, 1, js, _nonnan(rows_flat, q, 1, 0, length, table, like))
+            start = ((o * n + js) * mids + m) * inner + i0
+            if want_values:
+                _put_lanes(res_v, j0 - js, length, lanes, flat_v, start, step)
+            if want_indices:
+                _put_lanes(res_i, j0 - js, length, lanes, flat_i, start, step)
+        return
+    lo, hi = part_range(groups * inner * blocks, part, parts)
     for task in range(lo, hi):
         p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
                                             outer_strides, mid_shape, mid_strides, inner_stride,
