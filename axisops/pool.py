@@ -305,7 +305,7 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     elif channels_last:
         kern = K.avg_pool_channels_last
     else:
-        kern = K.pool_planes(True, False)
+        kern = K.avg_pool_planes
     call = planned_call(kern)
     geo, pad_end = pg.array(), pg.pad_end()
     size = math.prod(out_shape)
@@ -326,12 +326,9 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
         if is_max:
             call(work, base, offset, xs, geo, pg.batch, pg.channels, table, acc, ilike, out,
                  idx)
-        elif channels_last:
-            call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad, acc,
-                 out)
         else:
             call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad, acc,
-                 out, idx)
+                 out)
         if out_dtype != res:
             out = out.view(np.bool_) if res == np.bool_ else out.astype(res)
         out = out.reshape(out_shape)

@@ -17,12 +17,25 @@ mean only with ``include_pad``.
   size (clipped to the padded input, PyTorch's ``count_include_pad=True``) or by
   its elements inside the input.
 
-Max pooling's tasks are rows of outputs, (n, c, l1, l2) or with channels last
-(n, l1, l2), reduced separably (:func:`max_pool_rows`); mean pooling's are (n, c)
-planes (channels first: each output's window is a few short strided runs) or
-(n, l1, l2) rows of outputs (channels last: every step is a contiguous run of C
-channels, vectorised across them). Each output is written by one task, in the
-same order on any number of threads.
+The kernels:
+
+* :func:`max_pool_rows`: max pooling, a task per row of outputs, (n, c, l1, l2)
+  or with channels last (n, l1, l2), reduced separably (a factory: one kernel
+  per layout and ``return_indices``);
+* :func:`avg_pool_planes`: mean pooling with channels first, a task per (n, c)
+  plane, each row of outputs summed a strided run of the input at a time;
+* :func:`avg_pool_channels_last`: mean pooling with channels last, a task per
+  (n, l1, l2) row of outputs, every step a contiguous run of C channels,
+  vectorised across them;
+* :func:`unpool_add` and :func:`avg_unpool`: the gradients (``axisops.grad``).
+
+Each output is written by one task, in the same order on any number of
+threads. Max pooling reads every element through
+:func:`~axisops.kernels.common.load`: float16 in place as its bit patterns,
+looked up in the float32 table of their values (``axisops._dtypes.float16_table``;
+Numba has no float16), bool as its bytes, any other dtype as it is; mean
+pooling reads float16 from a float32 copy, and its sums are in the dtype of the
+``acc`` argument (float32 for float16 and float32, else float64).
 """
 from __future__ import annotations
 
@@ -57,106 +70,67 @@ def _padded_count(l, stride, pad, pad_end, size, kernel, dilation):
     return min(kernel, (size + pad_end - 1 - start) // dilation + 1)
 
 
-@factory
-def pool_planes(average: bool, with_index: bool = True):
-    """The kernel of max (``average=False``) or mean pooling, a task per (n, c)
-    plane: ``out`` and ``idx`` are C-contiguous (N, C, L1, L2, L3).
+@kernel
+def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels, include_pad,
+                    acc, out):
+    """Mean pooling with channels first, a task per (n, c) plane: ``out``
+    C-contiguous (N, C, L1, L2, L3), the sums in ``acc``'s dtype.
 
     A row of outputs (n, c, l1, l2, :) is taken at once: for each kernel offset
     (k1, k2, k3) in window order, every output l3 whose window reads inside the
-    input at that offset takes its element (a strided run of the input), so each
+    input at that offset adds its element (a strided run of the input), so each
     output still sees its window's elements in window order, with no division
     per element (the valid l3 of each k3, and each l3's count, are worked out once
-    per call)."""
-    AVERAGE = average
-    INDEX = not average and with_index
-
-    @kernel
-    def pool(part, parts, base, offset, xs, geo, pad_end, batch, channels, include_pad, acc,
-             out, idx):
-        s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
-        l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
-        k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
-        d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
-        t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
-        p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
-        xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
-        lowest = acc[0]  # max values only: below every element (-inf, the integer minimum)
-        positions = l1n * l2n * l3n
-        # per kernel offset k3: the outputs l3 in [lo3, hi3) whose element is inside
-        lo3 = np.empty(k3n, np.int64)
-        hi3 = np.empty(k3n, np.int64)
-        for k3 in range(k3n):
-            lo3[k3], hi3[k3] = _valid(s3, t3, k3 * d3 - p3, l3n)
-        count3 = np.empty(l3n, np.int64)  # each l3's elements along dimension 3
-        for l3 in range(l3n):
-            a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
-            count3[l3] = (_padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3) if include_pad
-                          else b3 - a3)
-        sums = np.empty(l3n if AVERAGE else 0, acc.dtype)
-        task_lo, task_hi = part_range(batch * channels, part, parts)
-        for t in range(task_lo, task_hi):
-            n = t // channels
-            c = t - n * channels
-            xo = offset + n * xs0 + c * xs1
-            o = t * positions
-            for l1 in range(l1n):
-                a1, b1 = _span(l1, t1, p1, s1, k1n, d1)
-                for l2 in range(l2n):
-                    a2, b2 = _span(l2, t2, p2, s2, k2n, d2)
-                    row = out[o:o + l3n]
-                    at_row = idx[o:o + l3n] if INDEX else idx[:0]
-                    if AVERAGE:
-                        sums[:] = 0
-                    else:
-                        row[:] = lowest
-                        at_row[:] = -1
-                    for k1 in range(a1, b1):
-                        i1 = l1 * t1 - p1 + k1 * d1
-                        for k2 in range(a2, b2):
-                            i2 = l2 * t2 - p2 + k2 * d2
-                            q = xo + i1 * xs2 + i2 * xs3
-                            for k3 in range(k3n):
-                                shift = k3 * d3 - p3
-                                src = q + shift * xs4
-                                step = t3 * xs4
-                                if AVERAGE:
-                                    for l3 in range(lo3[k3], hi3[k3]):
-                                        sums[l3] += base[src + l3 * step]
-                                else:  # selects, not branches: the loop vectorises
-                                    for l3 in range(lo3[k3], hi3[k3]):
-                                        v = base[src + l3 * step]
-                                        b = row[l3]
-                                        row[l3] = v if (v > b) | ((v != v) & (b == b)) else b
-                    if INDEX:  # a second pass: the first element of each window equal
-                        # to its maximum (the first NaN where the maximum is NaN)
-                        for k1 in range(a1, b1):
-                            i1 = l1 * t1 - p1 + k1 * d1
-                            for k2 in range(a2, b2):
-                                i2 = l2 * t2 - p2 + k2 * d2
-                                q = xo + i1 * xs2 + i2 * xs3
-                                for k3 in range(k3n):
-                                    shift = k3 * d3 - p3
-                                    src = q + shift * xs4
-                                    step = t3 * xs4
-                                    at0 = (i1 * s2 + i2) * s3 + shift
-                                    for l3 in range(lo3[k3], hi3[k3]):
-                                        v = base[src + l3 * step]
-                                        b = row[l3]
-                                        a = at_row[l3]
-                                        hit = (a < 0) & ((v == b) | ((v != v) & (b != b)))
-                                        at_row[l3] = at0 + l3 * t3 if hit else a
-                    if AVERAGE:
-                        if include_pad:
-                            c12 = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
-                                   * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2))
-                        else:
-                            c12 = (b1 - a1) * (b2 - a2)
-                        for l3 in range(l3n):
-                            row[l3] = sums[l3] / (c12 * count3[l3])
-                    o += l3n
-
-    return pool
+    per call); each sum is divided once."""
+    s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
+    l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
+    k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
+    d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
+    t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
+    p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
+    positions = l1n * l2n * l3n
+    # per kernel offset k3: the outputs l3 in [lo3, hi3) whose element is inside
+    lo3 = np.empty(k3n, np.int64)
+    hi3 = np.empty(k3n, np.int64)
+    for k3 in range(k3n):
+        lo3[k3], hi3[k3] = _valid(s3, t3, k3 * d3 - p3, l3n)
+    count3 = np.empty(l3n, np.int64)  # each l3's elements along dimension 3
+    for l3 in range(l3n):
+        a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
+        count3[l3] = (_padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3) if include_pad
+                      else b3 - a3)
+    sums = np.empty(l3n, acc.dtype)
+    task_lo, task_hi = part_range(batch * channels, part, parts)
+    for t in range(task_lo, task_hi):
+        n = t // channels
+        c = t - n * channels
+        xo = offset + n * xs0 + c * xs1
+        o = t * positions
+        for l1 in range(l1n):
+            a1, b1 = _span(l1, t1, p1, s1, k1n, d1)
+            for l2 in range(l2n):
+                a2, b2 = _span(l2, t2, p2, s2, k2n, d2)
+                sums[:] = 0
+                for k1 in range(a1, b1):
+                    i1 = l1 * t1 - p1 + k1 * d1
+                    for k2 in range(a2, b2):
+                        i2 = l2 * t2 - p2 + k2 * d2
+                        q = xo + i1 * xs2 + i2 * xs3
+                        for k3 in range(k3n):
+                            src = q + (k3 * d3 - p3) * xs4
+                            step = t3 * xs4
+                            for l3 in range(lo3[k3], hi3[k3]):
+                                sums[l3] += base[src + l3 * step]
+                if include_pad:
+                    c12 = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
+                           * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2))
+                else:
+                    c12 = (b1 - a1) * (b2 - a2)
+                row = out[o:o + l3n]
+                for l3 in range(l3n):
+                    row[l3] = sums[l3] / (c12 * count3[l3])
+                o += l3n
 
 
 @helper(inline=True)
