@@ -4,9 +4,10 @@
 ``avg_poolNd`` and ONNX MaxPool / AveragePool in 1, 2 or 3 spatial dimensions,
 on the windows of :func:`axisops.unfold` (same ``kernel_size``, ``dilation``,
 ``padding`` and ``channels_last`` rules), without materialising them: each output
-reads its window where it lies (``axisops.kernels.pool``). As in ``unfold``, the
-checks and the geometry depend only on the input's description and the options:
-a *plan*, made once and reused.
+reads its window where it lies (``axisops.kernels.pool``), float16 included (its
+bit patterns read in place through a float32 table of their values, not a
+float32 copy of the input). As in ``unfold``, the checks and the geometry depend
+only on the input's description and the options: a *plan*, made once and reused.
 
 Decisions the contract leaves open, written down here:
 
@@ -281,25 +282,23 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             out = np.zeros(out_shape, res)
             return (out, np.zeros(out_shape, np.int64)) if with_index else out
         return empty
-    # the kernels' elements: float16 read through the float32 table of its bit
-    # patterns (max) or copied to float32 (mean; the maxima are exact; a mean of
-    # float16 adds in float32 and is rounded once), bool read as its bytes, every
-    # other dtype as it is
+    # the kernels' elements: float16 read in place as its bit patterns, each
+    # looked up in the float32 table of their values (exact: the maxima are
+    # float16's, and a mean of float16 adds in float32 and is rounded once), bool
+    # read as its bytes, every other dtype as it is
     half = x.dtype == np.float16
-    work_dtype = np.dtype(np.float32) if half else x.dtype
-    converted = half and not is_max
-    bits = (np.dtype(np.uint16) if half and is_max else
+    bits = (np.dtype(np.uint16) if half else
             np.dtype(np.uint8) if x.dtype == np.bool_ else None)
-    seen = np.dtype(np.uint8) if x.dtype == np.bool_ else work_dtype
-    table = _dtypes.float16_table() if half and is_max else None
+    seen = (np.dtype(np.float32) if half else
+            np.dtype(np.uint8) if x.dtype == np.bool_ else x.dtype)
+    table = _dtypes.float16_table() if half else None
     if is_max:  # the element type of the kernel's maxima
         acc = np.full(1, -np.inf if seen.kind == "f" else np.iinfo(seen).min, seen)
     else:  # float32 for float16 and float32 means, else float64
         acc = np.zeros(1, np.float32 if res.kind == "f" and res.itemsize <= 4 else np.float64)
     out_dtype = seen if is_max else acc.dtype
-    probe = x.astype(work_dtype) if converted else x
-    offset, xs = pg.strides(probe)
-    make_base = base_maker(probe)
+    offset, xs = pg.strides(x)
+    make_base = base_maker(x)
     if is_max:
         kern = K.max_pool_rows(channels_last, with_index)
     elif channels_last:
@@ -316,8 +315,6 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     ilike = np.empty(0, np.int32 if math.prod(pg.spatial) < 2**31 else np.int64)
 
     def plan(x):
-        if converted:
-            x = x.astype(work_dtype)
         base = make_base(x)
         if bits is not None:
             base = base.view(bits)
@@ -327,8 +324,8 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             call(work, base, offset, xs, geo, pg.batch, pg.channels, table, acc, ilike, out,
                  idx)
         else:
-            call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad, acc,
-                 out)
+            call(work, base, offset, xs, geo, pad_end, pg.batch, pg.channels, include_pad,
+                 table, acc, out)
         if out_dtype != res:
             out = out.view(np.bool_) if res == np.bool_ else out.astype(res)
         out = out.reshape(out_shape)

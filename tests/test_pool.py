@@ -249,3 +249,30 @@ def test_max_pool_reads_any_layout_and_stride_alike(channels_last):
             assert np.array_equal(got[~nan], want[~nan].astype(view.dtype))
             # torch keeps the last NaN of a window, axisops the first: compared elsewhere
             assert np.array_equal(got_i[~nan], want_i[~nan]), (view.dtype, k, s, p)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_avg_pool_of_float16_adds_in_float32_and_rounds_once(channels_last):
+    # float16 read in place through its table: the same bits as the float32 mean
+    # of the float32 copy rounded to float16, on every path of both kernels (2x2
+    # straight into the outputs, four elements per loop and one, channels not
+    # contiguous, reversed rows); NaN, infinities, subnormals, -0.0 and the
+    # largest float16 (whose sums overflow float16, not float32)
+    rng = np.random.default_rng(7)
+    bits = rng.integers(0, 1 << 16, (2, 8, 9, 14)).astype(np.uint16)
+    x = (rng.standard_normal((2, 8, 9, 14)) * 100).astype(np.float16)
+    pick = rng.random(x.shape)
+    x[pick < 0.05] = bits.view(np.float16)[pick < 0.05]   # any pattern, NaN payloads too
+    x[(pick > 0.5) & (pick < 0.52)] = np.float16(65504)
+    x[(pick > 0.6) & (pick < 0.61)] = np.float16(6e-8)
+    x[(pick > 0.7) & (pick < 0.71)] = -0.0
+    moved = np.moveaxis(x, 1, -1) if channels_last else x   # a view, not a copy
+    for xin in (moved, np.ascontiguousarray(moved), np.ascontiguousarray(moved)[..., ::-1, :]):
+        for k, s, p, include in [(2, None, 0, True), (3, 2, 1, True), (3, 1, 1, False),
+                                 ((1, 3), 1, (0, 1), True)]:
+            got = axisops.avg_pool(xin, k, stride=s, padding=p, channels_last=channels_last,
+                                   count_include_pad=include)
+            want = axisops.avg_pool(xin.astype(np.float32), k, stride=s, padding=p,
+                                    channels_last=channels_last, count_include_pad=include)
+            assert got.dtype == np.float16
+            assert np.array_equal(got.view(np.uint16), want.astype(np.float16).view(np.uint16))

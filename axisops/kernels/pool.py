@@ -30,12 +30,12 @@ The kernels:
 * :func:`unpool_add` and :func:`avg_unpool`: the gradients (``axisops.grad``).
 
 Each output is written by one task, in the same order on any number of
-threads. Max pooling reads every element through
+threads. The forward kernels read every element through
 :func:`~axisops.kernels.common.load`: float16 in place as its bit patterns,
 looked up in the float32 table of their values (``axisops._dtypes.float16_table``;
-Numba has no float16), bool as its bytes, any other dtype as it is; mean
-pooling reads float16 from a float32 copy, and its sums are in the dtype of the
-``acc`` argument (float32 for float16 and float32, else float64).
+Numba has no float16), bool as its bytes, any other dtype as it is; a mean's
+sums are in the dtype of the ``like`` argument (float32 for float16 and
+float32, else float64).
 """
 from __future__ import annotations
 
@@ -72,9 +72,11 @@ def _padded_count(l, stride, pad, pad_end, size, kernel, dilation):
 
 @kernel
 def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels, include_pad,
-                    acc, out):
+                    table, like, out):
     """Mean pooling with channels first, a task per (n, c) plane: ``out``
-    C-contiguous (N, C, L1, L2, L3), the sums in ``acc``'s dtype.
+    C-contiguous (N, C, L1, L2, L3), the sums in ``like``'s dtype (each element
+    read through :func:`~axisops.kernels.common.load`: float16 bits through the
+    float32 *table*).
 
     A row of outputs (n, c, l1, l2, :) is taken at once: for each kernel offset
     (k1, k2, k3) in window order, every output l3 whose window reads inside the
@@ -100,7 +102,7 @@ def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels
         a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
         count3[l3] = (_padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3) if include_pad
                       else b3 - a3)
-    sums = np.empty(l3n, acc.dtype)
+    sums = np.empty(l3n, like.dtype)
     task_lo, task_hi = part_range(batch * channels, part, parts)
     for t in range(task_lo, task_hi):
         n = t // channels
@@ -121,7 +123,7 @@ def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels
                             src = q + (k3 * d3 - p3) * xs4
                             step = t3 * xs4
                             for l3 in range(lo3[k3], hi3[k3]):
-                                sums[l3] += base[src + l3 * step]
+                                sums[l3] += load(base[src + l3 * step], table, like)
                 if include_pad:
                     c12 = (_padded_count(l1, t1, p1, pad_end[0], s1, k1n, d1)
                            * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2))
@@ -407,37 +409,41 @@ def max_pool_rows(channels_last: bool, with_index: bool):
 
 
 @helper(inline=True)
-def _add4(sums, s0, s1, s2, s3):
+def _add4(sums, s0, s1, s2, s3, table):
     """``sums[c]`` plus four elements, one after the other (one loop, vectorised
-    across the channels)."""
+    across the channels), each read in the sums' dtype (:func:`load`)."""
     for c in range(sums.size):
-        sums[c] = (((sums[c] + s0[c]) + s1[c]) + s2[c]) + s3[c]
+        sums[c] = ((((sums[c] + load(s0[c], table, sums)) + load(s1[c], table, sums))
+                    + load(s2[c], table, sums)) + load(s3[c], table, sums))
 
 
 @helper(inline=True)
-def _mean4(row, s0, s1, s2, s3, scale):
+def _mean4(row, s0, s1, s2, s3, scale, table):
     """``row[c]``: the sum of four elements from zero, one after the other, times
-    *scale* (a power of two's reciprocal)."""
+    *scale* (a power of two's reciprocal), in ``row``'s dtype."""
     zero = row.dtype.type(0)
     for c in range(row.size):
-        row[c] = ((((zero + s0[c]) + s1[c]) + s2[c]) + s3[c]) * scale
+        row[c] = (((((zero + load(s0[c], table, row)) + load(s1[c], table, row))
+                    + load(s2[c], table, row)) + load(s3[c], table, row)) * scale)
 
 
 @helper(inline=True)
-def _add1(sums, s0):
+def _add1(sums, s0, table):
     """``sums[c]`` plus one element."""
     for c in range(sums.size):
-        sums[c] += s0[c]
+        sums[c] += load(s0[c], table, sums)
 
 
 @kernel
 def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, channels,
-                           include_pad, acc, out):
+                           include_pad, table, like, out):
     """Mean pooling with channels last, a task per row of outputs (n, l1, l2):
-    ``out`` C-contiguous (N, L1, L2, L3, C). Each output's C sums take the
-    window's elements in window order, four of them per loop across the channels
-    (:func:`_add4`: the same additions in the same order as one at a time), and
-    are divided once (multiplied by the reciprocal of a power of two, exact)."""
+    ``out`` C-contiguous (N, L1, L2, L3, C), the sums in ``like``'s dtype (float16
+    bits read through the float32 *table*, as :func:`avg_pool_planes`). Each
+    output's C sums take the window's elements in window order, four of them per
+    loop across the channels (:func:`_add4`: the same additions in the same order
+    as one at a time), and are divided once (multiplied by the reciprocal of a
+    power of two, exact)."""
     s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
     l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
     k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
@@ -445,7 +451,7 @@ def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, c
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
-    sums = np.empty(channels, acc.dtype)
+    sums = np.empty(channels, like.dtype)
     qs = np.empty(k1n * k2n * k3n, np.int64)  # a window's elements, in window order
     task_lo, task_hi = part_range(batch * l1n * l2n, part, parts)
     for t in range(task_lo, task_hi):
@@ -483,7 +489,7 @@ def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, c
             if xs1 == 1 and m == 4 and pow2:  # the sums straight into the outputs
                 q0, q1, q2, q3 = qs[0], qs[1], qs[2], qs[3]
                 _mean4(row, base[q0:q0 + channels], base[q1:q1 + channels],
-                       base[q2:q2 + channels], base[q3:q3 + channels], scale)
+                       base[q2:q2 + channels], base[q3:q3 + channels], scale, table)
                 continue
             sums[:] = 0
             if xs1 == 1:
@@ -491,16 +497,16 @@ def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, c
                 while g + 4 <= m:
                     q0, q1, q2, q3 = qs[g], qs[g + 1], qs[g + 2], qs[g + 3]
                     _add4(sums, base[q0:q0 + channels], base[q1:q1 + channels],
-                          base[q2:q2 + channels], base[q3:q3 + channels])
+                          base[q2:q2 + channels], base[q3:q3 + channels], table)
                     g += 4
                 for r in range(g, m):
                     q0 = qs[r]
-                    _add1(sums, base[q0:q0 + channels])
+                    _add1(sums, base[q0:q0 + channels], table)
             else:
                 for g in range(m):
                     q0 = qs[g]
                     for c in range(channels):
-                        sums[c] += base[q0 + c * xs1]
+                        sums[c] += load(base[q0 + c * xs1], table, sums)
             if pow2:
                 for c in range(channels):
                     row[c] = sums[c] * scale
