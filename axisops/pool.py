@@ -282,15 +282,18 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             out = np.zeros(out_shape, res)
             return (out, np.zeros(out_shape, np.int64)) if with_index else out
         return empty
-    # the kernels' elements: float16 read in place as its bit patterns, each
-    # looked up in the float32 table of their values (exact: the maxima are
-    # float16's, and a mean of float16 adds in float32 and is rounded once), bool
-    # read as its bytes, every other dtype as it is
-    half = x.dtype == np.float16
+    # the kernels' elements, in native byte order (the base of an input in
+    # another is a native copy; the result is in x's dtype): float16 read in
+    # place as its bit patterns, each looked up in the float32 table of their
+    # values (exact: the maxima are float16's, and a mean of float16 adds in
+    # float32 and is rounded once), bool read as its bytes, every other dtype as
+    # it is
+    native = x.dtype.newbyteorder("=")
+    half = native == np.float16
     bits = (np.dtype(np.uint16) if half else
-            np.dtype(np.uint8) if x.dtype == np.bool_ else None)
+            np.dtype(np.uint8) if native == np.bool_ else None)
     seen = (np.dtype(np.float32) if half else
-            np.dtype(np.uint8) if x.dtype == np.bool_ else x.dtype)
+            np.dtype(np.uint8) if native == np.bool_ else native)
     table = _dtypes.float16_table() if half else None
     if is_max:  # the element type of the kernel's maxima
         acc = np.full(1, -np.inf if seen.kind == "f" else np.iinfo(seen).min, seen)

@@ -276,3 +276,25 @@ def test_avg_pool_of_float16_adds_in_float32_and_rounds_once(channels_last):
                                     channels_last=channels_last, count_include_pad=include)
             assert got.dtype == np.float16
             assert np.array_equal(got.view(np.uint16), want.astype(np.float16).view(np.uint16))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int16, np.uint64])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_a_foreign_byte_order_pools_as_native(dtype, channels_last):
+    # the kernels read a native copy (max_pool of any swapped dtype, and avg_pool
+    # of swapped float16, were Numba errors); the result is in x's dtype
+    rng = np.random.default_rng(8)
+    x = (rng.standard_normal((2, 6, 9, 8)) * 50).astype(dtype)
+    swapped = x.astype(x.dtype.newbyteorder())
+    for y in (swapped, swapped[:, ::2, ::-1]):
+        native = y.astype(x.dtype)
+        got, got_i = axisops.max_pool(y, 3, stride=2, padding=1, channels_last=channels_last,
+                                      return_indices=True)
+        want, want_i = axisops.max_pool(native, 3, stride=2, padding=1,
+                                        channels_last=channels_last, return_indices=True)
+        assert got.dtype == y.dtype and np.array_equal(got, want)
+        assert np.array_equal(got_i, want_i)
+        mean = axisops.avg_pool(y, 3, stride=2, padding=1, channels_last=channels_last)
+        want = axisops.avg_pool(native, 3, stride=2, padding=1, channels_last=channels_last)
+        assert mean.dtype == (y.dtype if x.dtype.kind == "f" else np.float64)
+        assert np.array_equal(mean, want)
