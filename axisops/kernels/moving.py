@@ -8,11 +8,14 @@ Tasks are ``(lane group g = (o, m), lane i, axis block c)``: a block is a fixed 
 of ``block_len`` positions along the axis, fixed by the shape and the window and
 never by the thread count. A task starts from nothing: it reads the ``window - 1``
 elements before its block (its *anchor*), then slides to the end of its block.
-Where the lanes are contiguous and the axis is not (row order: the axis of a C
-array that is not the last), the sums slide ``ROW_LANES`` lanes at once, each
-step a vectorised row; the variances and extremes copy ``COPY_LANES`` lanes' walks
-out as contiguous rows, walk each as a lane, and put the results back (strided
-lanes walked in place cost 3x as much: every element its own cache line).
+Every walk is first copied out as a contiguous row (its NaN or non-finite
+elements counted on the way), so that every pass over it reads with stride 1
+from cache, whatever the input's strides: a lane-order task copies its walks
+one by one (``STREAMS`` of them for the sums), a row-order task (contiguous
+lanes, the axis further: the axis of a C array that is not the last)
+``COPY_LANES`` lanes at once, each position one short contiguous run, and puts
+the results back the same way (strided walks read in place cost 3x as much:
+every element its own cache line).
 So every output depends only on its own block's walk, and the bits are the same
 for any split of the tasks between threads; and the running sums are re-anchored
 (recomputed from scratch) at every block start, so they never drift over a long
@@ -92,8 +95,10 @@ def _sum_emit(acc, count, pinf, ninf, min_count, mean):
 
 
 @helper
-def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like, ol):
-    """Moving sums (means) of positions [j0, j1) of one lane, anchored at js."""
+def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like, flat, start,
+              step):
+    """Moving sums (means) of positions [j0, j1) of one lane, anchored at js, into
+    ``flat[start + j * step]``."""
     acc = 0.0
     count = 0
     pinf = 0
@@ -111,7 +116,7 @@ def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like,
             else:
                 ninf += 1
         if j >= j0:
-            ol[j] = _sum_emit(acc, count, pinf, ninf, min_count, mean)
+            flat[start + j * step] = _sum_emit(acc, count, pinf, ninf, min_count, mean)
     for j in range(jw, j1):  # the window slides: one in, one out
         a = load(base[p + j * stride], table, like)
         b = load(base[p + (j - window) * stride], table, like)
@@ -136,37 +141,7 @@ def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like,
                     pinf -= 1
                 else:
                     ninf -= 1
-        ol[j] = _sum_emit(acc, count, pinf, ninf, min_count, mean)
-
-
-#: Lanes of one row-order task: running values for this many contiguous lanes at once
-#: (a few kB of state, in L1).
-ROW_LANES = 256
-#: (lane, block) walks interleaved by one lane-order task where all of them are finite,
-#: so that their running sums' dependency chains overlap.
-STREAMS = 4
-
-
-@helper
-def _row_order(inner, inner_stride, n_stride):
-    """Whether the lanes are walked as rows: contiguous inner lanes, the axis further."""
-    return inner > 1 and inner_stride == 1 and abs(n_stride) > 1
-
-
-@helper
-def _nonfinite(base, p, stride, js, j1, table, like):
-    """Number of elements of positions [js, j1) of a lane that are not finite."""
-    bad = 0
-    if stride == 1:
-        seg = base[p + js:p + j1]
-        for k in range(seg.size):
-            a = load(seg[k], table, like)
-            bad += 0 if a - a == 0.0 else 1
-    else:
-        for j in range(js, j1):
-            a = load(base[p + j * stride], table, like)
-            bad += 0 if a - a == 0.0 else 1
-    return bad
+        flat[start + j * step] = _sum_emit(acc, count, pinf, ninf, min_count, mean)
 
 
 @helper
@@ -280,44 +255,133 @@ def _finite_sums(base, qs, stride, lens, firsts, window, min_count, mean, table,
             _emit_sums(d, k0, k1, firsts[s], window, min_count, mean, flat, starts[s], step)
 
 
+# ------------------------------------------------------------- walks copied as rows
+
+
+#: Walks of one lane-order task of the sums: their dependency chains interleaved
+#: where all of them are finite.
+STREAMS = 4
+#: Lanes one row-order task copies out at a time (contiguous lanes, the axis
+#: further: every position of the walks is one short contiguous run).
+COPY_LANES = 16
+
+
 @helper
-def _sum_rows(base, p, n_stride, lanes, js, j0, j1, window, min_count, mean, table, like,
-              acc, cnt, pinf, ninf, orows):
-    """Moving sums of ``lanes`` contiguous lanes at once (row order): positions
-    [j0, j1) anchored at js, each lane's state in ``acc``/``cnt``/``pinf``/``ninf``
-    and every step a select, the same arithmetic as ``_sum_lane`` lane by lane."""
-    for i in range(lanes):
-        acc[i] = 0.0
-        cnt[i] = 0.0
-        pinf[i] = 0.0
-        ninf[i] = 0.0
-    jw = min(js + window, j1)
-    for j in range(js, j1):
-        q = p + j * n_stride
-        xa = base[q:q + lanes]
-        xb = base[q - window * n_stride:q - window * n_stride + lanes] if j >= jw else xa
-        out = j >= j0
-        slide = j >= jw
-        orow = orows[max(j, j0)]
-        for i in range(lanes):
-            a = load(xa[i], table, like)
-            b = load(xb[i], table, like) if slide else np.nan
-            fa = a - a == 0.0
-            fb = b - b == 0.0
-            s = acc[i] + ((a if fa else 0.0) - (b if fb else 0.0))
-            acc[i] = s
-            c = cnt[i] + ((1.0 if a == a else 0.0) - (1.0 if b == b else 0.0))
-            cnt[i] = c
-            u = pinf[i] + ((1.0 if a == np.inf else 0.0) - (1.0 if b == np.inf else 0.0))
-            pinf[i] = u
-            v = ninf[i] + ((1.0 if a == -np.inf else 0.0) - (1.0 if b == -np.inf else 0.0))
-            ninf[i] = v
-            if out:
-                # as _sum_emit: +inf then -inf added (their NaN's bits, not a constant's)
-                s = (s + (np.inf if u > 0.0 else 0.0)) - (np.inf if v > 0.0 else 0.0)
-                if mean:
-                    s = s / (c if c >= 1.0 else 1.0)
-                orow[i] = np.nan if c < min_count else s
+def _row_order(inner, inner_stride, n_stride):
+    """Whether the lanes are walked as rows: contiguous inner lanes, the axis further."""
+    return inner > 1 and inner_stride == 1 and abs(n_stride) > 1
+
+
+@helper
+def _bad(v, table, like, nan_only):
+    """1 where the element *v* is NaN (``nan_only``) or not finite, else 0."""
+    a = load(v, table, like)
+    if nan_only:
+        return 0 if a == a else 1
+    return 0 if a - a == 0 else 1
+
+
+@helper
+def _gather(base, p, stride, js, length, table, like, nan_only, dst):
+    """Positions [js, js + length) of a lane (first element ``base[p]``) copied into
+    ``dst[:length]`` as they are; returns how many are NaN (``nan_only``) or not
+    finite."""
+    bad = 0
+    if stride == 1:
+        seg = base[p + js:p + js + length]
+        for k in range(length):
+            v = seg[k]
+            dst[k] = v
+            bad += _bad(v, table, like, nan_only)
+    else:
+        for k in range(length):
+            v = base[p + (js + k) * stride]
+            dst[k] = v
+            bad += _bad(v, table, like, nan_only)
+    return bad
+
+
+@helper
+def _rows_task(task, lane_blocks, blocks, mids, offset, outer_shape, outer_strides,
+               mid_shape, mid_strides, inner, n, block_len, window):
+    """(first input element p of lane i0, o, m, i0, lanes, j0, j1, js) of a row-order
+    task: ``COPY_LANES`` contiguous lanes and an axis block."""
+    c = task % blocks
+    t = task // blocks
+    b = t % lane_blocks
+    g = t // lane_blocks
+    o = g // mids
+    m = g - o * mids
+    i0 = b * COPY_LANES
+    p = offset + block_offset(o, outer_shape, outer_strides) + block_offset(m, mid_shape,
+                                                                            mid_strides) + i0
+    j0 = c * block_len
+    j1 = min(j0 + block_len, n)
+    return p, o, m, i0, min(COPY_LANES, inner - i0), j0, j1, max(0, j0 - window + 1)
+
+
+@helper
+def _copy_lanes(base, p, n_stride, js, length, lanes, table, like, nan_only, dst, bad):
+    """``dst[l, k] = base[p + (js + k) * n_stride + l]``: the walks [js, js + length)
+    of ``lanes`` contiguous lanes, each made a contiguous row; ``bad[l]`` counts
+    lane l's elements that are NaN (``nan_only``) or not finite (counted along the
+    rows afterwards, vectorised)."""
+    for k in range(length):
+        q = p + (js + k) * n_stride
+        row = base[q:q + lanes]
+        for lane in range(lanes):
+            dst[lane, k] = row[lane]
+    for lane in range(lanes):
+        seg = dst[lane, :length]
+        count = 0
+        for k in range(length):
+            count += _bad(seg[k], table, like, nan_only)
+        bad[lane] = count
+
+
+@helper
+def _put_lanes(src, k0, k1, lanes, flat, start, step):
+    """``flat[start + k * step + l] = src[l, k]`` for k in [k0, k1): rows of
+    copied-out walks back into the lanes of the output."""
+    for k in range(k0, k1):
+        q = start + k * step
+        row = flat[q:q + lanes]
+        for lane in range(lanes):
+            row[lane] = src[lane, k]
+
+
+#: (The sums, variances and extremes below each take their tasks' walks as
+#: contiguous rows: copied out first, their NaN or non-finite elements counted on
+#: the way, so that every pass over a walk reads with stride 1, from cache.)
+
+
+@helper
+def _sum_walks(rows, width, walks, bad, lens, firsts, window, min_count, mean, table, like,
+               flat, starts, step, group, scratch):
+    """Moving sums (means) of ``walks`` copied-out walks (row s of ``rows``, with
+    ``bad[s]`` non-finite elements, ``lens[s]`` positions, outputs from
+    ``firsts[s]`` on into ``flat[starts[s] + k * step]``): the finite ones STREAMS
+    at a time by ``_finite_sums``, the others one by one by ``_sum_lane``.
+    ``group`` is a (4, STREAMS) int64 scratch."""
+    rows_flat = rows.reshape(rows.size)
+    taken = 0
+    for s in range(walks):
+        if bad[s]:
+            _sum_lane(rows_flat, s * width, 1, 0, firsts[s], lens[s], window, min_count, mean,
+                      table, like, flat, starts[s], step)
+            continue
+        group[0, taken] = s * width
+        group[1, taken] = lens[s]
+        group[2, taken] = firsts[s]
+        group[3, taken] = starts[s]
+        taken += 1
+        if taken == STREAMS:
+            _finite_sums(rows_flat, group[0], 1, group[1], group[2], window, min_count, mean,
+                         table, like, flat, group[3], step, taken, scratch)
+            taken = 0
+    if taken:
+        _finite_sums(rows_flat, group[0], 1, group[1], group[2], window, min_count, mean,
+                     table, like, flat, group[3], step, taken, scratch)
 
 
 @kernel
@@ -330,58 +394,49 @@ def moving_sum_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
     blocks = (n + block_len - 1) // block_len
     groups = block_size(outer_shape) * mids
     like = np.empty(0, np.float64)
-    if _row_order(inner, inner_stride, n_stride):
-        lane_blocks = (inner + ROW_LANES - 1) // ROW_LANES
-        width = min(inner, ROW_LANES)
-        acc = np.empty(width)
-        cnt = np.empty(width)
-        pinf = np.empty(width)
-        ninf = np.empty(width)
-        lo, hi = part_range(groups * lane_blocks * blocks, part, parts)
-        for task in range(lo, hi):
-            c = task % blocks
-            t = task // blocks
-            b = t % lane_blocks
-            g = t // lane_blocks
-            o = g // mids
-            m = g - o * mids
-            i0 = b * ROW_LANES
-            i1 = min(i0 + ROW_LANES, inner)
-            p = (offset + block_offset(o, outer_shape, outer_strides)
-                 + block_offset(m, mid_shape, mid_strides) + i0)
-            j0 = c * block_len
-            j1 = min(j0 + block_len, n)
-            _sum_rows(base, p, n_stride, i1 - i0, max(0, j0 - window + 1), j0, j1, window,
-                      min_count, mean, table, like, acc, cnt, pinf, ninf, out[o, :, m, i0:i1])
-        return
-    # lane order: tasks of STREAMS (lane, block) walks; the finite ones interleaved
-    units = groups * inner * blocks
-    lo, hi = part_range((units + STREAMS - 1) // STREAMS, part, parts)
     flat = out.reshape(out.size)
     step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
-    qs = np.empty(STREAMS, np.int64)
-    lens = np.empty(STREAMS, np.int64)
-    firsts = np.empty(STREAMS, np.int64)
-    starts = np.empty(STREAMS, np.int64)
+    width = min(n, block_len + window - 1)
     scratch = np.empty((STREAMS, CHUNK))
+    group = np.empty((4, STREAMS), np.int64)
+    if _row_order(inner, inner_stride, n_stride):  # lanes copied out, walked, put back
+        lane_blocks = (inner + COPY_LANES - 1) // COPY_LANES
+        rows = np.empty((COPY_LANES, width), base.dtype)
+        res = np.empty((COPY_LANES, width), out.dtype)
+        info = np.empty((4, COPY_LANES), np.int64)  # bad, lens, firsts, starts
+        lo, hi = part_range(groups * lane_blocks * blocks, part, parts)
+        for task in range(lo, hi):
+            p, o, m, i0, lanes, j0, j1, js = _rows_task(task, lane_blocks, blocks, mids, offset,
+                                                        outer_shape, outer_strides, mid_shape,
+                                                        mid_strides, inner, n, block_len, window)
+            _copy_lanes(base, p, n_stride, js, j1 - js, lanes, table, like, False, rows, info[0])
+            for lane in range(lanes):
+                info[1, lane] = j1 - js
+                info[2, lane] = j0 - js
+                info[3, lane] = lane * width
+            _sum_walks(rows, width, lanes, info[0], info[1], info[2], window, min_count, mean,
+                       table, like, res.reshape(res.size), info[3], 1, group, scratch)
+            _put_lanes(res, j0 - js, j1 - js, lanes, flat,
+                       ((o * n + js) * mids + m) * inner + i0, step)
+        return
+    units = groups * inner * blocks
+    rows = np.empty((STREAMS, width), base.dtype)
+    info = np.empty((4, STREAMS), np.int64)
+    lo, hi = part_range((units + STREAMS - 1) // STREAMS, part, parts)
     for task in range(lo, hi):
         walks = 0
         for u in range(task * STREAMS, min(task * STREAMS + STREAMS, units)):
             p, o, m, i, j0, j1, js = _task_lane(u, inner, blocks, mids, offset, outer_shape,
                                                 outer_strides, mid_shape, mid_strides,
                                                 inner_stride, block_len, n, window)
-            if _nonfinite(base, p, n_stride, js, j1, table, like) == 0:
-                qs[walks] = p + js * n_stride
-                lens[walks] = j1 - js
-                firsts[walks] = j0 - js
-                starts[walks] = ((o * n + js) * mids + m) * inner + i
-                walks += 1
-            else:
-                _sum_lane(base, p, n_stride, js, j0, j1, window, min_count, mean, table, like,
-                          out[o, :, m, i])
-        if walks:
-            _finite_sums(base, qs, n_stride, lens, firsts, window, min_count, mean, table,
-                         like, flat, starts, step, walks, scratch)
+            info[0, walks] = _gather(base, p, n_stride, js, j1 - js, table, like, False,
+                                     rows[walks])
+            info[1, walks] = j1 - js
+            info[2, walks] = j0 - js
+            info[3, walks] = ((o * n + js) * mids + m) * inner + i
+            walks += 1
+        _sum_walks(rows, width, walks, info[0], info[1], info[2], window, min_count, mean, table,
+                   like, flat, info[3], step, group, scratch)
 
 
 # ------------------------------------------------------------------------- variances
@@ -426,8 +481,10 @@ def _var_window(base, p, stride, lo, hi, shift, table, like):
 
 
 @helper
-def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table, like, ol):
-    """Moving variances (standard deviations) of positions [j0, j1) of one lane."""
+def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table, like, flat,
+              start, step):
+    """Moving variances (standard deviations) of positions [j0, j1) of one lane, into
+    ``flat[start + j * step]``."""
     count = 0    # elements that are not NaN
     finite = 0   # of which finite: the ones in mean and m2
     mean = 0.0
@@ -455,9 +512,9 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
             d = a - b
             old = mean
             mean = old + d * inv
-            step = d * ((a - mean) + (b - old))
-            m2 += step
-            if abs(step) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
+            change = d * ((a - mean) + (b - old))
+            m2 += change
+            if abs(change) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
                 mean, m2 = _var_window(base, p, stride, j - window + 1, j + 1, shift, table,
                                        like)
         elif fa:  # one in
@@ -476,9 +533,9 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
                 inv = 1.0 / finite
                 d = b - mean
                 mean -= d * inv
-                step = d * (b - mean)
-                m2 -= step
-                if abs(step) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
+                change = d * (b - mean)
+                m2 -= change
+                if abs(change) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
                     mean, m2 = _var_window(base, p, stride, j - window + 1, j + 1, shift,
                                            table, like)
         if fa:
@@ -488,7 +545,7 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
             mean = last - shift             # exact again (a variance of 0, not a residue)
             m2 = 0.0
         if j >= j0:
-            ol[j] = _var_emit(count, finite, m2, min_count, ddof, root)
+            flat[start + j * step] = _var_emit(count, finite, m2, min_count, ddof, root)
 
 
 @helper
@@ -611,52 +668,6 @@ def _finite_var(base, q, stride, length, first, window, min_count, ddof, root, t
         _emit_vars(s, k0, k1, first, window, min_count, ddof, root, flat, start, step)
 
 
-#: Lanes one row-order task of the variances and extremes copies out at a time.
-COPY_LANES = 16
-
-
-@helper
-def _rows_task(task, lane_blocks, blocks, mids, offset, outer_shape, outer_strides,
-               mid_shape, mid_strides, inner, n, block_len, window):
-    """(first input element p of lane i0, o, m, i0, lanes, j0, j1, js) of a row-order
-    task: ``COPY_LANES`` contiguous lanes and an axis block."""
-    c = task % blocks
-    t = task // blocks
-    b = t % lane_blocks
-    g = t // lane_blocks
-    o = g // mids
-    m = g - o * mids
-    i0 = b * COPY_LANES
-    p = offset + block_offset(o, outer_shape, outer_strides) + block_offset(m, mid_shape,
-                                                                            mid_strides) + i0
-    j0 = c * block_len
-    j1 = min(j0 + block_len, n)
-    return p, o, m, i0, min(COPY_LANES, inner - i0), j0, j1, max(0, j0 - window + 1)
-
-
-@helper
-def _copy_lanes(base, p, n_stride, js, length, lanes, dst):
-    """``dst[l, k] = base[p + (js + k) * n_stride + l]``: the walks [js, js + length)
-    of ``lanes`` contiguous lanes, each made a contiguous row (the lane walks then
-    read them with stride 1)."""
-    for k in range(length):
-        q = p + (js + k) * n_stride
-        row = base[q:q + lanes]
-        for lane in range(lanes):
-            dst[lane, k] = row[lane]
-
-
-@helper
-def _put_lanes(src, k0, k1, lanes, flat, start, step):
-    """``flat[start + k * step + l] = src[l, k]`` for k in [k0, k1): rows of a
-    copied-out walk back into the lanes of the output."""
-    for k in range(k0, k1):
-        q = start + k * step
-        row = flat[q:q + lanes]
-        for lane in range(lanes):
-            row[lane] = src[lane, k]
-
-
 @kernel
 def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, inner, inner_stride, window, min_count, block_len,
@@ -669,12 +680,13 @@ def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
     like = np.empty(0, np.float64)
     flat = out.reshape(out.size)
     step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
+    width = min(n, block_len + window - 1)
     scratch = np.empty((3, CHUNK + 16))  # rows not 4 KiB apart: no false store-load aliasing
-    if _row_order(inner, inner_stride, n_stride):  # lanes copied out as rows, walked, put back
+    if _row_order(inner, inner_stride, n_stride):  # lanes copied out, walked, put back
         lane_blocks = (inner + COPY_LANES - 1) // COPY_LANES
-        width = min(n, block_len + window - 1)
         rows = np.empty((COPY_LANES, width), base.dtype)
         res = np.empty((COPY_LANES, width), out.dtype)
+        bad = np.empty(COPY_LANES, np.int64)
         rows_flat = rows.reshape(rows.size)
         res_flat = res.reshape(res.size)
         lo, hi = part_range(groups * lane_blocks * blocks, part, parts)
@@ -682,51 +694,38 @@ def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, 
             p, o, m, i0, lanes, j0, j1, js = _rows_task(task, lane_blocks, blocks, mids, offset,
                                                         outer_shape, outer_strides, mid_shape,
                                                         mid_strides, inner, n, block_len, window)
-            length = j1 - js
-            _copy_lanes(base, p, n_stride, js, length, lanes, rows)
+            _copy_lanes(base, p, n_stride, js, j1 - js, lanes, table, like, False, rows, bad)
             for lane in range(lanes):
-                q = lane * width
-                if _nonfinite(rows_flat, q, 1, 0, length, table, like) == 0:
-                    _finite_var(rows_flat, q, 1, length, j0 - js, window, min_count, ddof, root,
-                                table, like, res_flat, q, 1, scratch[0], scratch[1],
-                                scratch[2])
-                else:
-                    _var_lane(rows_flat, q, 1, 0, j0 - js, length, window, min_count, ddof,
-                              root, table, like, res[lane])
-            _put_lanes(res, j0 - js, length, lanes, flat, ((o * n + js) * mids + m) * inner + i0,
-                       step)
+                _var_walk(rows_flat, lane * width, j1 - js, j0 - js, window, min_count, ddof,
+                          root, table, like, res_flat, lane * width, 1, bad[lane], scratch)
+            _put_lanes(res, j0 - js, j1 - js, lanes, flat,
+                       ((o * n + js) * mids + m) * inner + i0, step)
         return
+    row = np.empty(width, base.dtype)
     lo, hi = part_range(groups * inner * blocks, part, parts)
     for task in range(lo, hi):
         p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
                                             outer_strides, mid_shape, mid_strides, inner_stride,
                                             block_len, n, window)
-        if _nonfinite(base, p, n_stride, js, j1, table, like) == 0:
-            _finite_var(base, p + js * n_stride, n_stride, j1 - js, j0 - js, window, min_count,
-                        ddof, root, table, like, flat, ((o * n + js) * mids + m) * inner + i,
-                        step, scratch[0], scratch[1], scratch[2])
-        else:
-            _var_lane(base, p, n_stride, js, j0, j1, window, min_count, ddof, root, table, like,
-                      out[o, :, m, i])
-
-
-# -------------------------------------------------------------------------- extremes
+        bad = _gather(base, p, n_stride, js, j1 - js, table, like, False, row)
+        _var_walk(row, 0, j1 - js, j0 - js, window, min_count, ddof, root, table, like, flat,
+                  ((o * n + js) * mids + m) * inner + i, step, bad, scratch)
 
 
 @helper
-def _nonnan(base, p, stride, js, j1, table, like):
-    """Whether positions [js, j1) of a lane hold no NaN."""
-    bad = 0
-    if stride == 1:
-        seg = base[p + js:p + j1]
-        for k in range(seg.size):
-            a = load(seg[k], table, like)
-            bad += 0 if a == a else 1
+def _var_walk(rows, q, length, first, window, min_count, ddof, root, table, like, flat, start,
+              step, bad, scratch):
+    """The moving variances of one copied-out walk (``rows[q:q + length]``, with
+    *bad* non-finite elements) into ``flat[start + k * step]`` from ``first`` on."""
+    if bad == 0:
+        _finite_var(rows, q, 1, length, first, window, min_count, ddof, root, table, like, flat,
+                    start, step, scratch[0], scratch[1], scratch[2])
     else:
-        for j in range(js, j1):
-            a = load(base[p + j * stride], table, like)
-            bad += 0 if a == a else 1
-    return bad == 0
+        _var_lane(rows, q, 1, 0, first, length, window, min_count, ddof, root, table, like, flat,
+                  start, step)
+
+
+# -------------------------------------------------------------------------- extremes
 
 
 #: Windows up to this long, on a contiguous walk with no NaN, are reduced directly:
@@ -800,7 +799,7 @@ def _extreme_walk_small(base, q, length, first, window, min_count, invert, table
 
 
 @helper
-def _extreme_walk_finite(base, q, stride, length, first, window, min_count, invert, table,
+def _extreme_walk_finite(base, q, length, first, window, min_count, invert, table,
                          like, ws, wi, values, flat_v, indices, flat_i, start, step, origin):
     """``_extreme_walk`` of a walk with no NaN: no check for none in the chains,
     the count of a window is ``min(k + 1, window)``, and each block's backward
@@ -815,21 +814,21 @@ def _extreme_walk_finite(base, q, stride, length, first, window, min_count, inve
         si = wi[row]
         pv = ws[1 - row]  # the previous block's suffixes
         pi = wi[1 - row]
-        s = load(base[q + (b1 - 1) * stride], table, like)
+        s = load(base[q + b1 - 1], table, like)
         sk = b1 - 1
-        p = load(base[q + b0 * stride], table, like)
+        p = load(base[q + b0], table, like)
         pk = b0
         joined = min(b1, b0 + window - 1) if b0 > 0 else b0  # windows from the block before
         for t in range(b1 - b0):
             kb = b1 - 1 - t  # backward: the suffix extrema, for the next block's windows
-            xb = load(base[q + kb * stride], table, like)
+            xb = load(base[q + kb], table, like)
             take = (xb < s) if invert else (xb > s)
             s = xb if take else s
             sk = kb if take else sk
             sv[kb - b0] = s
             si[kb - b0] = sk
             k = b0 + t  # forward: the prefix extremum, joined to the block before's suffix
-            x = load(base[q + k * stride], table, like)
+            x = load(base[q + k], table, like)
             take = (x <= p) if invert else (x >= p)
             p = x if take else p
             pk = k if take else pk
@@ -857,10 +856,10 @@ def _extreme_walk_finite(base, q, stride, length, first, window, min_count, inve
 
 
 @helper
-def _extreme_walk(base, q, stride, length, first, window, min_count, invert, table, like,
+def _extreme_walk(base, q, length, first, window, min_count, invert, table, like,
                   ws, wi, values, flat_v, indices, flat_i, start, step, origin, finite):
     """Moving maxima (minima when *invert*) of one walk by van Herk/Gil-Werman
-    blocks: the walk (``base[q + k * stride]``, k in [0, length)) is cut into blocks
+    blocks: the walk (``base[q + k]``, k in [0, length)) is cut into blocks
     of ``window`` positions; a backward pass over each block keeps its suffix
     extrema (``ws``/``wi`` rows ``b % 2``), a forward pass its prefix extremum, and
     the window ending at k is the suffix from ``k - window + 1`` in the block before
@@ -870,12 +869,12 @@ def _extreme_walk(base, q, stride, length, first, window, min_count, invert, tab
     not NaN gives ``min_count``. Outputs from position ``first`` on, to
     ``flat_v``/``flat_i[start + k * step]`` (each when *values*/*indices*), indices
     absolute: ``origin + k``."""
-    if finite and stride == 1 and window <= SMALL_WINDOW:
+    if finite and window <= SMALL_WINDOW:
         _extreme_walk_small(base, q, length, first, window, min_count, invert, table, like,
                             ws[0], wi[0], values, flat_v, indices, flat_i, start, step, origin)
         return
     if finite:
-        _extreme_walk_finite(base, q, stride, length, first, window, min_count, invert, table,
+        _extreme_walk_finite(base, q, length, first, window, min_count, invert, table,
                              like, ws, wi, values, flat_v, indices, flat_i, start, step, origin)
         return
     count = 0
@@ -888,29 +887,29 @@ def _extreme_walk(base, q, stride, length, first, window, min_count, invert, tab
         pv = ws[1 - row]  # the previous block's suffixes
         pi = wi[1 - row]
         # backward: suffix extrema of this block (for the next block's windows)
-        s = load(base[q + (b1 - 1) * stride], table, like)
+        s = load(base[q + b1 - 1], table, like)
         sk = b1 - 1
         sv[b1 - 1 - b0] = s
         si[b1 - 1 - b0] = sk
         for k in range(b1 - 2, b0 - 1, -1):
-            x = load(base[q + k * stride], table, like)
+            x = load(base[q + k], table, like)
             take = ((x < s) if invert else (x > s)) or s != s
             s = x if take else s
             sk = k if take else sk
             sv[k - b0] = s
             si[k - b0] = sk
         # forward: prefix extrema joined to the previous block's suffixes
-        p = load(base[q + b0 * stride], table, like)
+        p = load(base[q + b0], table, like)
         pk = b0
         for k in range(b0, b1):
-            x = load(base[q + k * stride], table, like)
+            x = load(base[q + k], table, like)
             if k > b0:
                 take = ((x <= p) if invert else (x >= p)) or p != p
                 p = x if take else p
                 pk = k if take else pk
             count += 1 if x == x else 0
             if k >= window:
-                y = load(base[q + (k - window) * stride], table, like)
+                y = load(base[q + (k - window)], table, like)
                 count -= 1 if y == y else 0
             if k < first:
                 continue
@@ -955,12 +954,13 @@ def moving_extreme_kernel(part, parts, base, offset, outer_shape, outer_strides,
     flat_v = values.reshape(values.size)
     flat_i = indices.reshape(indices.size)
     step = mids * inner  # out[o, j + 1, m, i] - out[o, j, m, i] in flat
-    if _row_order(inner, inner_stride, n_stride):  # lanes copied out as rows, walked, put back
+    width = min(n, block_len + window - 1)
+    if _row_order(inner, inner_stride, n_stride):  # lanes copied out, walked, put back
         lane_blocks = (inner + COPY_LANES - 1) // COPY_LANES
-        width = min(n, block_len + window - 1)
         rows = np.empty((COPY_LANES, width), base.dtype)
         res_v = np.empty((COPY_LANES, width) if want_values else (1, 1), values.dtype)
         res_i = np.empty((COPY_LANES, width) if want_indices else (1, 1), np.int64)
+        bad = np.empty(COPY_LANES, np.int64)
         rows_flat = rows.reshape(rows.size)
         res_v_flat = res_v.reshape(res_v.size)
         res_i_flat = res_i.reshape(res_i.size)
@@ -969,25 +969,25 @@ def moving_extreme_kernel(part, parts, base, offset, outer_shape, outer_strides,
             p, o, m, i0, lanes, j0, j1, js = _rows_task(task, lane_blocks, blocks, mids, offset,
                                                         outer_shape, outer_strides, mid_shape,
                                                         mid_strides, inner, n, block_len, window)
-            length = j1 - js
-            _copy_lanes(base, p, n_stride, js, length, lanes, rows)
+            _copy_lanes(base, p, n_stride, js, j1 - js, lanes, table, like, True, rows, bad)
             for lane in range(lanes):
                 q = lane * width
-                _extreme_walk(rows_flat, q, 1, length, j0 - js, window, min_count, invert, table,
+                _extreme_walk(rows_flat, q, j1 - js, j0 - js, window, min_count, invert, table,
                               like, ws, wi, want_values, res_v_flat, want_indices, res_i_flat,
-                              q, 1, js, _nonnan(rows_flat, q, 1, 0, length, table, like))
+                              q, 1, js, bad[lane] == 0)
             start = ((o * n + js) * mids + m) * inner + i0
             if want_values:
-                _put_lanes(res_v, j0 - js, length, lanes, flat_v, start, step)
+                _put_lanes(res_v, j0 - js, j1 - js, lanes, flat_v, start, step)
             if want_indices:
-                _put_lanes(res_i, j0 - js, length, lanes, flat_i, start, step)
+                _put_lanes(res_i, j0 - js, j1 - js, lanes, flat_i, start, step)
         return
+    row = np.empty(width, base.dtype)
     lo, hi = part_range(groups * inner * blocks, part, parts)
     for task in range(lo, hi):
         p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
                                             outer_strides, mid_shape, mid_strides, inner_stride,
                                             block_len, n, window)
-        _extreme_walk(base, p + js * n_stride, n_stride, j1 - js, j0 - js, window, min_count,
-                      invert, table, like, ws, wi, want_values, flat_v, want_indices, flat_i,
-                      ((o * n + js) * mids + m) * inner + i, step, js,
-                      _nonnan(base, p, n_stride, js, j1, table, like))
+        bad = _gather(base, p, n_stride, js, j1 - js, table, like, True, row)
+        _extreme_walk(row, 0, j1 - js, j0 - js, window, min_count, invert, table, like, ws, wi,
+                      want_values, flat_v, want_indices, flat_i,
+                      ((o * n + js) * mids + m) * inner + i, step, js, bad == 0)
