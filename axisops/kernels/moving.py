@@ -95,7 +95,7 @@ def _sum_emit(acc, count, pinf, ninf, min_count, mean):
 
 
 @helper
-def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like, flat, start,
+def _sum_lane(base, p, js, j0, j1, window, min_count, mean, table, like, flat, start,
               step):
     """Moving sums (means) of positions [j0, j1) of one lane, anchored at js, into
     ``flat[start + j * step]``."""
@@ -105,7 +105,7 @@ def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like,
     ninf = 0
     jw = min(js + window, j1)
     for j in range(js, jw):  # the anchor (and the first, partial windows): adds only
-        a = load(base[p + j * stride], table, like)
+        a = load(base[p + j], table, like)
         if a - a == 0.0:
             acc += a
             count += 1
@@ -118,8 +118,8 @@ def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like,
         if j >= j0:
             flat[start + j * step] = _sum_emit(acc, count, pinf, ninf, min_count, mean)
     for j in range(jw, j1):  # the window slides: one in, one out
-        a = load(base[p + j * stride], table, like)
-        b = load(base[p + (j - window) * stride], table, like)
+        a = load(base[p + j], table, like)
+        b = load(base[p + j - window], table, like)
         if a - a == 0.0 and b - b == 0.0:
             acc += a - b
         else:
@@ -145,27 +145,20 @@ def _sum_lane(base, p, stride, js, j0, j1, window, min_count, mean, table, like,
 
 
 @helper
-def _deltas(base, q, stride, window, k0, k1, table, like, d):
+def _deltas(base, q, window, k0, k1, table, like, d):
     """``d[k - k0]`` for the relative positions k in [k0, k1) of a finite walk whose
-    first element is ``base[q]``: the element entering the window less the one
-    leaving it (the element alone while the window fills), in float64."""
+    first element is ``base[q]`` (contiguous): the element entering the window
+    less the one leaving it (the element alone while the window fills), in
+    float64."""
     kf = min(max(k0, window), k1)  # the first position where an element leaves
-    back = window * stride
-    if stride == 1:
-        head = base[q + k0:q + kf]
-        for t in range(kf - k0):
-            d[t] = load(head[t], table, like)
-        new = base[q + kf:q + k1]
-        old = base[q + kf - back:q + k1 - back]
-        tail = d[kf - k0:k1 - k0]
-        for t in range(k1 - kf):
-            tail[t] = load(new[t], table, like) - load(old[t], table, like)
-    else:
-        for k in range(k0, kf):
-            d[k - k0] = load(base[q + k * stride], table, like)
-        for k in range(kf, k1):
-            r = q + k * stride
-            d[k - k0] = load(base[r], table, like) - load(base[r - back], table, like)
+    head = base[q + k0:q + kf]
+    for t in range(kf - k0):
+        d[t] = load(head[t], table, like)
+    new = base[q + kf:q + k1]
+    old = base[q + kf - window:q + k1 - window]
+    tail = d[kf - k0:k1 - k0]
+    for t in range(k1 - kf):
+        tail[t] = load(new[t], table, like) - load(old[t], table, like)
 
 
 @helper
@@ -203,7 +196,7 @@ CHUNK = 512
 
 
 @helper
-def _finite_sums(base, qs, stride, lens, firsts, window, min_count, mean, table, like,
+def _finite_sums(base, qs, lens, firsts, window, min_count, mean, table, like,
                  flat, starts, step, walks, scratch):
     """Moving sums (means) of ``walks`` (<= STREAMS) finite walks: walk s starts at
     ``base[qs[s]]`` (the first element of its anchor), has ``lens[s]`` positions and
@@ -224,7 +217,7 @@ def _finite_sums(base, qs, stride, lens, firsts, window, min_count, mean, table,
             k1 = min(k0 + CHUNK, common)
             m = k1 - k0
             for s in range(STREAMS):
-                _deltas(base, qs[s], stride, window, k0, k1, table, like, scratch[s])
+                _deltas(base, qs[s], window, k0, k1, table, like, scratch[s])
             d0 = scratch[0]
             d1 = scratch[1]
             d2 = scratch[2]
@@ -248,7 +241,7 @@ def _finite_sums(base, qs, stride, lens, firsts, window, min_count, mean, table,
         d = scratch[s]
         for k0 in range(common, lens[s], CHUNK):
             k1 = min(k0 + CHUNK, lens[s])
-            _deltas(base, qs[s], stride, window, k0, k1, table, like, d)
+            _deltas(base, qs[s], window, k0, k1, table, like, d)
             for t in range(k1 - k0):
                 acc += d[t]
                 d[t] = acc
@@ -367,7 +360,7 @@ def _sum_walks(rows, width, walks, bad, lens, firsts, window, min_count, mean, t
     taken = 0
     for s in range(walks):
         if bad[s]:
-            _sum_lane(rows_flat, s * width, 1, 0, firsts[s], lens[s], window, min_count, mean,
+            _sum_lane(rows_flat, s * width, 0, firsts[s], lens[s], window, min_count, mean,
                       table, like, flat, starts[s], step)
             continue
         group[0, taken] = s * width
@@ -376,11 +369,11 @@ def _sum_walks(rows, width, walks, bad, lens, firsts, window, min_count, mean, t
         group[3, taken] = starts[s]
         taken += 1
         if taken == STREAMS:
-            _finite_sums(rows_flat, group[0], 1, group[1], group[2], window, min_count, mean,
+            _finite_sums(rows_flat, group[0], group[1], group[2], window, min_count, mean,
                          table, like, flat, group[3], step, taken, scratch)
             taken = 0
     if taken:
-        _finite_sums(rows_flat, group[0], 1, group[1], group[2], window, min_count, mean,
+        _finite_sums(rows_flat, group[0], group[1], group[2], window, min_count, mean,
                      table, like, flat, group[3], step, taken, scratch)
 
 
@@ -460,20 +453,20 @@ _RECOMPUTE_RATIO = 2.0 ** 20
 
 
 @helper
-def _var_window(base, p, stride, lo, hi, shift, table, like):
+def _var_window(base, p, lo, hi, shift, table, like):
     """(mean, M2) of the finite values at positions [lo, hi) less *shift*, by two
     passes."""
     n = 0
     total = 0.0
     for k in range(lo, hi):
-        v = load(base[p + k * stride], table, like)
+        v = load(base[p + k], table, like)
         if v - v == 0.0:
             total += v - shift
             n += 1
     mean = total / n if n else 0.0
     m2 = 0.0
     for k in range(lo, hi):
-        v = load(base[p + k * stride], table, like)
+        v = load(base[p + k], table, like)
         if v - v == 0.0:
             d = (v - shift) - mean
             m2 += d * d
@@ -481,7 +474,7 @@ def _var_window(base, p, stride, lo, hi, shift, table, like):
 
 
 @helper
-def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table, like, flat,
+def _var_lane(base, p, js, j0, j1, window, min_count, ddof, root, table, like, flat,
               start, step):
     """Moving variances (standard deviations) of positions [j0, j1) of one lane, into
     ``flat[start + j * step]``."""
@@ -495,7 +488,7 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
     shift = np.nan  # the task's first finite value: every value is taken less it
     jw = min(js + window, j1)
     for j in range(js, j1):
-        raw = load(base[p + j * stride], table, like)
+        raw = load(base[p + j], table, like)
         fa = raw - raw == 0.0
         if fa and shift != shift:
             shift = raw
@@ -503,7 +496,7 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
         fb = False
         b = 0.0
         if j >= jw:
-            b = load(base[p + (j - window) * stride], table, like)
+            b = load(base[p + j - window], table, like)
             fb = b - b == 0.0
             count -= 1 if b == b else 0
             b -= shift
@@ -515,7 +508,7 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
             change = d * ((a - mean) + (b - old))
             m2 += change
             if abs(change) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
-                mean, m2 = _var_window(base, p, stride, j - window + 1, j + 1, shift, table,
+                mean, m2 = _var_window(base, p, j - window + 1, j + 1, shift, table,
                                        like)
         elif fa:  # one in
             finite += 1
@@ -536,7 +529,7 @@ def _var_lane(base, p, stride, js, j0, j1, window, min_count, ddof, root, table,
                 change = d * (b - mean)
                 m2 -= change
                 if abs(change) > _RECOMPUTE_RATIO * m2:  # cancellation: the window afresh
-                    mean, m2 = _var_window(base, p, stride, j - window + 1, j + 1, shift,
+                    mean, m2 = _var_window(base, p, j - window + 1, j + 1, shift,
                                            table, like)
         if fa:
             same = same + 1 if raw == last else 1
@@ -578,15 +571,11 @@ def _emit_vars(s, k0, k1, first, window, min_count, ddof, root, flat, start, ste
 
 
 @helper
-def _loaded(base, q, stride, count, table, like, dst):
-    """``dst[t] = load(base[q + t * stride])`` for t in [0, count)."""
-    if stride == 1:
-        src = base[q:q + count]
-        for t in range(count):
-            dst[t] = load(src[t], table, like)
-    else:
-        for t in range(count):
-            dst[t] = load(base[q + t * stride], table, like)
+def _loaded(base, q, count, table, like, dst):
+    """``dst[t] = load(base[q + t])`` for t in [0, count)."""
+    src = base[q:q + count]
+    for t in range(count):
+        dst[t] = load(src[t], table, like)
 
 
 @helper
@@ -617,7 +606,7 @@ def _var_steps(ra, rb, s, t0, t1, shift, inv, finite, mean, m2, same, last):
 
 
 @helper
-def _finite_var(base, q, stride, length, first, window, min_count, ddof, root, table, like,
+def _finite_var(base, q, length, first, window, min_count, ddof, root, table, like,
                 flat, start, step, s, ra, rb):
     """Moving variances (standard deviations) of one finite walk (as
     ``_finite_sums``'s walks): ``_var_lane``'s arithmetic with no NaN or infinity to
@@ -633,7 +622,7 @@ def _finite_var(base, q, stride, length, first, window, min_count, ddof, root, t
     for k0 in range(0, length, CHUNK):
         k1 = min(k0 + CHUNK, length)
         for k in range(k0, min(k1, window)):  # the window fills: one in
-            raw = load(base[q + k * stride], table, like)
+            raw = load(base[q + k], table, like)
             a = raw - shift
             finite += 1
             inv = 1.0 / finite
@@ -648,15 +637,15 @@ def _finite_var(base, q, stride, length, first, window, min_count, ddof, root, t
             s[k - k0] = m2
         kf = max(k0, window)
         if kf < k1:  # one in, one out: the elements read as float64 first (vectorised)
-            _loaded(base, q + kf * stride, stride, k1 - kf, table, like, ra)
-            _loaded(base, q + (kf - window) * stride, stride, k1 - kf, table, like, rb)
+            _loaded(base, q + kf, k1 - kf, table, like, ra)
+            _loaded(base, q + kf - window, k1 - kf, table, like, rb)
         t = 0
         while kf + t < k1:
             t, mean, m2, same, last = _var_steps(ra, rb, s[kf - k0:], t, k1 - kf, shift, inv,
                                                  finite, mean, m2, same, last)
             if kf + t < k1:  # cancellation at step t: the window afresh, then the step's end
                 k = kf + t
-                mean, m2 = _var_window(base, q, stride, k - window + 1, k + 1, shift, table,
+                mean, m2 = _var_window(base, q, k - window + 1, k + 1, shift, table,
                                        like)
                 same = same + 1 if ra[t] == last else 1
                 last = ra[t]
@@ -718,10 +707,10 @@ def _var_walk(rows, q, length, first, window, min_count, ddof, root, table, like
     """The moving variances of one copied-out walk (``rows[q:q + length]``, with
     *bad* non-finite elements) into ``flat[start + k * step]`` from ``first`` on."""
     if bad == 0:
-        _finite_var(rows, q, 1, length, first, window, min_count, ddof, root, table, like, flat,
+        _finite_var(rows, q, length, first, window, min_count, ddof, root, table, like, flat,
                     start, step, scratch[0], scratch[1], scratch[2])
     else:
-        _var_lane(rows, q, 1, 0, first, length, window, min_count, ddof, root, table, like, flat,
+        _var_lane(rows, q, 0, first, length, window, min_count, ddof, root, table, like, flat,
                   start, step)
 
 
