@@ -55,6 +55,24 @@ def count_valid(table):
     return (table,)
 
 
+@helper
+def nan_as(v, fill):
+    """*v*, or *fill* where *v* is NaN (a select once LLVM inlines it)."""
+    return v if v == v else fill
+
+
+@helper
+def one_unless_nan(v, one, zero):
+    """*one*, or *zero* where *v* is NaN: the count of a value that is not NaN."""
+    return one if v == v else zero
+
+
+# Each form is one expression with no branch of its own: Numba inlines this
+# overload's IR into the kernel, and a conditional expression inlined there left
+# a phi variable that Numba's SSA check reports as out of scope (a
+# NumbaIRAssumptionWarning on every NaN-skipping kernel compiled); the choice is
+# made by :func:`nan_as` and :func:`one_unless_nan`, ordinary calls that LLVM
+# inlines as selects.
 @overload(load, inline="always")
 def _load_impl(value, table, like):
     target = like.dtype
@@ -62,24 +80,13 @@ def _load_impl(value, table, like):
         looked_up = not isinstance(table.types[0], types.NoneType)  # float16 bits
         if len(table) == 2:
             if looked_up:
-                def skipping_looked_up(value, table, like):
-                    v = target(table[0][value])
-                    return v if v == v else target(table[1])
-                return skipping_looked_up
-
-            def skipping(value, table, like):
-                v = target(value)
-                return v if v == v else target(table[1])
-            return skipping
+                return lambda value, table, like: nan_as(
+                    target(table[0][value]), target(table[1]))
+            return lambda value, table, like: nan_as(target(value), target(table[1]))
         if looked_up:
-            def counting_looked_up(value, table, like):
-                v = table[0][value]
-                return target(1) if v == v else target(0)
-            return counting_looked_up
-
-        def counting(value, table, like):
-            return target(1) if value == value else target(0)
-        return counting
+            return lambda value, table, like: one_unless_nan(
+                table[0][value], target(1), target(0))
+        return lambda value, table, like: one_unless_nan(value, target(1), target(0))
     if isinstance(table, types.NoneType):
         return lambda value, table, like: target(value)
     return lambda value, table, like: target(table[value])
