@@ -135,17 +135,31 @@ def check_index_dtype(index_dtype, op: str) -> np.dtype:
     return d
 
 
-def check_all_nan_index(value, op: str) -> None:
+def check_all_nan_index(value, op: str, index_dtype=None) -> None:
     """``all_nan_index`` of nanargmax/nanargmin: an int (not a bool) or None, else
-    ``TypeError``."""
-    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))):
+    ``TypeError``; with *index_dtype* (checked), ``OverflowError`` where the int does
+    not fit it (as an index that does not fit, whether or not a slice is all NaN)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{op}: all_nan_index must be an int or None, got {value!r}")
+    if index_dtype is not None:
+        info = np.iinfo(index_dtype)
+        if not info.min <= int(value) <= info.max:
+            raise OverflowError(f"{op}: all_nan_index {value} does not fit index_dtype "
+                                f"{np.dtype(index_dtype)}")
 
 
-def check_ddof(ddof, op: str) -> None:
-    """``ddof`` of the variances: a real number (not a bool), else ``TypeError``."""
+def check_ddof(ddof, op: str):
+    """``ddof`` of the variances: a real number (not a bool), else ``TypeError``;
+    returned as the kernels take it: an int beyond int64's range as a float (it is
+    at or above any count, giving NaN, or a huge negative divisor either way).
+    """
     if isinstance(ddof, bool) or not isinstance(ddof, (int, float, np.integer, np.floating)):
         raise TypeError(f"{op}: ddof must be a number, got {ddof!r}")
+    if isinstance(ddof, int) and not -2 ** 62 <= ddof <= 2 ** 62:
+        return float(ddof)
+    return ddof
 
 
 def check_index_fits(count: int, index_dtype: np.dtype, op: str) -> None:

@@ -22,8 +22,25 @@ def as_index_array(indices, op: str, name: str = "indices") -> np.ndarray:
     """
     a = np.asarray(indices)
     if a.dtype.kind not in "iu":
+        if a.dtype == object and a.size and all(_is_int(v) for v in a.flat):
+            _beyond_int64(a, op, name)
         raise TypeError(f"{op}: {name} must be integers, got {a.dtype}")
     return a
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def _beyond_int64(a: np.ndarray, op: str, name: str) -> None:
+    """``IndexError`` naming the first int of the object array *a* outside int64's
+    range: NumPy holds Python ints as objects only where one does not fit 64 bits,
+    and no axis is that long."""
+    for first, value in enumerate(a.flat):
+        if not -2 ** 63 <= int(value) < 2 ** 63:
+            where = tuple(int(w) for w in np.unravel_index(first, a.shape))
+            raise IndexError(f"{op}: index {value} at position {where} of {name} is out of "
+                             "range (beyond int64: no axis is that long)")
 
 
 def check_in_range(indices: np.ndarray, n: int, op: str, *, negative: bool = False,

@@ -358,7 +358,7 @@ def nanstd(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 
 
 def _variance(op: str, x, axis, keepdims: bool, dtype, ddof, root: bool):
-    _dtypes.check_ddof(ddof, op)
+    ddof = _dtypes.check_ddof(ddof, op)
     return _planned(op, _variance_plan, x, axis, keepdims, dtype, ddof)
 
 

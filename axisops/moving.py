@@ -35,8 +35,9 @@ Decisions where the contract is silent:
 
 * ``window`` is an int >= 1 (a NumPy integer too; a bool, float or anything else
   is a ``TypeError``, below 1 a ``ValueError``). A window longer than the axis is
-  allowed (bottleneck refuses it): every position then has a partial window,
-  all NaN with the default ``min_count``.
+  allowed (bottleneck refuses it), of any size (2**62 too): every position then
+  has a partial window, all NaN with the default ``min_count``; it costs what a
+  window of the axis's length costs.
 * ``min_count`` is None (meaning ``window``) or an int in ``[1, window]``
   (bottleneck's range; pandas' ``min_periods=0`` is refused with a
   ``ValueError``).
@@ -86,6 +87,9 @@ __all__ = ["moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max"
 
 #: The shortest block of the axis one task slides over (see the module docstring).
 _BLOCK_MIN = 1 << 14
+#: The largest window the kernels are given: no axis is longer (no array is larger),
+#: so a larger window, or min_count, means the same (see fitted_window).
+_MAX_WINDOW = 2 ** 62
 #: Blocks are at least this many windows long: re-reading the anchor costs at most
 #: 1/8 of a block.
 _BLOCK_WINDOWS = 8
@@ -336,17 +340,33 @@ def moving_argmin(x: ArrayLike, window: int, axis: int = -1, *,
 def check_window(op: str, window, min_count) -> tuple[int, int]:
     """``(window, min_count)`` as ints, ``min_count`` None meaning ``window``;
     ``TypeError`` for anything but an int (a bool included), ``ValueError`` out of
-    range. Shared with the gradients."""
+    range; both at most 2**62 (a larger one means the same). Shared with the
+    gradients and every array type's front end."""
     window = _integer(op, "window", window, "an int >= 1")
     if window < 1:
         raise ValueError(f"{op}: window must be an int >= 1, got {window}")
     if min_count is None:
-        return window, window
-    min_count = _integer(op, "min_count", min_count, f"an int in [1, window={window}] or None")
-    if not 1 <= min_count <= window:
-        raise ValueError(f"{op}: min_count must be an int in [1, window={window}] or None, "
-                         f"got {min_count}")
-    return window, min_count
+        min_count = window
+    else:
+        min_count = _integer(op, "min_count", min_count,
+                             f"an int in [1, window={window}] or None")
+        if not 1 <= min_count <= window:
+            raise ValueError(f"{op}: min_count must be an int in [1, window={window}] or "
+                             f"None, got {min_count}")
+    # No axis is longer than _MAX_WINDOW: a larger window or min_count reads and
+    # gives what this one does (see fitted_window), and fits an int64 everywhere.
+    return min(window, _MAX_WINDOW), min(min_count, _MAX_WINDOW)
+
+
+def fitted_window(window: int, min_count: int, n: int) -> tuple[int, int] | None:
+    """``(window, min_count)`` for an axis of *n* >= 1 elements: a window longer than
+    the axis reads what a window of *n* reads (the axis up to each position), so it
+    is taken as *n* (a window of 2**62 then costs what the axis costs, and every
+    offset fits an int64); None where ``min_count > n``: no window can hold
+    ``min_count`` values, and every output is NaN (index -1)."""
+    if min_count > n:
+        return None
+    return min(window, n), min_count
 
 
 def _integer(op: str, name: str, value, expected: str) -> int:
@@ -375,7 +395,7 @@ def _moving(op: str, x, window, axis, min_count, ddof=None):
         x = _dtypes.as_array(x)
     window, min_count = check_window(op, window, min_count)
     if ddof is not None:  # the variances
-        _dtypes.check_ddof(ddof, op)
+        ddof = _dtypes.check_ddof(ddof, op)
         ddof = float(ddof)
     try:
         key = (op, *array_key(x), axis_key(axis), window, min_count, ddof)
@@ -396,6 +416,11 @@ def _plan(op: str, x: np.ndarray, axis, window: int, min_count: int, ddof: float
     res = np.dtype(np.int64) if arg else x.dtype if floating else np.dtype(np.float64)
     if x.size == 0:
         return lambda x: np.empty(x.shape, res)
+    fitted = fitted_window(window, min_count, x.shape[axis])
+    if fitted is None:
+        fill = -1 if arg else np.nan
+        return lambda x: np.full(x.shape, fill, res)
+    window, min_count = fitted
     # float16 results are rounded once from float64 (never float64 -> float32 -> float16)
     work_dtype = np.dtype(np.float64) if res == np.float16 else res
     view = scan_view(x, axis)

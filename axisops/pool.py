@@ -251,12 +251,22 @@ def _positions(op, geo, spatial, ceil_mode) -> tuple[int, ...]:
             count += 1 if (s + begin + end - span) % step else 0
             if (count - 1) * step >= s + begin:
                 count -= 1
-        # every window (with dilation one in the middle can fall between the elements)
-        start = np.arange(count, dtype=np.int64) * step - begin
-        k0 = -(np.minimum(start, 0) // geo.dilation[i])  # its first offset at or after 0
-        empty = (k0 >= geo.kernel[i]) | (start + k0 * geo.dilation[i] >= s)
-        if empty.any():
-            raise ValueError(f"{op}: in spatial dimension {i} window {int(np.argmax(empty))} "
+        # Windows start at (j * step - begin): the first ends before the input where
+        # begin >= span, the last starts after it where its start is >= s; any
+        # other window overlaps the input, and misses every element of it only with
+        # a dilation larger than the input (its taps step over it). Then the windows
+        # are checked, the first s * kernel + 1 at most: an element read by a tap
+        # fixes the window's start, so at most s * kernel windows read any.
+        last = (count - 1) * step - begin
+        empty = 0 if begin >= span else count - 1 if last >= s else -1
+        if empty < 0 and geo.dilation[i] > s:
+            checked = min(count, s * geo.kernel[i] + 1)
+            start = np.arange(checked, dtype=np.int64) * step - begin
+            k0 = -(np.minimum(start, 0) // geo.dilation[i])  # its first offset at or after 0
+            missed = (k0 >= geo.kernel[i]) | (start + k0 * geo.dilation[i] >= s)
+            empty = int(np.argmax(missed)) if missed.any() else -1
+        if empty >= 0:
+            raise ValueError(f"{op}: in spatial dimension {i} window {empty} "
                              f"lies wholly in the padding {geo.padding[i]}; use less padding")
         out.append(count)
     return tuple(out)

@@ -927,6 +927,8 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     want_index = op.startswith("arg")
     if want_index:
         index_dtype = _dtypes.check_index_dtype(index_dtype, op)
+        if skip_nan:  # (op has lost its "nan")
+            _dtypes.check_all_nan_index(all_nan_index, "nan" + op, index_dtype)
     out_shape = reduced_shape(x.shape, axes, keepdims)
     if count == 0:
         if want_index:

@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import _axes, _dispatch
+from . import _axes, _dispatch, _dtypes, _indices
 from . import gather as _gather
 from . import grad as _grad
 from . import missing as _missing
@@ -558,6 +558,8 @@ def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor
     for n, kind in types.items():
         v = given.get(n)
         if kind == "Tensor":
+            if n == "indices" and not isinstance(v, torch.Tensor):  # the NumPy path's errors
+                v = _indices.as_index_array(v, op)
             values[n] = _tensor(v, op)
         elif n == "axis" and kind == "int[]?":
             ndim = _ndim_for_axes(name, given, like)
@@ -572,6 +574,17 @@ def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor
             values[n] = [int(s) for s in _window._ints(op, n, v, TypeError)]
         else:
             values[n] = v
+    if "window" in types:  # the NumPy path's checks; a huge window as the int64 it means
+        values["window"], values["min_count"] = _moving.check_window(
+            op, given["window"], given["min_count"])
+    if "all_nan_index" in types:  # one that does not fit: the NumPy path's OverflowError
+        index_dtype = given["index_dtype"]
+        if isinstance(index_dtype, torch.dtype):
+            index_dtype = _numpy_dtype(index_dtype)
+        _dtypes.check_all_nan_index(given["all_nan_index"], op,
+                                    _dtypes.check_index_dtype(index_dtype, op))
+    if name in _SHAPED:  # the NumPy path's geometry checks, before the schema's int64s
+        _SHAPED[name](op, like.shape, given)
     if "kernel_size" in types:
         stride = given["stride"]  # pooling: None means kernel_size
         geo = _window._geometry(op, given["kernel_size"], given.get("dilation", 1),
@@ -587,6 +600,29 @@ def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor
             values["output_size"] = [int(size)] * len(geo.kernel) if _window._is_int(size) \
                 else [int(s) for s in size]
     return [values[n] for n in types]
+
+
+def _pool_shape(op: str, shape, given: dict) -> None:
+    _pool.PoolGeometry(op, shape, given["kernel_size"], given["stride"], given.get("dilation", 1),
+                       given["padding"], given["ceil_mode"], given["channels_last"])
+
+
+def _unfold_shape(op: str, shape, given: dict) -> None:
+    _window.unfold_shape(shape, given["kernel_size"], given["dilation"], given["padding"],
+                         given["stride"], given["channels_last"], op)
+
+
+def _fold_shape(op: str, shape, given: dict) -> None:
+    geo = _window._geometry(op, given["kernel_size"], given["dilation"], given["padding"],
+                            given["stride"])
+    geo.positions(op, _window._per_dim(op, "output_size", given["output_size"], geo.d, low=0))
+
+
+#: The forward window operators whose geometry is checked against the input's shape
+#: before the call: a huge padding, kernel or output size is the NumPy path's
+#: ValueError, not the schema's refusal of an int beyond int64.
+_SHAPED = {"max_pool": _pool_shape, "avg_pool": _pool_shape, "unfold": _unfold_shape,
+           "fold": _fold_shape}
 
 
 def _ndim_for_axes(name: str, given: dict, like: torch.Tensor) -> int:

@@ -13,7 +13,11 @@ Decisions the contract leaves open, written down here:
   ``dilation`` and ``stride`` are an int or one per dimension, each >= 1;
   ``padding`` an int, one int per dimension, or one ``(begin, end)`` pair per
   dimension (ONNX pads), each >= 0.
-* A kernel (dilated) larger than the padded input is a ``ValueError``.
+* A kernel (dilated) larger than the padded input is a ``ValueError``, and so is a
+  padded input or a result of more than 2**62 elements (:data:`MAX_EXTENT`: no
+  array can be that large, and the kernels' offsets are int64). A stride longer
+  than the padded input (one window) and the dilation of a kernel of one element
+  change nothing and are taken whatever their size.
 * ``unfold`` pads with zeros (False); it takes every fixed-width dtype: dates,
   bytes, str, void and structured values move as their bits (``gather.lanes``), and
   their padding is zero bits (1970-01-01 and a zero duration, not NaT: padding is
@@ -44,6 +48,10 @@ from .typing import Array, ArrayLike, Padding, Size
 
 __all__ = ["unfold", "fold"]
 
+#: The largest padded input, kernel span or result (in elements) a geometry may
+#: describe: larger ones are a ``ValueError``, so that every offset the kernels
+#: compute fits an int64 (a window's start is at most a padded size from 0).
+MAX_EXTENT = 2 ** 62
 #: fold works plane by plane when there are at least this many (n, c) planes.
 _MIN_PLANES = 16
 #: Plans of both functions (see ``axisops._plan``): everything but the kernel's run
@@ -370,6 +378,7 @@ def _fold_plan(cols, output_size, kernel_size, dilation, padding, stride, channe
     shape = (batch, *size, channels) if channels_last else (batch, channels, *size)
     if not batched:
         shape = shape[1:]
+    check_result_size("fold", shape)
     dtype, work = cols.dtype, _fold_dtype(cols.dtype)
     if math.prod(shape) == 0 or length == 0:
         return lambda cols: _finish(np.zeros(shape, work), dtype)
@@ -440,7 +449,17 @@ def unfold_shape(x_shape, kernel_size, dilation=1, padding=0, stride=1, channels
     channels, spatial = (xb[-1], xb[1:-1]) if channels_last else (xb[1], xb[2:])
     count, total = geo.kernel_count, math.prod(geo.positions(op, spatial))
     shape = (xb[0], total, count * channels) if channels_last else (xb[0], channels * count, total)
+    check_result_size(op, shape)
     return geo, shape if batched else shape[1:]
+
+
+def check_result_size(op: str, shape) -> None:
+    """``ValueError`` where a result of *shape* would have more than
+    :data:`MAX_EXTENT` elements (huge padding or tiny strides on a large input)."""
+    size = math.prod(shape)
+    if size > MAX_EXTENT:
+        raise ValueError(f"{op}: the result would have shape {tuple(shape)}, {size} elements, "
+                         "more than any array can hold; use less padding or larger strides")
 
 
 
@@ -467,6 +486,10 @@ class _Geometry:
         for i, s in enumerate(spatial):
             padded = s + sum(self.padding[i])
             span = self.dilation[i] * (self.kernel[i] - 1) + 1
+            if padded > MAX_EXTENT:
+                raise ValueError(f"{op}: in spatial dimension {i} the padded size {padded} "
+                                 f"(size {s}, padding {self.padding[i]}) is larger than any "
+                                 f"array can be (2**62); use less padding")
             if padded < span:
                 raise ValueError(f"{op}: in spatial dimension {i} the kernel spans {span} "
                                  f"(kernel_size {self.kernel[i]}, dilation {self.dilation[i]}), "
@@ -493,8 +516,14 @@ def _geometry(op, kernel_size, dilation, padding, stride) -> _Geometry:
     if min(kernel) < 1:
         raise ValueError(f"{op}: kernel_size entries must be >= 1, got {kernel_size!r}")
     d = len(kernel)
-    return _Geometry(kernel, _per_dim(op, "dilation", dilation, d, low=1),
-                     _per_dim(op, "stride", stride, d, low=1), _padding(op, padding, d))
+    dilation = _per_dim(op, "dilation", dilation, d, low=1)
+    stride = _per_dim(op, "stride", stride, d, low=1)
+    # Where they change nothing, huge values are taken as small ones that fit an
+    # int64: a stride longer than any padded input gives one window, as does
+    # MAX_EXTENT; a kernel of one element reads the same for every dilation.
+    stride = tuple(min(t, MAX_EXTENT) for t in stride)
+    dilation = tuple(1 if k == 1 else t for k, t in zip(kernel, dilation))
+    return _Geometry(kernel, dilation, stride, _padding(op, padding, d))
 
 
 def _ints(op, name, values, error=ValueError) -> tuple[int, ...]:

@@ -4,14 +4,15 @@ from an empty cache, with every warning an error.
 Numba's pedantic checks (``NumbaIRAssumptionWarning``: "variable ... is not in
 scope", once per NaN-skipping kernel that inlined a conditional expression) printed
 dozens of lines in the middle of ``axisops bench --quick``. The whole suite also
-runs with Numba's pedantic warnings as errors (``filterwarnings`` in
-pyproject.toml), so every kernel compiled by a test from a cold cache (CI's clean
+runs with Numba's pedantic warnings as errors (the root conftest.py's
+``filterwarnings``), so every kernel compiled by a test from a cold cache (CI's clean
 clone) is held to it; this test does not depend on the cache being cold.
 """
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import pytest
 
@@ -51,10 +52,9 @@ def test_every_kernel_family_compiles_without_a_warning(tmp_path):
 
 
 def test_the_suite_turns_numba_pedantic_warnings_into_errors():
-    """The suite-wide filter in pyproject.toml that holds every other test's compile
+    """The suite-wide filter (the root conftest.py) that holds every other test's compile
     to the same standard."""
     from numba.core.errors import NumbaIRAssumptionWarning
 
-    import warnings
     with pytest.raises(NumbaIRAssumptionWarning):
-        warnings.warn(NumbaIRAssumptionWarning("a stand-in"))
+        warnings.warn(NumbaIRAssumptionWarning("a stand-in"), stacklevel=1)

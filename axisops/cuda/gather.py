@@ -20,7 +20,7 @@ from .. import _complex, _dtypes
 from .. import gather as _np_gather
 from .._axes import normalize_axis
 from .._dispatch import numpy_function
-from .._indices import check_in_range
+from .._indices import as_index_array, check_in_range
 from .._layout import c_strides, coalesce
 from . import _device as D
 from . import gather_kernels as GK
@@ -182,10 +182,7 @@ def _indices_on_device(d: D.DeviceArray, indices, op: str) -> D.DeviceArray:
         if i.dtype.kind not in "iu":
             raise TypeError(f"{op}: indices must be integers, got {i.dtype}")
         return D.in_c_order(i)
-    host = np.asarray(indices)
-    if host.dtype.kind not in "iu":
-        raise TypeError(f"{op}: indices must be integers, got {host.dtype}")
-    return D.upload(d, host)
+    return D.upload(d, as_index_array(indices, op))
 
 
 def _flat_positions(idx: D.DeviceArray, n: int, code: int, d: D.DeviceArray) -> Any:

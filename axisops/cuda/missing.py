@@ -164,7 +164,7 @@ def _nan_extreme(op, x, axis, keepdims, select_last, index_dtype, all_nan_index)
 
 
 def _variance(op: str, x, axis, keepdims: bool, dtype, ddof):
-    _dtypes.check_ddof(ddof, op)
+    ddof = _dtypes.check_ddof(ddof, op)
     d = D.device_array(x)
     skip = op.startswith("nan") and d.dtype.kind in "fc"
     _, _, acc, out_dtype = _missing.variance_dtypes(op, d.dtype, dtype)

@@ -177,7 +177,7 @@ def _variance(g, x, axis, keepdims, ddof, op):
     name = f"grad.{op}"
     skip = op.startswith("nan") and xd.dtype.kind in "fc"
     x_shape, axes, _ = _grad_reduce._expand(d.host_zeros(), x_host.shape, axis, keepdims, name)
-    _dtypes.check_ddof(ddof, op)
+    ddof = _dtypes.check_ddof(ddof, op)
     root = op.endswith("std")
     if xd.dtype.kind == "c":
         dtype = xd.dtype

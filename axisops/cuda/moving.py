@@ -109,10 +109,10 @@ def checked(op: str, d: D.DeviceArray, window, axis, min_count, ddof=_NO_DDOF,
     first)."""
     variance = ddof is not _NO_DDOF
     if grad and variance:
-        _dtypes.check_ddof(ddof, op)
+        ddof = _dtypes.check_ddof(ddof, op)
     window, min_count = _np_moving.check_window(op, window, min_count)
     if variance and not grad:
-        _dtypes.check_ddof(ddof, op)
+        ddof = _dtypes.check_ddof(ddof, op)
     _np_moving.check_dtype(d.dtype, op)
     if grad:
         if axis is None or isinstance(axis, (tuple, list)):

@@ -208,6 +208,8 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
     want_index = op in ("argmax", "argmin")
     if want_index:
         index_dtype = _dtypes.check_index_dtype(index_dtype, op)
+        if skip:
+            _dtypes.check_all_nan_index(all_nan_index, "nan" + op, index_dtype)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     count = math.prod(d.shape[k] for k in axes)
     if count == 0:

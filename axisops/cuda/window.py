@@ -95,6 +95,7 @@ def fold_shape(shape, output_size, kernel_size, dilation, padding, stride, chann
                          f"for output_size {size}, got shape {shape}")
     batch, channels = cb[0], width // count
     out = (batch, *size, channels) if channels_last else (batch, channels, *size)
+    _np_window.check_result_size("fold", out)
     return geo, size, batch, channels, out if batched else out[1:]
 
 

@@ -52,6 +52,7 @@ import numpy as np
 from .. import _complex, _dtypes
 from .. import gather as _np_gather
 from .._axes import normalize_axis
+from .._indices import as_index_array
 from ..kernels import gather as _kernels
 from . import _pointers as P
 
@@ -377,7 +378,9 @@ def _check_mode(mode, op: str) -> None:
 
 
 def _check_indices(indices, op: str) -> None:
-    if indices.dtype.kind not in "iu":
+    if isinstance(indices, np.ndarray):  # host indices: the NumPy path's errors
+        as_index_array(indices, op)
+    elif indices.dtype.kind not in "iu":
         raise TypeError(f"{op}: indices must be of an integer dtype, got {indices.dtype}")
 
 

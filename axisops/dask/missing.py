@@ -173,7 +173,7 @@ def _arg(op, x, axis, keepdims, select_last, index_dtype, all_nan_index):
     da = _da()
     axes = normalize_axes(axis, x.ndim, op)
     index_dtype = _dtypes.check_index_dtype(index_dtype, op)
-    _dtypes.check_all_nan_index(all_nan_index, op)
+    _dtypes.check_all_nan_index(all_nan_index, op, index_dtype)
     red_shape = tuple(x.shape[d] for d in axes)
     total = math.prod(red_shape)
     if total == 0:
@@ -252,7 +252,7 @@ def nanstd(x, axis=None, *, keepdims=False, dtype=None, ddof=0):
 
 def _variance(op, x, axis, keepdims, dtype, ddof):
     da = _da()
-    _dtypes.check_ddof(ddof, op)
+    ddof = _dtypes.check_ddof(ddof, op)
     axes = normalize_axes(axis, x.ndim, op)
     cplx, _, _, res = _np_missing.variance_dtypes(op, x.dtype, dtype)
     record = np.dtype([("n", np.float64), ("mean", np.complex128 if cplx else np.float64),

@@ -251,6 +251,7 @@ def fold(cols, output_size, kernel_size, *, dilation=1, padding=0, stride=1,
     channels = width // count
     batch = tuple(int(n) for n in cols.shape[:lead])
     shape = batch + (size + (channels,) if channels_last else (channels,) + size)
+    _np_window.check_result_size("fold", shape)
     if math.prod(shape) == 0:
         return da.zeros(shape, dtype=cols.dtype, chunks=-1)
 

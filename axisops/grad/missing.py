@@ -316,6 +316,7 @@ def _variance_grad(g, x, axis, keepdims, ddof, op):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         result = np.asarray(forward(x, axes, keepdims=True, ddof=ddof))
+    ddof = _dtypes.check_ddof(ddof, name)  # checked by the forward; a huge int as a float
     dtype = x.dtype if x.dtype.kind == "c" else result.dtype
     work = np.complex128 if dtype.kind == "c" else np.float64
     xa = x.astype(work)

@@ -184,7 +184,7 @@ def _linear(op, g, x, window, axis, min_count, mean):
 
 
 def _variance(op, g, x, window, axis, min_count, ddof, root):
-    _dtypes.check_ddof(ddof, op)
+    ddof = _dtypes.check_ddof(ddof, op)
     g, dtype, x, window, min_count, axis, counts, nan = _prepare(op, g, x, window, axis,
                                                                  min_count)
     if x.size == 0:
