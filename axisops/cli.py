@@ -393,7 +393,34 @@ def _fold_call(op, x, axis, np):
     op(flat[:2 * 20 * 12].reshape(2, 20, 12), (5, 6), (2, 2), channels_last=True)
 
 
+def _nan_arg_call(op, x, axis, np):
+    # all_nan_index: no slice of the warm-up arrays is all NaN, but the option's path
+    # is the one data with NaN takes
+    op(x, axis)
+    op(x, axis, index_dtype=np.int32, all_nan_index=-1)
+    op(x, axis, select_last_index=True)
+
+
+def _pool_call(op, x, axis, np):
+    flat = x.reshape(-1)
+    image = flat[:120].reshape(2, 3, 4, 5)
+    op(flat[:120].reshape(2, 3, 20), (3,))                        # 1-D
+    op(image, 2)                                                  # 2-D, stride = kernel
+    op(image, (3, 3), stride=1, padding=1)                        # overlapping, padded
+    op(flat[:120].reshape(2, 4, 5, 3), 2, channels_last=True)
+    op(flat[:120].reshape(1, 2, 3, 4, 5), (2, 2, 2))             # 3-D
+    if op.__name__ == "max_pool":
+        op(image, 2, return_indices=True)
+
+
+def _moving_call(op, x, axis, np):
+    op(x, 3, axis)
+    op(x, 3, axis, min_count=1)
+
+
 _FLOATS = ("float16", "float32", "float64")
+#: The layouts of operators whose axis is one int, never None (the moving windows).
+_ONE_AXIS_ONLY = ("last", "middle", "first", "transposed")
 
 WARMUP_OPS = {
     "argmax": (_arg_call, _ALL_LAYOUTS, None),
@@ -414,6 +441,20 @@ WARMUP_OPS = {
     "gather_nd": (_gather_nd_call, ("last",), None),
     "unfold": (_unfold_call, ("last",), None),
     "fold": (_fold_call, ("last",), None),
+    # missing values (axisops.missing)
+    **{name: (_reduce_call, _ALL_LAYOUTS, None)
+       for name in ("nansum", "nanprod", "nanmean", "nanvar", "nanstd", "nanmax", "nanmin",
+                    "count", "var", "std")},
+    "nanargmax": (_nan_arg_call, _ALL_LAYOUTS, None),
+    "nanargmin": (_nan_arg_call, _ALL_LAYOUTS, None),
+    "nancumsum": (_reduce_call, _ONE_AXIS, None),
+    "nancumprod": (_reduce_call, _ONE_AXIS, None),
+    # window reductions (axisops.pool, axisops.moving)
+    "max_pool": (_pool_call, ("last",), None),
+    "avg_pool": (_pool_call, ("last",), None),
+    **{name: (_moving_call, _ONE_AXIS_ONLY, None)
+       for name in ("moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
+                    "moving_min", "moving_argmax", "moving_argmin")},
 }
 
 

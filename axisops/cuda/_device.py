@@ -31,10 +31,17 @@ from numpy.lib.stride_tricks import as_strided
 
 
 def simulated() -> bool:
-    """Whether Numba's CUDA simulator stands in for the GPU."""
-    from numba import config
+    """Whether Numba's CUDA simulator stands in for the GPU (read once: Numba reads
+    ``NUMBA_ENABLE_CUDASIM`` when it loads, and a call asks several times)."""
+    global _SIMULATED
+    if _SIMULATED is None:
+        from numba import config
 
-    return bool(getattr(config, "ENABLE_CUDASIM", False))
+        _SIMULATED = bool(getattr(config, "ENABLE_CUDASIM", False))
+    return _SIMULATED
+
+
+_SIMULATED: bool | None = None
 
 
 def is_cuda_array(x: Any) -> bool:
@@ -44,7 +51,8 @@ def is_cuda_array(x: Any) -> bool:
         return bool(x.is_cuda)
     if isinstance(x, (np.ndarray, np.generic)):
         return False
-    if _fake_array_type() is not None and isinstance(x, _fake_array_type()):
+    fake = _fake_array_type()
+    if fake is not None and isinstance(x, fake):
         return True
     try:
         return hasattr(x, "__cuda_array_interface__")
@@ -66,8 +74,15 @@ def device_index(x: Any) -> int | None:
 
 
 def _fake_array_type():
-    module = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
-    return getattr(module, "FakeCUDAArray", None) if simulated() else None
+    """The simulator's device array class, once it is loaded (None on a GPU)."""
+    global _FAKE_ARRAY
+    if _FAKE_ARRAY is None and simulated():
+        module = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
+        _FAKE_ARRAY = getattr(module, "FakeCUDAArray", None)
+    return _FAKE_ARRAY
+
+
+_FAKE_ARRAY: type | None = None
 
 
 def _numba_array_types() -> tuple[type, ...]:

@@ -1,0 +1,82 @@
+"""The host path of a warm CUDA call stays short: each family's launches,
+read-backs (each a synchronisation on a GPU) and uploads per warm call, counted
+under the simulator with the launches stubbed (``axisops.bench.cuda_host``).
+
+A read-back is allowed only where an error can be found on the device (an index
+out of range, an all-NaN slice of nanargmax); a warm call uploads nothing but a
+cleared flag (its geometry constants are cached per shape). Speed itself is never
+asserted here: ``python -m axisops.bench.cuda_host`` measures it.
+"""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+from numba import config
+
+if not getattr(config, "ENABLE_CUDASIM", False):  # pragma: no cover - a real GPU
+    pytest.skip("counts launches under the simulator only", allow_module_level=True)
+
+from axisops.bench import cuda_host
+
+#: workload -> (launches, read-backs, uploads) of one warm call, at most.
+BUDGET = {
+    "sum axis=1": (2, 0, 0),
+    "max axis=0": (2, 0, 0),
+    "argmax axis=1": (2, 0, 0),
+    "mean axis=None": (2, 0, 0),
+    "cumsum axis=1": (1, 0, 0),
+    "cummax axis=1": (1, 0, 0),
+    "take rows": (1, 1, 1),                # mode="raise": the index flag
+    "take_along_axis axis=1": (1, 1, 1),   # the same
+    "scatter add": (2, 1, 1),              # the same
+    "unfold 3x3": (1, 0, 0),
+    "max_pool 2x2": (1, 0, 0),
+    "avg_pool 3x3/2": (1, 0, 0),
+    "moving_mean 8": (1, 0, 0),
+    "nansum axis=1": (2, 0, 0),
+    "nanargmax axis=1": (2, 1, 1),         # an all-NaN slice raises: its flag
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return cuda_host.inputs()  # the bench's (64, 512): nothing runs, so size costs nothing
+
+
+@pytest.mark.parametrize("workload", cuda_host.workloads(), ids=lambda w: w.name)
+def test_a_warm_call_stays_within_its_budget(workload, data):
+    launches, read_backs, uploads = BUDGET[workload.name]
+    with cuda_host.stubbed() as counts:
+        workload.call(data)  # the first call makes the plan and uploads its constants
+        counts.reset()
+        workload.call(data)
+    assert counts.launches >= 1, "the stub saw no launch: the count would prove nothing"
+    assert (counts.launches <= launches and counts.read_backs <= read_backs
+            and counts.uploads <= uploads), (
+        f"{workload.name}: {counts.launches} launches ({', '.join(counts.kernels)}), "
+        f"{counts.read_backs} read-backs, {counts.uploads} uploads; budget {BUDGET[workload.name]}")
+
+
+def test_every_workload_has_a_budget():
+    assert {w.name for w in cuda_host.workloads()} == set(BUDGET)
+
+
+def test_the_stub_counts_and_restores():
+    import numpy as np
+    from numba import cuda
+
+    from axisops.cuda import kernels as K  # noqa: F401 - any kernel module loads the simulator
+
+    a = cuda.to_device(np.arange(4.0))
+    with cuda_host.stubbed() as counts:
+        a.copy_to_host()
+        cuda.to_device(np.zeros(2))
+        cuda.device_array(3)
+    assert (counts.read_backs, counts.uploads, counts.allocations) == (1, 1, 1)
+    with cuda_host.stubbed(run_kernels=True) as counts:
+        import axisops
+
+        np.testing.assert_array_equal(axisops.sum(a).copy_to_host(), 6.0)
+    assert counts.launches == 2 and counts.read_backs == 1
+    assert type(cuda.to_device).__name__ == "function" and cuda.to_device.__name__ == "to_device"
