@@ -400,7 +400,7 @@ def to_device_constants(values) -> Any:
     is synchronous, so the array is complete before any stream reads it."""
     from numba import cuda
 
-    key = (tuple(int(v) for v in values), _current_device())
+    key = (tuple(int(v) for v in values), current_device())
     array = _CONSTANTS.pop(key, None)
     if array is None:
         array = cuda.to_device(np.ascontiguousarray(key[0], dtype=np.int64))
@@ -415,7 +415,9 @@ _CONSTANTS: dict[tuple, Any] = {}
 _MAX_CONSTANTS = 4096
 
 
-def _current_device() -> int:
+def current_device() -> int:
+    """The current CUDA device's id (0 under the simulator): part of the key of
+    everything kept per device."""
     if simulated():
         return 0
     from numba import cuda

@@ -11,7 +11,9 @@ errors are the NumPy path's too.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -22,6 +24,7 @@ from .._axes import normalize_axis
 from .._dispatch import numpy_function
 from .._indices import as_index_array, check_in_range
 from .._layout import c_strides, coalesce
+from .._plan import PlanCache
 from . import _device as D
 from . import gather_kernels as GK
 from . import kernels as K
@@ -42,6 +45,123 @@ def take(x, indices, axis=None, *, mode="raise", fill_value=0):
 def _take(op, x, indices, axis, mode, fill_value):
     """take, or take_along_axis with ``axis=None`` (the same gather, named *op*)."""
     d = D.device_array(x)
+    key, idx = _plan_key(op, d, indices, axis, mode, fill_value)
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = _PLANS.put(key, _take_plan(op, d, indices, axis, mode, fill_value))
+        idx = plan.idx
+    if plan.empty:
+        return _numpy_on_stand_in(op, d, idx, plan.out_shape, axis, mode=mode,
+                                  fill_value=fill_value)
+    return _gathered(op, d, idx, plan, K.take_elements, _raise_first)
+
+
+def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
+    """:func:`axisops.take_along_axis` on the device: a thread per output element."""
+    op = "take_along_axis"
+    d = D.device_array(x)
+    key, idx = _plan_key(op, d, indices, axis, mode, fill_value)
+    plan = _PLANS.get(key)
+    if plan is None:
+        made = _along_plan(op, d, x, indices, axis, mode, fill_value)
+        if not isinstance(made, _Plan):  # axis=None: a take, which planned itself
+            return made
+        plan = _PLANS.put(key, made)
+        idx = plan.idx
+    if plan.empty:
+        return _numpy_on_stand_in(op, d, idx, plan.out_shape, axis, mode=mode,
+                                  fill_value=fill_value)
+    return _gathered(op, d, idx, plan, GK.take_along, _raise_checked)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a gather derives from its inputs' shapes, strides and dtypes and its
+    options: the result's shape, the kernel's geometry on the device, the axis
+    length, the mode's code and the fill (x's bits), or ``empty`` for a result that
+    reads nothing of x. ``idx`` is the indices of the call that made it (not kept
+    for the next one: the plan holds no device memory of a call)."""
+
+    out_shape: tuple[int, ...]
+    empty: bool
+    geo: Any = None
+    n: int = 0
+    code: int = 0
+    fill: Any = None
+    idx: Any = dataclasses.field(default=None, compare=False)
+
+    def without_indices(self) -> _Plan:
+        return dataclasses.replace(self, idx=None)
+
+
+class _Plans(PlanCache):
+    """The gathers' plans, kept without the indices they were made with."""
+
+    def put(self, key, plan):
+        super().put(key, plan.without_indices())
+        return plan
+
+
+#: Plans by (operator, x's and the indices' shapes, strides and dtypes, axis, mode,
+#: fill, device): a warm call checks nothing again and uploads no geometry.
+_PLANS = _Plans()
+
+
+def _plan_key(op, d: D.DeviceArray, indices, axis, mode, fill_value):
+    """(the plan key of a call, its indices as a C-ordered device array), or (None,
+    None) where the call is planned every time: host indices (uploaded), indices
+    of another kind than integers, or options that are not plain values."""
+    if not D.is_cuda_array(indices) or type(mode) is not str or \
+            (axis is not None and type(axis) is not int):
+        return None, None
+    if mode == "fill" and type(fill_value) not in (int, float, bool):
+        return None, None
+    i = D.device_array(indices)
+    if i.dtype.kind not in "iu":
+        return None, None
+    key = (op, d.shape, d.strides, d.dtype, i.shape, i.strides, i.dtype, axis, mode,
+           (type(fill_value), fill_value) if mode == "fill" else None, D.current_device())
+    return key, D.in_c_order(i)
+
+
+def _gathered(op, d: D.DeviceArray, idx: D.DeviceArray, plan: _Plan, kernel, check):
+    """The planned gather: a thread per output element, the indices checked on the
+    device (``mode="raise"``: *check* raises the NumPy path's error)."""
+    base, _ = D.flat_base(D.bool_as_bytes(d))
+    positions = _flat_positions(idx, plan.n, plan.code, d)
+    result, flat = _result(d, plan.out_shape, d.dtype)
+    bad = D.flag(d, _NO_BAD_INDEX)
+    D.launch(kernel, d, flat.size, base, plan.geo, positions, plan.n, plan.code, plan.fill, bad,
+             D.as_bytes(flat))
+    if plan.code == K.MODE_RAISE:
+        check(op, d, idx, plan.n, int(D.to_host(bad, d)[0]))  # waits for the kernel
+    return result
+
+
+#: The flag's cleared value: take lowers it to the first bad index's position;
+#: take_along_axis sets it to anything else.
+_NO_BAD_INDEX = int(np.iinfo(np.int64).max)
+
+
+def _raise_first(op, d, idx, n, first) -> None:
+    """take's ``IndexError`` naming the first bad index, whose position the kernel
+    left in the flag."""
+    if first < idx.size:
+        value = D.to_host(idx.array.reshape(idx.size)[first:first + 1], d)[0]
+        where = tuple(int(w) for w in np.unravel_index(first, idx.shape))
+        raise IndexError(f"{op}: index {value} at position {where} of indices is out of "
+                         f"range [{-n}, {n})")
+
+
+def _raise_checked(op, d, idx, n, flag) -> None:
+    """take_along_axis's ``IndexError``: the indices read back and checked on the host
+    where the kernel met a bad one."""
+    if flag != _NO_BAD_INDEX:
+        check_in_range(D.to_host(idx.array, d), n, op, negative=True)
+
+
+def _take_plan(op, d, indices, axis, mode, fill_value) -> _Plan:
+    """The plan of a take (the NumPy path's checks, in its order)."""
     if d.dtype.kind == "c":
         _complex.check(d.dtype, op)
     else:
@@ -53,9 +173,9 @@ def _take(op, x, indices, axis, mode, fill_value):
     out_shape = outer + idx.shape + rest
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or n == 0:
-        return _numpy_on_stand_in(op, d, idx, out_shape, axis, mode=mode, fill_value=fill_value)
+        return _Plan(out_shape, True, idx=idx)
     src = D.operand(d)
-    base, offset, strides = src.base, src.offset, src.strides
+    offset, strides = src.offset, src.strides
     outer_shape, (outer_strides,) = coalesce(list(outer), strides[:len(outer)])
     n_shape, (n_strides,) = coalesce(list(n_dims), strides[n_axes])
     rest_shape, (rest_strides,) = coalesce(list(rest), strides[len(strides) - len(rest):])
@@ -63,27 +183,13 @@ def _take(op, x, indices, axis, mode, fill_value):
            *D.divisor(math.prod(rest)), *D.divisor(idx.size),
            *D.dims(outer_shape, outer_strides), *D.dims(n_shape, n_strides),
            *D.dims(rest_shape, rest_strides)]
-    positions = _flat_positions(idx, n, code, d)
-    result, flat = _result(d, out_shape, d.dtype)
-    out = D.as_bytes(flat)
-    bad = d.scratch((1,), np.int64)
-    bad.copy_to_device(np.array([np.iinfo(np.int64).max]), stream=d.stream)
-    D.launch(K.take_elements, d, out.size, base, D.to_device_constants(geo), positions, n, code,
-             src.dtype.type(fill.view(src.dtype)[()]), bad, out)
-    if code == K.MODE_RAISE:
-        first = int(D.to_host(bad, d)[0])  # waits for the kernel
-        if first < idx.size:
-            value = D.to_host(idx.array.reshape(idx.size)[first:first + 1], d)[0]
-            where = tuple(int(w) for w in np.unravel_index(first, idx.shape))
-            raise IndexError(f"{op}: index {value} at position {where} of indices is out of "
-                             f"range [{-n}, {n})")
-    return result
+    return _Plan(out_shape, False, D.to_device_constants(geo), n, code,
+                 src.dtype.type(fill.view(src.dtype)[()]), idx)
 
 
-def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
-    """:func:`axisops.take_along_axis` on the device: a thread per output element."""
-    op = "take_along_axis"
-    d = D.device_array(x)
+def _along_plan(op, d, x, indices, axis, mode, fill_value):
+    """The plan of a take_along_axis (the NumPy path's checks, in its order), or the
+    result itself with ``axis=None`` (a take of the flattened x)."""
     if d.dtype.kind == "c":
         _complex.check(d.dtype, op)
     else:
@@ -104,9 +210,9 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     out_shape = _np_gather._along_shape(d.shape, idx.shape, axis)
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or (n == 0 and code != K.MODE_FILL):
-        return _numpy_on_stand_in(op, d, idx, out_shape, axis, mode=mode, fill_value=fill_value)
+        return _Plan(out_shape, True, idx=idx)
     src = D.operand(d)
-    base, offset, xs = src.base, src.offset, src.strides
+    offset, xs = src.offset, src.strides
     istr = [s if k > 1 else 0 for s, k in zip(c_strides(idx.shape), idx.shape)]
     outer, (x_outer, i_outer) = coalesce(list(out_shape[:axis]), xs[:axis], istr[:axis])
     rest, (x_rest, i_rest) = coalesce(list(out_shape[axis + 1:]), xs[axis + 1:],
@@ -114,15 +220,8 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     geo = [offset, len(outer), len(rest), xs[axis], istr[axis],
            *D.divisor(math.prod(rest)), *D.divisor(out_shape[axis]),
            *GK.dims_multi(outer, x_outer, i_outer), *GK.dims_multi(rest, x_rest, i_rest)]
-    positions = _flat_positions(idx, n, code, d)
-    result, flat = _result(d, out_shape, d.dtype)
-    out = D.as_bytes(flat)
-    bad = D.flag(d)
-    D.launch(GK.take_along, d, out.size, base, D.to_device_constants(geo), positions, n, code,
-             src.dtype.type(fill.view(src.dtype)[()]), bad, out)
-    if code == K.MODE_RAISE and D.is_set(bad, d):
-        check_in_range(D.to_host(idx.array, d), n, op, negative=True)
-    return result
+    return _Plan(out_shape, False, D.to_device_constants(geo), n, code,
+                 src.dtype.type(fill.view(src.dtype)[()]), idx)
 
 
 def gather_nd(x, indices, *, batch_dims=0):

@@ -25,12 +25,15 @@ input read in place from a stand-in of its shape and strides).
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import pool as _np_pool
 from .. import window as _np_window
+from .._plan import PlanCache
 from . import _device as D
 from . import kernels as K
 from . import pool_kernels as PK
@@ -42,18 +45,14 @@ __all__ = ["max_pool", "avg_pool"]
 def max_pool(x, kernel_size, *, stride=None, dilation=1, padding=0, ceil_mode=False,
              channels_last=False, return_indices=False):
     """:func:`axisops.max_pool` on the device: a thread per output element."""
-    op = "max_pool"
     d = D.device_array(x)
-    _np_window._check_number(d.dtype, op)
-    pg = _np_pool.PoolGeometry(op, d.shape, kernel_size, stride, dilation, padding,
-                               bool(ceil_mode), bool(channels_last))
-    result, flat = _result(d, pg.out_shape, d.dtype)
-    indices, at = _result(d, pg.out_shape, np.int64) if return_indices else (None, None)
+    plan = _planned("max_pool", d, kernel_size, stride, dilation, padding, ceil_mode,
+                    channels_last)
+    result, flat = _result(d, plan.out_shape, d.dtype)
+    indices, at = _result(d, plan.out_shape, np.int64) if return_indices else (None, None)
     if flat.size:
-        seen = D.bool_as_bytes(d)
-        base, offset = D.flat_base(seen)
-        geo = geometry(pg, offset, pg.strides(d.stand_in())[1], pg.out_shape)
-        D.launch(PK.max_pool_elements, d, flat.size, base, geo, pg.channels_last,
+        base, _ = D.flat_base(D.bool_as_bytes(d))
+        D.launch(PK.max_pool_elements, d, flat.size, base, plan.geo, plan.channels_last,
                  bool(return_indices), D.as_bytes(flat),
                  at if at is not None else d.scratch((1,), np.int64))
     return (result, indices) if return_indices else result
@@ -63,25 +62,66 @@ def avg_pool(x, kernel_size, *, stride=None, padding=0, ceil_mode=False, channel
              count_include_pad=True):
     """:func:`axisops.avg_pool` on the device: a thread per output element adds its
     window in window order and divides once."""
-    op = "avg_pool"
     d = D.device_array(x)
-    _np_window._check_number(d.dtype, op)
-    pg = _np_pool.PoolGeometry(op, d.shape, kernel_size, stride, 1, padding, bool(ceil_mode),
-                               bool(channels_last))
+    plan = _planned("avg_pool", d, kernel_size, stride, 1, padding, ceil_mode, channels_last)
     dtype = _np_pool._result_dtype(d.dtype, False)
-    result, flat = _result(d, pg.out_shape, dtype)
+    result, flat = _result(d, plan.out_shape, dtype)
     if not flat.size:
         return result
-    seen = D.bool_as_bytes(d)
-    base, offset = D.flat_base(seen)
-    geo = geometry(pg, offset, pg.strides(d.stand_in())[1], pg.out_shape)
-    acc, work = PK.mean_dtypes(seen.dtype, pg.channels_last)
+    base, _ = D.flat_base(D.bool_as_bytes(d))
+    acc, work = PK.mean_dtypes(base.dtype, plan.channels_last)
     out = flat if work == dtype else d.scratch((flat.size,), work)
-    D.launch(PK.avg_pool_elements, d, flat.size, base, geo, pg.channels_last,
+    D.launch(PK.avg_pool_elements, d, flat.size, base, plan.geo, plan.channels_last,
              bool(count_include_pad), acc.type(0), out)
     if out is not flat:
         D.launch(K.cast, d, flat.size, out, flat)
     return result
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a pooling call derives from the input's shape, strides and dtype and
+    its options: the result's shape and the kernels' geometry on the device."""
+
+    out_shape: tuple[int, ...]
+    channels_last: bool
+    geo: Any
+
+
+#: Plans by (operator, shape, strides, dtype, options, device): a warm call
+#: checks nothing again and uploads nothing (see ``axisops._plan``).
+_PLANS = PlanCache()
+
+
+def _planned(op, d: D.DeviceArray, kernel_size, stride, dilation, padding, ceil_mode,
+             channels_last) -> _Plan:
+    try:
+        key = (op, d.shape, d.strides, d.dtype, _np_window._option_key(kernel_size),
+               None if stride is None else _np_window._option_key(stride),
+               _np_window._option_key(dilation), _np_window._option_key(padding),
+               _np_window._flag_key(ceil_mode), _np_window._flag_key(channels_last),
+               D.current_device())
+    except TypeError:  # an option given another way: checked every time
+        key = None
+    return _PLANS.plan(key, _make_plan, op, d, kernel_size, stride, dilation, padding,
+                       ceil_mode, channels_last)
+
+
+def _make_plan(op, d, kernel_size, stride, dilation, padding, ceil_mode, channels_last):
+    _np_window._check_number(d.dtype, op)
+    pg = _np_pool.PoolGeometry(op, d.shape, kernel_size, stride, dilation, padding,
+                               bool(ceil_mode), bool(channels_last))
+    if not math.prod(pg.out_shape):  # no thread: no geometry (its divisors would be 0)
+        return _Plan(pg.out_shape, pg.channels_last, None)
+    return _Plan(pg.out_shape, pg.channels_last,
+                 geometry(pg, _layout_offset(d), pg.strides(d.stand_in())[1], pg.out_shape))
+
+
+def _layout_offset(d: D.DeviceArray) -> int:
+    """The element offset of ``d[0, ..., 0]`` in its flat base (``D.flat_base``'s),
+    which depends only on the shape and strides."""
+    item = d.dtype.itemsize
+    return sum((n - 1) * -(s // item) for n, s in zip(d.shape, d.strides) if n > 1 and s < 0)
 
 
 def geometry(pg: _np_pool.PoolGeometry, offset: int, strides, shape) -> Any:
