@@ -62,7 +62,11 @@ def plan(x: np.ndarray, axes: tuple[int, ...], out_shape, res: np.dtype, *, skip
         # the copy's writable base runs the entry point compiled for a read-only one:
         # the flag changes no data model (see _jit.planned_call)
         base = x.reshape(-1) if make_base is None else make_base(x)
-        if few and _jit.runs_in_parallel(work):
+        # By shape only, never by the thread count: the two kernels inline the same
+        # leaf loop each in its own context, and LLVM may vectorise it differently
+        # (on an AMD EPYC with AVX-512, nanmean of float32 differed in the last bit
+        # between one and two threads when the pool decided)
+        if few and work >= _jit.PARALLEL_MIN_WORK:
             counts, out = _by_leaves(base, geometry, outputs, n, x.dtype, skip, variance)
         else:
             counts = np.empty(outputs, np.int64)

@@ -14,7 +14,9 @@ mean, then the squared deviations from it (never a difference of large sums).
 Tasks are outputs (:func:`moments_rows`), or, for outputs too few to share
 between threads, the leaves of every output (:func:`leaf_sums`, twice, with the
 cascade run by :func:`cascade_rows` between): the leaves and the cascade are the
-same either way, so the bits do not depend on the number of threads.
+same either way. Which is taken depends on the shape only (``axisops._moments``),
+never on the number of threads: each kernel's compiled leaf loop is its own, and
+LLVM may vectorise the two differently (it did on an AMD EPYC with AVX-512).
 """
 from __future__ import annotations
 
