@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtypes
 from .._axes import normalize_axes, reduced_shape
 from .._layout import c_strides, reduction_view
+from .._plan import PlanCache
 from . import _device as D
 from . import kernels as K
 
@@ -156,28 +157,95 @@ def value_of(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype):
     """sum, prod, mean, nansum or nanprod of *d* (results of *d*'s kind): the value
     kernels, a NaN read as the identity by the nan ones (integers and bool, which
     have no NaN, run the plain twin's code)."""
+    key = _call_key(op, d, axis, keepdims, dtype)
+    vp = _VALUE_PLANS.get(key)
+    if vp is None:
+        vp = _VALUE_PLANS.put(key, _value_plan(op, d, axis, keepdims, dtype))
+    if vp.plan is None:  # an empty reduction, or NaN to fill before an integer sum
+        return _value_unplanned(op, d, vp, keepdims)
+    plan = vp.plan
+    base, _ = D.flat_base(D.bool_as_bytes(d))
+    partial = d.scratch((plan.chunks, plan.outputs), vp.acc)
+    _launch(plan, K.value_rows, K.value_lanes, d.stream,
+            base, plan.geo, plan.chunk_len, vp.code, vp.zero, vp.ident, partial)
+    result, flat = _result(d, vp.out_shape, vp.res)
+    K.value_finish[vp.finish_grid, plan.block, d.stream](
+        partial, vp.code, vp.divide_in, vp.mean, plan.out_geo, flat)
+    return result
+
+
+@dataclass(frozen=True)
+class _ValuePlan:
+    """What a value reduction derives from the input's description and its options
+    (the kernels' plan None where it does not run them as they are)."""
+
+    res: np.dtype
+    acc: np.dtype
+    axes: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    count: int
+    code: int
+    plan: _Plan | None = None
+    zero: Any = None
+    ident: Any = None
+    divide_in: Any = None
+    mean: bool = False
+    finish_grid: int = 1
+
+
+#: Value reductions' plans by (operator, shape, strides, dtype, axis, keepdims,
+#: dtype=, device): a warm call re-derives nothing (``axisops._plan``).
+_VALUE_PLANS = PlanCache()
+
+
+def _call_key(op: str, d: D.DeviceArray, axis, keepdims, dtype, *rest) -> tuple | None:
+    """The plan key of a reduction's call, or None where an option is not a plain
+    value (checked every time, as the NumPy path's plans do)."""
+    if not (axis is None or type(axis) is int or (type(axis) is tuple
+                                                  and all(type(a) is int for a in axis))):
+        return None
+    if type(keepdims) is not bool or not (dtype is None or isinstance(dtype, (np.dtype, type))):
+        return None
+    return (op, d.shape, d.strides, d.dtype, axis, keepdims, dtype, *rest, D.current_device())
+
+
+def _value_plan(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype) -> _ValuePlan:
     axes = normalize_axes(axis, d.ndim, op)
     res, acc = _dtypes.value_dtypes(op, d.dtype, dtype)
     out_shape = reduced_shape(d.shape, axes, keepdims)
     count = math.prod(d.shape[k] for k in axes)
-    if op in ("nansum", "nanprod") and d.dtype.kind == "f" and acc.kind in "iu":
-        d = nan_filled(d, acc, int(op == "nanprod"))  # NaN has no integer value
     code = _CODES[op] if d.dtype.kind in "fc" else _CODES[op.removeprefix("nan")]
+    if (op in ("nansum", "nanprod") and d.dtype.kind == "f" and acc.kind in "iu") \
+            or count == 0 or d.size == 0:
+        return _ValuePlan(res, acc, axes, out_shape, count, code)
     product = code in (K.OP_PROD, K.OP_NANPROD)
-    if count == 0 or d.size == 0:
-        return _filled(d, out_shape, res, "prod" if product else op, count)
     ordered = product and acc.kind in "fc"
     plan = _plan(d, axes, keepdims, False, ordered)
-    base, _ = D.flat_base(D.bool_as_bytes(d))
     zero = acc.type(0)
-    ident = acc.type(1) if product else zero
-    partial = d.scratch((plan.chunks, plan.outputs), acc)
+    return _ValuePlan(res, acc, axes, out_shape, count, code, plan, zero,
+                      acc.type(1) if product else zero,
+                      acc.type(count) if op == "mean" else zero,  # complex: count + 0j
+                      op == "mean", D.grid(plan.outputs, plan.block))
+
+
+def _value_unplanned(op: str, d: D.DeviceArray, vp: _ValuePlan, keepdims: bool):
+    """The value reductions the plan does not run: NaN filled before an integer sum
+    (an integer copy, reduced as the plain twin), or nothing to reduce."""
+    product = vp.code in (K.OP_PROD, K.OP_NANPROD)
+    if vp.count == 0 or d.size == 0:
+        return _filled(d, vp.out_shape, vp.res, "prod" if product else op, vp.count)
+    filled = nan_filled(d, vp.acc, int(op == "nanprod"))  # NaN has no integer value
+    plan = _plan(filled, vp.axes, keepdims, False, False)  # integers: in any order
+    code = _CODES[op.removeprefix("nan")]
+    zero = vp.acc.type(0)
+    base, _ = D.flat_base(filled)
+    partial = d.scratch((plan.chunks, plan.outputs), vp.acc)
     _launch(plan, K.value_rows, K.value_lanes, d.stream,
-            base, plan.geo, plan.chunk_len, code, zero, ident, partial)
-    result, flat = _result(d, out_shape, res)
-    divide_in = acc.type(count) if op == "mean" else zero  # complex: count + 0j
+            base, plan.geo, plan.chunk_len, code, zero, vp.acc.type(1) if product else zero,
+            partial)
+    result, flat = _result(d, vp.out_shape, vp.res)
     K.value_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
-        partial, code, divide_in, op == "mean", plan.out_geo, flat)
+        partial, code, zero, False, plan.out_geo, flat)
     return result
 
 
