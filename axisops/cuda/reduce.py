@@ -270,6 +270,72 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
     in the all-NaN error) with NaN as no candidate: an all-NaN output is NaN with
     NumPy's RuntimeWarning, or ``all_nan_index``, or the NumPy path's ValueError."""
     d = D.device_array(x)
+    key = None
+    if type(select_last) is bool and (index_dtype is None or isinstance(index_dtype,
+                                                                        (np.dtype, type))) \
+            and (all_nan_index is None or type(all_nan_index) is int):
+        key = _call_key(op, d, axis, keepdims, None, select_last, index_dtype, bool(skip),
+                        all_nan_index)
+    ep = _EXTREME_PLANS.get(key)
+    if ep is None:
+        ep = _EXTREME_PLANS.put(key, _extreme_plan(op, d, axis, keepdims, select_last,
+                                                   index_dtype, skip, all_nan_index))
+    if ep.plan is None:  # an empty array: an empty result
+        return _result(d, ep.out_shape, ep.res)[0]
+    plan = ep.plan
+    seen = D.bool_as_bytes(d)
+    base, _ = D.flat_base(seen)
+    part_v = d.scratch((plan.chunks, plan.outputs), seen.dtype)
+    part_i = d.scratch((plan.chunks, plan.outputs), np.int64)
+    _launch(plan, K.extreme_rows, K.extreme_lanes, d.stream,
+            base, plan.geo, plan.chunk_len, ep.greater, ep.last, ep.skip, part_v, part_i)
+    result, flat = _result(d, ep.out_shape, ep.res)
+    out = flat.view(np.uint8) if ep.res == np.bool_ else flat  # bool max/min: the bytes
+    # without skip every output has a candidate: the flag is never written, and a
+    # cached constant stands in for it (no upload per call)
+    bad = D.flag(d, _NO_POSITION) if ep.skip else ep.no_flag
+    K.extreme_finish[ep.finish_grid, plan.block, d.stream](
+        part_v, part_i, ep.greater, ep.last, ep.skip, ep.want_index, ep.nan, ep.missing,
+        plan.out_geo, bad, out)
+    if ep.skip:
+        first = int(D.to_host(bad, d)[0])  # waits for the kernels
+        if first != _NO_POSITION:
+            if ep.want_index and all_nan_index is None:
+                where = tuple(int(i) for i in np.unravel_index(first, ep.out_shape))
+                raise ValueError(f"nan{op}: All-NaN slice encountered (at output position "
+                                 f"{where}); pass all_nan_index=-1 (or another int) to get "
+                                 "that index instead")
+            if not ep.want_index:
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+    return result
+
+
+@dataclass(frozen=True)
+class _ExtremePlan:
+    """What max/min/argmax/argmin (and their nan twins) derive from the input's
+    description and their options (the kernels' plan None for an empty array)."""
+
+    out_shape: tuple[int, ...]
+    res: np.dtype
+    want_index: bool
+    plan: _Plan | None = None
+    greater: bool = False
+    last: bool = False
+    skip: bool = False
+    nan: Any = None
+    missing: int = 0
+    finish_grid: int = 1
+    no_flag: Any = None
+
+
+#: Extreme reductions' plans by (operator, shape, strides, dtype, axis, keepdims,
+#: select_last_index, index_dtype, skip, all_nan_index, device).
+_EXTREME_PLANS = PlanCache()
+
+
+def _extreme_plan(op: str, d: D.DeviceArray, axis, keepdims: bool, select_last, index_dtype,
+                  skip, all_nan_index) -> _ExtremePlan:
+    """The checks of :func:`_extreme` (the NumPy path's, in its order) and its plan."""
     axes = normalize_axes(axis, d.ndim, op)
     if not skip:
         _dtypes.check_dtype(d.dtype, op)
@@ -290,37 +356,14 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
         _dtypes.check_index_fits(count, index_dtype, op)
     res = np.dtype(index_dtype) if want_index else d.dtype
     if d.size == 0:
-        return _result(d, out_shape, res)[0]
+        return _ExtremePlan(out_shape, res, want_index)
     plan = _plan(d, axes, keepdims, want_index, False)
-    seen = D.bool_as_bytes(d)
-    base, _ = D.flat_base(seen)
-    greater = op in ("max", "argmax")
-    part_v = d.scratch((plan.chunks, plan.outputs), seen.dtype)
-    part_i = d.scratch((plan.chunks, plan.outputs), np.int64)
-    last = bool(select_last)
-    skip = bool(skip) and d.dtype.kind == "f"
-    _launch(plan, K.extreme_rows, K.extreme_lanes, d.stream,
-            base, plan.geo, plan.chunk_len, greater, last, skip, part_v, part_i)
-    result, flat = _result(d, out_shape, res)
-    nan = seen.dtype.type(np.nan) if seen.dtype.kind == "f" else seen.dtype.type(0)
-    out = flat.view(np.uint8) if res == np.bool_ else flat  # bool max/min: the bytes
-    # without skip every output has a candidate: the flag is never written, and a
-    # cached constant stands in for it (no upload per call)
-    bad = D.flag(d, _NO_POSITION) if skip else D.to_device_constants([_NO_POSITION])
-    missing = 0 if all_nan_index is None else int(all_nan_index)
-    K.extreme_finish[D.grid(plan.outputs, plan.block), plan.block, d.stream](
-        part_v, part_i, greater, last, skip, want_index, nan, missing, plan.out_geo, bad, out)
-    if skip:
-        first = int(D.to_host(bad, d)[0])  # waits for the kernels
-        if first != _NO_POSITION:
-            if want_index and all_nan_index is None:
-                where = tuple(int(i) for i in np.unravel_index(first, out_shape))
-                raise ValueError(f"nan{op}: All-NaN slice encountered (at output position "
-                                 f"{where}); pass all_nan_index=-1 (or another int) to get "
-                                 "that index instead")
-            if not want_index:
-                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
-    return result
+    seen = D.bool_as_bytes(d).dtype
+    return _ExtremePlan(out_shape, res, want_index, plan, op in ("max", "argmax"),
+                        bool(select_last), bool(skip) and d.dtype.kind == "f",
+                        seen.type(np.nan) if seen.kind == "f" else seen.type(0),
+                        0 if all_nan_index is None else int(all_nan_index),
+                        D.grid(plan.outputs, plan.block), D.to_device_constants([_NO_POSITION]))
 
 
 #: The all-NaN flag's value while no output is all NaN (``atomic.min`` lowers it).
