@@ -9,7 +9,8 @@
 #   log.txt       the GPU, driver, CUDA and package versions, each phase's times, the bench's progress
 #   tests.txt     pytest's report (every failure in full), tests.xml its JUnit form
 #   bench_quick.md / bench_quick.json, bench_full.md / bench_full.json   the CUDA bench
-#   summary.md    one line per family: tests passed/failed, bench GB/s against the peers
+#   summary.md    one line per family: tests passed/failed, bench GB/s against the peers,
+#                 host times; then the host path of a warm call (launches stubbed)
 #
 # Each phase has its own budget (seconds; override with the variables below), so a
 # phase that hangs costs only its share and the later phases still report. The whole
@@ -107,6 +108,12 @@ TESTS_STATUS=$?
 echo "pytest exit status $TESTS_STATUS (2 or 124: stopped at its ${budget} s budget)" >> "$OUT/tests.txt"
 tail -n 15 "$OUT/tests.txt" | tee -a "$LOG" >&2
 
+# The Python of a warm call, on this machine's CPU: the simulator with launches
+# stubbed (axisops.bench.cuda_host); its table joins the summary.
+phase "host path"
+NUMBA_ENABLE_CUDASIM=1 timeout -k 5 60 "$PY" -m axisops.bench.cuda_host \
+    > "$OUT/host_path.md" 2>> "$LOG" || echo "host path bench exit status $?" | tee -a "$LOG" >&2
+
 phase "bench, quick"
 budget=$(( QUICK_BUDGET < $(left) ? QUICK_BUDGET : $(left) ))
 if (( budget >= 10 )); then
@@ -127,7 +134,9 @@ if (( $(left) > 30 )) && [[ -z "${GPU_CHECK_DRY:-}" && "${GPU_CHECK_FULL_BENCH:-
 fi
 
 phase "summary"
-"$PY" benchmarks/gpu_check_summary.py "$OUT" > "$OUT/summary.md"
+{ "$PY" benchmarks/gpu_check_summary.py "$OUT"; echo; cat "$OUT/host_path.md" 2>/dev/null; } \
+    > "$OUT/summary.md"
+rm -f "$OUT/host_path.md"  # (in the summary: at most 8 files come back from a GPU run)
 cat "$OUT/summary.md" >&2
 phase "done"
 # non-zero when a test failed or the quick bench did (every file is written anyway)

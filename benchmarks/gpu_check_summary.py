@@ -61,7 +61,8 @@ def bench_lines(json_path: Path) -> list[str]:
     if not json_path.exists():
         return [f"* bench ({json_path.stem}): no results"]
     data = json.loads(json_path.read_text())
-    peak = data["meta"]["bandwidth"]
+    peak = data["meta"].get("copy_bandwidth") or data["meta"]["bandwidth"]
+    of = "copy" if data["meta"].get("copy_bandwidth") else "peak"
     by_family: dict[str, list[dict]] = defaultdict(list)
     for row in data["rows"]:
         by_family[BENCH_FAMILIES.get(row["workload"].split()[0], "other")].append(row)
@@ -73,12 +74,15 @@ def bench_lines(json_path: Path) -> list[str]:
             lines.append(f"* {json_path.stem}, {family}: every workload failed ({errors})")
             continue
         rate = statistics.median(r["bytes"] / r["axisops_s"] for r in timed)
-        speed = (f"median {100 * rate / peak:.1f}% of peak bandwidth" if peak else
+        speed = (f"median {100 * rate / peak:.1f}% of {of} bandwidth" if peak else
                  f"median {rate / 1e9:.2f} GB/s (no peak: a dry run)")
         worst = max(timed, key=lambda r: max((r["axisops_s"] / t for t in r["peers"].values()),
                                              default=0.0))
         ratios = {k: worst["axisops_s"] / t for k, t in worst["peers"].items()}
         worst_text = (", ".join(f"{k} {v:.2f}x" for k, v in ratios.items()) or "no peer")
+        hosts = [r["axisops_host_s"] for r in timed if "axisops_host_s" in r]
+        if hosts:
+            speed += f", host time median {statistics.median(hosts) * 1e6:.0f} us"
         lines.append(f"* {json_path.stem}, {family}: {len(timed)} workloads, {speed}; "
                      "slowest against a peer: "
                      f"{worst['workload']} {tuple(worst['shape'])} ({worst_text})"

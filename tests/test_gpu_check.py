@@ -59,3 +59,33 @@ def test_a_run_without_a_bench_names_the_gpu_from_its_log(tmp_path, capsys):
     (tmp_path / "log.txt").write_text("mode: dry (CUDA simulator)\n")
     module["main"](str(tmp_path))
     assert capsys.readouterr().out.splitlines()[0] == "# GPU check: the CUDA simulator"
+
+
+def test_the_summary_takes_the_copy_bandwidth_and_the_host_times(tmp_path, capsys):
+    rows = [{"workload": "sum axis=1", "shape": [4, 8], "bytes": 1e9, "axisops_s": 1e-3,
+             "axisops_host_s": 3e-5, "peers": {"torch": 1e-3}, "peers_host": {"torch": 2e-5}},
+            {"workload": "max axis=1", "shape": [4, 8], "bytes": 1e9, "axisops_s": 1e-3,
+             "axisops_host_s": 5e-5, "peers": {"torch": 1e-3}, "peers_host": {"torch": 2e-5}}]
+    (tmp_path / "bench_quick.json").write_text(json.dumps(
+        {"meta": {"gpu": "Test GPU", "bandwidth": 4e12, "copy_bandwidth": 2e12},
+         "rows": rows}))
+    module = runpy.run_path(str(SCRIPT))
+    module["main"](str(tmp_path))
+    lines = capsys.readouterr().out.splitlines()
+    assert ("* bench_quick, reductions: 2 workloads, median 50.0% of copy bandwidth, host "
+            "time median 40 us; slowest against a peer: sum axis=1 (4, 8) (torch 1.00x)") in lines
+
+
+def test_the_device_table_gives_host_times_and_the_copy_fraction():
+    from axisops.bench.device import format_table
+
+    rows = [{"workload": "take rows", "shape": (4, 8), "bytes": 2e6, "axisops_s": 1e-3,
+             "axisops_host_s": 1.1e-3, "peers": {"torch": 5e-4, "cupy": 1e-3},
+             "peers_host": {"torch": 6e-4}},
+            {"workload": "fold", "shape": (4, 8), "bytes": 1, "error": "ValueError: no"}]
+    table = format_table({"meta": {"gpu": "X", "bandwidth": 4e12, "copy_bandwidth": 1e10},
+                          "rows": rows}).splitlines()
+    assert table[0].startswith("| workload | shape | axisops us | host us | axisops GB/s | of copy")
+    assert table[2] == ("| take rows | (4, 8) | 1000.0 | 1100.0 | 2.00 | 20.0% | torch 500.0 / "
+                        "600.0 us (2.00x), cupy 1000.0 us (1.00x) |")
+    assert table[3] == "| fold | (4, 8) | error | | | | ValueError: no |"

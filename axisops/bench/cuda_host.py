@@ -44,7 +44,8 @@ class Counts:
 @contextlib.contextmanager
 def stubbed(run_kernels: bool = False) -> Iterator[Counts]:
     """Count every launch, read-back, upload and allocation on the simulator; with
-    *run_kernels* False (the default) launches do nothing (results are garbage,
+    *run_kernels* False (the default) launches, their configuration
+    (``kernel[grid, block, stream]``) included, do nothing (results are garbage,
     device flags keep their cleared values, so no error is raised)."""
     from numba import config
 
@@ -58,6 +59,7 @@ def stubbed(run_kernels: bool = False) -> Iterator[Counts]:
 
     counts = Counts()
     kernel_call = sim_kernel.FakeCUDAKernel.__call__
+    configure_kernel = sim_kernel.FakeCUDAKernel.__getitem__
     copy_to_host = sim_array.FakeCUDAArray.copy_to_host
     copy_to_device = sim_array.FakeCUDAArray.copy_to_device
     to_device = sim_array.to_device
@@ -69,6 +71,17 @@ def stubbed(run_kernels: bool = False) -> Iterator[Counts]:
         counts.launches += 1
         counts.kernels.append(getattr(self.fn, "__name__", "?"))
         return kernel_call(self, *args) if run_kernels else None
+
+    def stubbed_launch(kern):
+        def launch(*args):
+            counts.launches += 1
+            counts.kernels.append(getattr(kern.fn, "__name__", "?"))
+        return launch
+
+    def configure(self, configuration):
+        # replaced by nothing, its configuration included: the simulator checks
+        # and stores the grid on the kernel object, which no GPU launch pays
+        return configure_kernel(self, configuration) if run_kernels else stubbed_launch(self)
 
     def host_copy(self, *args, **kwargs):
         counts.read_backs += 1
@@ -87,6 +100,7 @@ def stubbed(run_kernels: bool = False) -> Iterator[Counts]:
         return device_array(*args, **kwargs)
 
     patches = [(sim_kernel.FakeCUDAKernel, "__call__", call),
+               (sim_kernel.FakeCUDAKernel, "__getitem__", configure),
                (sim_array.FakeCUDAArray, "copy_to_host", host_copy),
                (sim_array.FakeCUDAArray, "copy_to_device", device_copy),
                *((module, "to_device", upload) for module in (sim_array, simulator, cuda)),

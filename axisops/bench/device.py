@@ -1,13 +1,17 @@
 """``axisops bench --device cuda``: axisops on CUDA tensors against PyTorch CUDA
-(and CuPy when it is installed), with GB/s and the fraction of the GPU's memory
-bandwidth.
+(and CuPy when it is installed), with GB/s and the fraction of the GPU's measured
+copy bandwidth.
 
 Inputs are PyTorch CUDA tensors (axisops gives tensors back on the same stream);
-CuPy gets a zero-copy view of the same memory. Each system's time is the median
-of ``--repeat`` timed calls (CUDA events around each call, after one untimed
-warm-up call, round-robin in alternating order). Bytes are those read once plus
-those written (indices included); the bandwidth is the device's peak (memory
-clock x bus width x 2), from Numba's device attributes.
+CuPy gets a zero-copy view of the same memory. Each system's times are medians
+of ``--repeat`` timed calls, after one untimed warm-up call, round-robin in
+alternating order: the device's (CUDA events around the call) and the host's (the
+wall clock of the call and a synchronisation: a warm call as its caller waits
+for it, Python, launches and allocations included; issue 40's "host time").
+Bytes are those read once plus those written (indices included); the fractions
+are of the measured device-to-device copy rate (:func:`copy_bandwidth`, what a
+kernel that reads and writes once can reach), beside the device's peak (memory
+clock x bus width x 2, from Numba's device attributes).
 
 Workloads (float32): sum, max and argmax along the strided axis 0 and the
 contiguous axis 1 of a 256 MiB (16384, 4096) matrix and of a small (64, 512)
@@ -21,9 +25,10 @@ of a (16, 64, 64, 64) batch, and a 3x3 convolution's backward written with them,
 against PyTorch's unfold/fold and cuDNN. ``--quick`` divides the large sizes by 16; ``--dry`` makes tiny ones on the CPU.
 
 >>> rows = [{"workload": "sum axis=0", "shape": (4, 8), "bytes": 160, "axisops_s": 1e-6,
-...          "peers": {"torch": 2e-6}}]
->>> print(format_table({"meta": {"gpu": "X", "bandwidth": 1e12}, "rows": rows}).splitlines()[2])
-| sum axis=0 | (4, 8) | 1.0 | 0.16 | 0.0% | torch 2.0 us (0.50x) |
+...          "axisops_host_s": 9e-6, "peers": {"torch": 2e-6}, "peers_host": {"torch": 8e-6}}]
+>>> meta = {"gpu": "X", "bandwidth": 3e12, "copy_bandwidth": 1e12}
+>>> print(format_table({"meta": meta, "rows": rows}).splitlines()[2])
+| sum axis=0 | (4, 8) | 1.0 | 9.0 | 0.16 | 0.0% | torch 2.0 / 8.0 us (0.50x) |
 """
 from __future__ import annotations
 
@@ -258,42 +263,66 @@ def _cupy_call(spec, x) -> Callable[[], Any] | None:
 
 
 def _round_robin(calls: dict[str, Callable[[], Any]], repeat: int,
-                 seconds: Callable[[Callable[[], Any]], float]) -> dict[str, float]:
-    """Each call's median of *repeat* timings (``seconds(call)``), taken round-robin
-    in alternating order after one untimed warm-up call each."""
+                 seconds: Callable[[Callable[[], Any]], tuple[float, float]]
+                 ) -> dict[str, tuple[float, float]]:
+    """Each call's medians of *repeat* timings ``seconds(call) -> (device, host)``,
+    taken round-robin in alternating order after one untimed warm-up call each."""
     for f in calls.values():
         f()
-    times: dict[str, list[float]] = {k: [] for k in calls}
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in calls}
     names = list(calls)
     for r in range(repeat):
         for name in names if r % 2 == 0 else names[::-1]:
             times[name].append(seconds(calls[name]))
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: (statistics.median(t[0] for t in v), statistics.median(t[1] for t in v))
+            for k, v in times.items()}
 
 
-def _time(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """:func:`_round_robin` with CUDA events around each call."""
+def _time(torch, calls: dict[str, Callable[[], Any]], repeat: int
+          ) -> dict[str, tuple[float, float]]:
+    """:func:`_round_robin` of (the device's time between CUDA events around the
+    call, the host's wall-clock time of the call and a synchronisation): the second
+    is what a caller waits for a warm call, launches and Python included."""
+    import time
+
     def seconds(call):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        begin = time.perf_counter()
         start.record()
         call()
         stop.record()
         stop.synchronize()
-        return start.elapsed_time(stop) / 1e3
+        host = time.perf_counter() - begin
+        return start.elapsed_time(stop) / 1e3, host
 
     return _round_robin(calls, repeat, seconds)
 
 
-def _time_on_cpu(torch, calls: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """:func:`_round_robin` with the wall clock (the dry run's CPU calls)."""
+def _time_on_cpu(torch, calls: dict[str, Callable[[], Any]], repeat: int
+                 ) -> dict[str, tuple[float, float]]:
+    """:func:`_round_robin` with the wall clock for both (the dry run's CPU calls)."""
     import time
 
     def seconds(call):
         start = time.perf_counter()
         call()
-        return time.perf_counter() - start
+        t = time.perf_counter() - start
+        return t, t
 
     return _round_robin(calls, repeat, seconds)
+
+
+def copy_bandwidth(torch, quick: bool = False, repeat: int = 10) -> float:
+    """The device's measured device-to-device copy rate, bytes read and written per
+    second (``dst.copy_(src)`` of 256 MiB, 16 MiB with *quick*; median of *repeat*):
+    the bandwidth a kernel that reads and writes once can reach, against which the
+    table's fractions are taken (the peak from the memory clock is not reachable)."""
+    n = (1 << 22 if quick else 1 << 26)
+    src = torch.empty(n, dtype=torch.float32, device="cuda")
+    dst = torch.empty_like(src)
+    medians = _time(torch, {"copy": lambda: dst.copy_(src)}, repeat)
+    return 2 * 4 * n / medians["copy"][0]
 
 
 def run(quick: bool = False, repeat: int | None = None, progress=None,
@@ -324,18 +353,25 @@ def run(quick: bool = False, repeat: int | None = None, progress=None,
                 print(f"{w['workload']:<26} {w['shape']}  ERROR {rows[-1]['error']}",
                       file=progress, flush=True)
             continue
+        ours = medians.pop("axisops")
         rows.append({"workload": w["workload"], "shape": w["shape"], "bytes": w["bytes"],
-                     "axisops_s": medians.pop("axisops"), "peers": medians})
+                     "axisops_s": ours[0], "axisops_host_s": ours[1],
+                     "peers": {k: v[0] for k, v in medians.items()},
+                     "peers_host": {k: v[1] for k, v in medians.items()}})
         if progress:
-            print(f"{w['workload']:<26} {w['shape']}  axisops {rows[-1]['axisops_s'] * 1e6:9.1f} us  "
-                  + "  ".join(f"{k} {v * 1e6:9.1f} us" for k, v in medians.items()),
+            print(f"{w['workload']:<26} {w['shape']}  axisops {ours[0] * 1e6:9.1f} us "
+                  f"(host {ours[1] * 1e6:.1f})  "
+                  + "  ".join(f"{k} {v[0] * 1e6:9.1f} us (host {v[1] * 1e6:.1f})"
+                              for k, v in medians.items()),
                   file=progress, flush=True)
     if dry:
-        gpu, bandwidth, cuda_version = "dry run (CPU tensors, no GPU)", None, None
+        gpu, bandwidth, copy, cuda_version = "dry run (CPU tensors, no GPU)", None, None, None
     else:
         gpu = torch.cuda.get_device_properties(0).name
         bandwidth, cuda_version = peak_bandwidth(), torch.version.cuda
-    return {"meta": {"gpu": gpu, "bandwidth": bandwidth, "repeat": repeat,
+        copy = copy_bandwidth(torch, quick)
+    return {"meta": {"gpu": gpu, "bandwidth": bandwidth, "copy_bandwidth": copy,
+                     "repeat": repeat,
                      "quick": quick, "dry": dry, "machine": machine_info(),
                      "versions": versions(), "torch_cuda": cuda_version,
                      "date": datetime.now(timezone.utc).isoformat(timespec="seconds")},
@@ -343,31 +379,47 @@ def run(quick: bool = False, repeat: int | None = None, progress=None,
 
 
 def format_table(data: dict[str, Any]) -> str:
+    """The bench's table: axisops's device time (CUDA events) and host time (a warm
+    call and a synchronisation), its rate and the fraction of the measured copy
+    bandwidth (of the peak where no copy was measured), and each peer's times."""
     meta = data["meta"]
-    lines = ["| workload | shape | axisops us | axisops GB/s | of peak | peers (time, axisops/peer) |",
-             "|---|---|---:|---:|---:|---|"]
+    copy = meta.get("copy_bandwidth")
+    reference = copy or meta.get("bandwidth")
+    of = "of copy" if copy else "of peak"
+    lines = [f"| workload | shape | axisops us | host us | axisops GB/s | {of} | "
+             "peers (device us, host us, axisops/peer) |",
+             "|---|---|---:|---:|---:|---:|---|"]
     for r in data["rows"]:
         if "error" in r:
-            lines.append(f"| {r['workload']} | {tuple(r['shape'])} | error | | | {r['error']} |")
+            lines.append(f"| {r['workload']} | {tuple(r['shape'])} | error | | | | {r['error']} |")
             continue
         rate = r["bytes"] / r["axisops_s"]
-        peers = ", ".join(f"{k} {v * 1e6:.1f} us ({r['axisops_s'] / v:.2f}x)"
-                          for k, v in r["peers"].items())
-        peak = f"{100 * rate / meta['bandwidth']:.1f}%" if meta.get("bandwidth") else "n/a"
+        host = r.get("axisops_host_s")
+        peers_host = r.get("peers_host", {})
+        peers = ", ".join(
+            f"{k} {v * 1e6:.1f}" + (f" / {peers_host[k] * 1e6:.1f}" if k in peers_host else "")
+            + f" us ({r['axisops_s'] / v:.2f}x)" for k, v in r["peers"].items())
+        fraction = f"{100 * rate / reference:.1f}%" if reference else "n/a"
         lines.append(f"| {r['workload']} | {tuple(r['shape'])} | {r['axisops_s'] * 1e6:.1f} | "
-                     f"{rate / 1e9:.2f} | {peak} | {peers} |")
+                     f"{'' if host is None else f'{host * 1e6:.1f}'} | {rate / 1e9:.2f} | "
+                     f"{fraction} | {peers} |")
     return "\n".join(lines)
 
 
 def write_markdown(data: dict[str, Any], path: str, command: str) -> None:
     meta = data["meta"]
+    copy = meta.get("copy_bandwidth")
     gpu_line = (f"* GPU: {meta['gpu']}, peak memory bandwidth {meta['bandwidth'] / 1e12:.2f} "
-                f"TB/s; CUDA {meta['torch_cuda']} (PyTorch)" if meta.get("bandwidth") else
+                f"TB/s" + (f", measured device-to-device copy {copy / 1e12:.2f} TB/s (the "
+                           "fractions below)" if copy else "")
+                + f"; CUDA {meta['torch_cuda']} (PyTorch)" if meta.get("bandwidth") else
                 f"* {meta['gpu']}: the workloads at tiny sizes on the CPU, to check the "
                 "bench; these times say nothing of a GPU")
     text = [*report_preamble(f"axisops on CUDA: {meta['gpu']}", command, meta), gpu_line,
-            f"* Time: median of {meta['repeat']} calls per system (CUDA events), round-robin "
-            "after one warm-up call; axisops/peer below 1 means axisops is faster", "",
+            f"* Time: median of {meta['repeat']} calls per system, round-robin after one "
+            "warm-up call: the device's time between CUDA events around the call, and the "
+            "host's (the call and a synchronisation, what a caller waits for); "
+            "axisops/peer (device times) below 1 means axisops is faster", "",
             format_table(data), ""]
     with open(path, "w") as f:
         f.write("\n".join(text))
