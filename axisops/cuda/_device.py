@@ -225,6 +225,13 @@ def in_c_order(d: DeviceArray) -> DeviceArray:
                        d.owner, d.stream)
 
 
+def base_offset(d: DeviceArray) -> int:
+    """The element offset of ``d[0, ..., 0]`` in :func:`flat_base`'s base: a function
+    of the shape and strides alone, so plans keep it."""
+    item = d.dtype.itemsize
+    return sum((n - 1) * -(s // item) for n, s in zip(d.shape, d.strides) if n > 1 and s < 0)
+
+
 def flat_base(d: DeviceArray) -> tuple[Any, int]:
     """(base, offset): a flat 1-D device array of *d*'s memory from the lowest
     address its elements occupy, and the element offset of ``d[0, ..., 0]`` in it

@@ -114,14 +114,7 @@ def _make_plan(op, d, kernel_size, stride, dilation, padding, ceil_mode, channel
     if not math.prod(pg.out_shape):  # no thread: no geometry (its divisors would be 0)
         return _Plan(pg.out_shape, pg.channels_last, None)
     return _Plan(pg.out_shape, pg.channels_last,
-                 geometry(pg, _layout_offset(d), pg.strides(d.stand_in())[1], pg.out_shape))
-
-
-def _layout_offset(d: D.DeviceArray) -> int:
-    """The element offset of ``d[0, ..., 0]`` in its flat base (``D.flat_base``'s),
-    which depends only on the shape and strides."""
-    item = d.dtype.itemsize
-    return sum((n - 1) * -(s // item) for n, s in zip(d.shape, d.strides) if n > 1 and s < 0)
+                 geometry(pg, D.base_offset(d), pg.strides(d.stand_in())[1], pg.out_shape))
 
 
 def geometry(pg: _np_pool.PoolGeometry, offset: int, strides, shape) -> Any:

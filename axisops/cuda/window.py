@@ -31,12 +31,14 @@ The gradients (:mod:`axisops.cuda.window_grad`) reuse :func:`windows` and
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .. import _complex, _dtypes
 from .. import window as _np_window
+from .._plan import PlanCache
 from . import _device as D
 from . import window_kernels as K
 from .reduce import _result
@@ -116,13 +118,52 @@ def windows(op: str, d: D.DeviceArray, kernel_size, dilation, padding, stride, c
             dtype: np.dtype) -> Any:
     """``unfold`` of *d* (its dtype checked) into a result of *dtype*: *d*'s own
     (bits moved), or float64 for a bool or integer *d* (converted, ``grad.fold``);
-    *op* names the function in errors."""
+    *op* names the function in errors. The plan (checks, geometry on the device) is
+    kept per description of the call."""
+    try:
+        key = (op, d.shape, d.strides, d.dtype, np.dtype(dtype),
+               _np_window._option_key(kernel_size), _np_window._option_key(dilation),
+               _np_window._option_key(padding), _np_window._option_key(stride),
+               _np_window._flag_key(channels_last), D.current_device())
+    except TypeError:  # an option given another way: planned every time
+        key = None
+    plan = _UNFOLD_PLANS.plan(key, _unfold_plan, op, d, kernel_size, dilation, padding, stride,
+                              channels_last, dtype)
+    result, flat = _result(d, plan.shape, plan.dtype)
+    if flat.size == 0:
+        return result
+    base, _ = _base(d, plan.read)
+    out = flat.view(plan.write) if flat.dtype != plan.write else flat
+    K.unfold_elements[plan.grid, plan.block, d.stream](
+        base, plan.geo, plan.parts - 1, plan.channels_last, plan.fill, out)
+    return result
+
+
+@dataclass(frozen=True)
+class _UnfoldPlan:
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    read: np.dtype = None  # type: ignore[assignment]
+    write: np.dtype = None  # type: ignore[assignment]
+    parts: int = 1
+    fill: Any = None
+    channels_last: bool = False
+    geo: Any = None
+    grid: int = 1
+    block: int = 1
+
+
+#: unfold's plans by (operator, shape, strides, dtype, result dtype, options, device).
+_UNFOLD_PLANS = PlanCache()
+
+
+def _unfold_plan(op, d: D.DeviceArray, kernel_size, dilation, padding, stride, channels_last,
+                 dtype) -> _UnfoldPlan:
     dtype = np.dtype(dtype)
     geo, shape = _np_window.unfold_shape(d.shape, kernel_size, dilation, padding, stride,
                                          channels_last, op)
-    result, flat = _result(d, shape, dtype)
-    if flat.size == 0:
-        return result
+    if math.prod(shape) == 0:
+        return _UnfoldPlan(tuple(shape), dtype)
     k = geo.d
     batched = d.ndim == k + 2
     itemsize = d.dtype.itemsize
@@ -143,7 +184,7 @@ def windows(op: str, d: D.DeviceArray, kernel_size, dilation, padding, stride, c
         read = np.dtype(np.uint8) if d.dtype == np.bool_ else d.dtype
         parts = 1
         write, fill = dtype, dtype.type(0)
-    base, offset = _base(d, read)
+    offset = D.base_offset(d)
     s_n, s_c, *s_spatial = strides_b
     xs = [s_n, s_c, *([0] * lift), *s_spatial]
     # output dimensions, innermost first (n is the last quotient)
@@ -154,11 +195,10 @@ def windows(op: str, d: D.DeviceArray, kernel_size, dilation, padding, stride, c
     for size in inner:
         values += D.divisor(size)
     assert len(values) == K.U_LEN
-    out = flat.view(write) if flat.dtype != write else flat
     block = D.threads_per_block()
-    K.unfold_elements[D.grid(out.size, block), block, d.stream](
-        base, D.to_device_constants(values), parts - 1, bool(channels_last), fill, out)
-    return result
+    size = math.prod(shape) * dtype.itemsize // write.itemsize  # the threads: out's elements
+    return _UnfoldPlan(tuple(shape), dtype, read, write, parts, fill, bool(channels_last),
+                       D.to_device_constants(values), D.grid(size, block), block)
 
 
 # -------------------------------------------------------------------------- fold
