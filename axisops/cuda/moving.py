@@ -37,6 +37,7 @@ input's shape and strides, read in place.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from .. import _dtypes
 from .. import moving as _np_moving
 from .._axes import normalize_axis
 from .._layout import scan_view
+from .._plan import PlanCache
 from . import _device as D
 from . import moving_kernels as MK
 from .reduce import _result
@@ -138,27 +140,57 @@ def geometry(d: D.DeviceArray, axis: int) -> tuple[Any, Any]:
 
 def _moving(op: str, x, window, axis, min_count, ddof=_NO_DDOF):
     d = D.device_array(x)
-    window, min_count, axis, ddof = checked(op, d, window, axis, min_count, ddof)
-    kind = op[len("moving_"):]
-    arg = kind.startswith("arg")
-    res = np.dtype(np.int64) if arg else MK.result_dtype(d.dtype)
-    result, flat = _result(d, d.shape, res)
+    key = None
+    if type(window) is int and type(axis) is int and (min_count is None
+                                                      or type(min_count) is int) \
+            and (ddof is _NO_DDOF or type(ddof) in (int, float)):
+        key = (op, d.shape, d.strides, d.dtype, window, axis, min_count,
+               None if ddof is _NO_DDOF else (type(ddof), ddof), D.current_device())
+    plan = _PLANS.plan(key, _plan, op, d, window, axis, min_count, ddof)
+    result, flat = _result(d, d.shape, plan.res)
     if d.size == 0:
         return result
-    base, geo = geometry(d, axis)
-    zero = np.float64(0)
+    base, _ = D.flat_base(D.bool_as_bytes(d))
+    kind = plan.kind
     if kind in ("sum", "mean"):
-        D.launch(MK.moving_sums, d, d.size, base, geo, window, min_count, kind == "mean", zero,
-                 flat)
+        D.launch(MK.moving_sums, d, d.size, base, plan.geo, plan.window, plan.min_count,
+                 kind == "mean", _ZERO, flat)
     elif kind in ("var", "std"):
-        D.launch(MK.moving_vars, d, d.size, base, geo, window, min_count, ddof, kind == "std",
-                 zero, flat)
+        D.launch(MK.moving_vars, d, d.size, base, plan.geo, plan.window, plan.min_count,
+                 plan.ddof, kind == "std", _ZERO, flat)
     else:
-        invert = kind.endswith("min")
+        arg = kind.startswith("arg")
         if arg:
             values, indices = d.scratch((1,), np.float64), flat
         else:
             values, indices = flat, d.scratch((1,), np.int64)
-        D.launch(MK.moving_extremes, d, d.size, base, geo, window, min_count, invert, not arg,
-                 values, arg, indices)
+        D.launch(MK.moving_extremes, d, d.size, base, plan.geo, plan.window, plan.min_count,
+                 kind.endswith("min"), not arg, values, arg, indices)
     return result
+
+
+_ZERO = np.float64(0)
+
+
+@dataclass(frozen=True)
+class _Plan:
+    kind: str
+    res: np.dtype
+    window: int
+    min_count: int
+    ddof: float
+    geo: Any = None
+
+
+#: Plans by (operator, shape, strides, dtype, window, axis, min_count, ddof, device):
+#: a warm call checks nothing again and rebuilds no geometry.
+_PLANS = PlanCache()
+
+
+def _plan(op: str, d: D.DeviceArray, window, axis, min_count, ddof) -> _Plan:
+    window, min_count, axis, ddof = checked(op, d, window, axis, min_count, ddof)
+    kind = op[len("moving_"):]
+    res = np.dtype(np.int64) if kind.startswith("arg") else MK.result_dtype(d.dtype)
+    if d.size == 0:
+        return _Plan(kind, res, window, min_count, ddof)
+    return _Plan(kind, res, window, min_count, ddof, geometry(d, axis)[1])
