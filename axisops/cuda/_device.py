@@ -87,12 +87,35 @@ _FAKE_ARRAY: type | None = None
 
 def _numba_array_types() -> tuple[type, ...]:
     """The classes of Numba's own device arrays (the simulator's, under it)."""
-    if simulated():
-        fake = _fake_array_type()
-        return (fake,) if fake is not None else ()
-    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    global _NUMBA_ARRAYS
+    if _NUMBA_ARRAYS is None:
+        if simulated():
+            fake = _fake_array_type()
+            if fake is None:  # not loaded yet: nothing is one of its arrays yet
+                return ()
+            _NUMBA_ARRAYS = (fake,)
+        else:
+            from numba.cuda.cudadrv.devicearray import DeviceNDArray
 
-    return (DeviceNDArray,)
+            _NUMBA_ARRAYS = (DeviceNDArray,)
+    return _NUMBA_ARRAYS
+
+
+_NUMBA_ARRAYS: tuple[type, ...] | None = None
+
+
+def _cuda():
+    """``numba.cuda`` (imported once: a warm call asks for it several times, and an
+    import statement in a function costs a look-up each time)."""
+    global _CUDA
+    if _CUDA is None:
+        from numba import cuda
+
+        _CUDA = cuda
+    return _CUDA
+
+
+_CUDA: Any = None
 
 
 @dataclass
@@ -140,9 +163,7 @@ class DeviceArray:
             with cupy.cuda.Device(self.owner.device.id):
                 c = cupy.empty(shape, dtype)
             return c, _numba_view(c)
-        from numba import cuda
-
-        d = cuda.device_array(shape, dtype, stream=self.stream)
+        d = _cuda().device_array(shape, dtype, stream=self.stream)
         return d, d
 
     def scratch(self, shape, dtype) -> Any:
@@ -155,8 +176,7 @@ def device_array(x: Any) -> DeviceArray:
 
     Raises ``TypeError`` for strides that are not whole elements, which no CUDA
     array library makes and the kernels cannot address."""
-    from numba import cuda
-
+    cuda = _cuda()
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         kind = "torch"
@@ -249,10 +269,8 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
         return FakeCUDAArray(as_strided(low, shape=(span,), strides=(itemsize,))), offset
-    from numba import cuda
-
     pointer = d.array.__cuda_array_interface__["data"][0] - offset * itemsize
-    return cuda.as_cuda_array(_Interface(pointer, span, d.dtype, owner=d.array),
+    return _cuda().as_cuda_array(_Interface(pointer, span, d.dtype, owner=d.array),
                               sync=False), offset
 
 
@@ -313,9 +331,7 @@ def zeros_view(d: DeviceArray, shape, dtype) -> Any:
 
 
 def _numba_view(x) -> Any:
-    from numba import cuda
-
-    return cuda.as_cuda_array(x, sync=False)
+    return _cuda().as_cuda_array(x, sync=False)
 
 
 def _torch_dtype(dtype: np.dtype):
