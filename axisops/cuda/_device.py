@@ -234,7 +234,7 @@ def in_c_order(d: DeviceArray) -> DeviceArray:
     """*d* itself when it is C-contiguous (size-1 dimensions aside), else a
     C-contiguous copy on its device and stream (:func:`converted` to its own
     dtype: ``kernels.copy_c``, a thread per element; bool moved as bytes)."""
-    if d.size <= 1:
+    if d.size <= 1 or _c_ordered(d):
         return d
     src = operand(d)
     c = converted(d, src, d.shape, src.dtype, c_order=True)
@@ -250,6 +250,17 @@ def base_offset(d: DeviceArray) -> int:
     of the shape and strides alone, so plans keep it."""
     item = d.dtype.itemsize
     return sum((n - 1) * -(s // item) for n, s in zip(d.shape, d.strides) if n > 1 and s < 0)
+
+
+def _c_ordered(d: DeviceArray) -> bool:
+    """Whether *d*'s strides are C order's (those of size-1 dimensions aside)."""
+    step = d.dtype.itemsize
+    for n, s in zip(reversed(d.shape), reversed(d.strides)):
+        if n != 1:
+            if s != step:
+                return False
+            step *= n
+    return True
 
 
 def flat_base(d: DeviceArray) -> tuple[Any, int]:
