@@ -518,10 +518,14 @@ def test_bench_device_table_and_report(tmp_path):
                      "machine": {"cpu": "cpu", "cores": 2}, "versions": {"axisops": "0"},
                      "torch_cuda": "13.0", "date": "2026-01-01T00:00:00+00:00"},
             "rows": [{"workload": "cummax axis=0", "shape": (1024, 256), "bytes": 3 << 20,
-                      "axisops_s": 2e-5, "peers": {"torch": 1e-4, "cupy": 4e-5}}]}
+                      "axisops_s": 2e-5, "axisops_host_s": 3e-5,
+                      "peers": {"torch": 1e-4, "cupy": 4e-5},
+                      "peers_host": {"torch": 1.2e-4, "cupy": 5e-5}}]}
     table = device.format_table(data)
-    assert "| cummax axis=0 | (1024, 256) | 20.0 | 157.29 | 7.9% |" in table
-    assert "torch 100.0 us (0.20x), cupy 40.0 us (0.50x)" in table
+    # no copy bandwidth measured: the fraction of the peak
+    assert "| axisops GB/s | of peak |" in table
+    assert "| cummax axis=0 | (1024, 256) | 20.0 | 30.0 | 157.29 | 7.9% |" in table
+    assert "torch 100.0 / 120.0 us (0.20x), cupy 40.0 / 50.0 us (0.50x)" in table
     path = tmp_path / "cuda.md"
     device.write_markdown(data, str(path), "axisops bench --device cuda")
     text = path.read_text()
