@@ -12,6 +12,7 @@ import numpy as np
 from .. import _dtypes
 from .._axes import normalize_axis
 from .._layout import scan_view
+from .._plan import PlanCache
 from ..scan import ValuesIndices
 from . import _device as D
 from . import kernels as K
@@ -119,6 +120,41 @@ def _flattened(d: D.DeviceArray) -> D.DeviceArray:
 
 
 def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
+    key = None
+    if type(axis) is int and type(exclusive) is bool and type(reverse) is bool \
+            and (dtype is None or isinstance(dtype, (np.dtype, type))):
+        d = D.device_array(x)
+        key = (op, d.shape, d.strides, d.dtype, axis, dtype, exclusive, reverse,
+               D.current_device())
+        vp = _VALUE_PLANS.get(key)
+        if vp is not None:
+            return _scanned(d, vp)
+    return _values_planned(op, x, axis, dtype, exclusive, reverse, key)
+
+
+@dataclass(frozen=True)
+class _ValuesPlan:
+    """A value scan as :func:`_values_planned` worked it out for one description of
+    a call (kept only for the plain path: no bool result, no NaN filled first)."""
+
+    res: np.dtype
+    acc: np.dtype
+    plan: _Plan
+    kernel: Any
+    code: int
+    exclusive: bool
+    reverse: bool
+    zero: Any
+    ident: Any
+    via_float32: bool  # logcumsumexp of float16: rounded through float32
+
+
+#: Value scans' plans by (operator, shape, strides, dtype, axis, dtype=, exclusive,
+#: reverse, device): a warm call re-derives nothing.
+_VALUE_PLANS = PlanCache()
+
+
+def _values_planned(op: str, x, axis, dtype, exclusive: bool, reverse: bool, key):
     d, axis, shape = _prepared(op, x, axis)
     if op == "logcumsumexp":
         _dtypes.check_dtype(d.dtype, op)
@@ -130,27 +166,34 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
             return _logical(op, d, axis, shape, exclusive, reverse)
         if op.startswith("nan") and d.dtype.kind == "f" and acc.kind in "iu":
             d = nan_filled(d, acc, int(op == "nancumprod"))  # NaN has no integer value
+            key = None  # the filled copy is scanned: nothing to keep for x
         if d.dtype.kind not in "fc":  # no NaN to skip: the plain twin's code
             op = op.removeprefix("nan")
-    result, flat = _result(d, shape, res)
     if d.size == 0:
-        return result
+        return _result(d, shape, res)[0]
     product = op in ("cumprod", "nancumprod")
     ordered = product and acc.kind in "fc"
     plan = _plan(d, axis, ordered, op != "logcumsumexp")
-    seen = D.bool_as_bytes(d)
-    base, _ = D.flat_base(seen)
     code = {"cumsum": K.OP_SUM, "cumprod": K.OP_PROD, "logcumsumexp": K.OP_LOGADDEXP,
             "nancumsum": K.OP_NANSUM, "nancumprod": K.OP_NANPROD}[op]
-    zero = acc.type(0)
-    ident = acc.type(-np.inf) if op == "logcumsumexp" else acc.type(product)
-    carry = d.scratch((plan.tiles, plan.lanes), acc)
-    out = flat
-    if op == "logcumsumexp" and res == np.float16:
-        out = d.scratch((d.size,), np.float32)  # rounded through float32, as the CPU path
-    kernel = K.scan_logaddexp if op == "logcumsumexp" else K.scan_values
-    _phases(plan, d.stream, kernel, K.scan_values_block, base, plan.geo, plan.tile_len, code,
-            bool(exclusive), bool(reverse), zero, ident, carry, out)
+    vp = _ValuesPlan(res, acc, plan, K.scan_logaddexp if op == "logcumsumexp" else K.scan_values,
+                     code, bool(exclusive), bool(reverse), acc.type(0),
+                     acc.type(-np.inf) if op == "logcumsumexp" else acc.type(product),
+                     op == "logcumsumexp" and res == np.float16)
+    if key is not None and shape == d.shape:
+        _VALUE_PLANS.put(key, vp)
+    return _scanned(d, vp, shape)
+
+
+def _scanned(d: D.DeviceArray, vp: _ValuesPlan, shape=None):
+    """The planned value scan of *d* (of result *shape*, d's by default)."""
+    plan = vp.plan
+    result, flat = _result(d, d.shape if shape is None else shape, vp.res)
+    base, _ = D.flat_base(D.bool_as_bytes(d))
+    carry = d.scratch((plan.tiles, plan.lanes), vp.acc)
+    out = d.scratch((d.size,), np.float32) if vp.via_float32 else flat
+    _phases(plan, d.stream, vp.kernel, K.scan_values_block, base, plan.geo, plan.tile_len,
+            vp.code, vp.exclusive, vp.reverse, vp.zero, vp.ident, carry, out)
     if out is not flat:
         _round_to(out, flat, d)
     return result
@@ -177,15 +220,36 @@ def _logical(op: str, d: D.DeviceArray, axis, shape, exclusive: bool, reverse: b
 
 
 def _extreme(op: str, x, axis, index_dtype, greater: bool):
+    if type(axis) is int and isinstance(index_dtype, (np.dtype, type)):
+        d = D.device_array(x)
+        key: tuple | None = (op, d.shape, d.strides, d.dtype, axis, index_dtype,
+                             D.current_device())
+        planned = _EXTREME_PLANS.get(key)
+        if planned is not None:
+            kept_dtype, kept_plan = planned
+            return _extremes_of(d, d.shape, kept_dtype, kept_plan, greater)
+    else:
+        key = None
     d, axis, shape = _prepared(op, x, axis)
     _dtypes.check_dtype(d.dtype, op)
     index_dtype = _dtypes.check_index_dtype(index_dtype, op)
     if d.ndim:
         _dtypes.check_index_fits(d.shape[axis], index_dtype, op)
+    plan = _plan(d, axis, False, True) if d.size else None
+    if key is not None and shape == d.shape:
+        _EXTREME_PLANS.put(key, (index_dtype, plan))
+    return _extremes_of(d, shape, index_dtype, plan, greater)
+
+
+#: cummax/cummin's (index dtype, kernels' plan) by (operator, shape, strides, dtype,
+#: axis, index_dtype, device).
+_EXTREME_PLANS = PlanCache()
+
+
+def _extremes_of(d: D.DeviceArray, shape, index_dtype, plan: _Plan | None, greater: bool):
     values, flat_v = _result(d, shape, d.dtype)
     indices, flat_i = _result(d, shape, index_dtype)
-    if d.size:
-        plan = _plan(d, axis, False, True)
+    if plan is not None:
         seen = D.bool_as_bytes(d)
         base, _ = D.flat_base(seen)
         carry_v = d.scratch((plan.tiles, plan.lanes), seen.dtype)
