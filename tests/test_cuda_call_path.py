@@ -80,3 +80,42 @@ def test_the_stub_counts_and_restores():
         np.testing.assert_array_equal(axisops.sum(a).copy_to_host(), 6.0)
     assert counts.launches == 2 and counts.read_backs == 1
     assert type(cuda.to_device).__name__ == "function" and cuda.to_device.__name__ == "to_device"
+
+
+@pytest.mark.parametrize("workload", cuda_host.workloads(), ids=lambda w: w.name)
+def test_a_warm_call_gives_the_cold_calls_result(workload):
+    """The kept plans (and scatter's kept checks) give the NumPy path's result on the
+    second call as on the first: kernels run, small inputs."""
+    import numpy as np
+
+    shape = dict(rows=6, cols=10, image=(1, 2, 6, 6))
+    device, host = cuda_host.inputs(**shape), cuda_host.inputs(**shape, host=True)
+    want = workload.call(host)
+    for _ in range(2):  # cold, then warm
+        got = workload.call(device)
+        parts = got if isinstance(got, tuple) else (got,)
+        wanted = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(parts, wanted):
+            g = g.copy_to_host()
+            assert g.dtype == np.asarray(w).dtype and g.shape == np.shape(w)
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=workload.name)
+
+
+def test_a_warm_scatter_of_shared_indices_reads_their_pattern():
+    """Indices every lane shares (stride 0 outside the axis: an expanded tensor):
+    the kept check says to read their 1-D pattern, as the cold call did."""
+    import numpy as np
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    import axisops
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((5, 7)).astype(np.float32)
+    pattern = np.array([[2], [0], [2], [4], [1]])
+    idx = np.broadcast_to(pattern, (5, 3))  # along axis 0, shared by the 3 lanes
+    upd = rng.standard_normal((5, 3)).astype(np.float32)
+    want = axisops.scatter(x, idx, upd, 0, reduce="add")
+    for _ in range(2):  # cold, then warm
+        got = axisops.scatter(FakeCUDAArray(x.copy()), FakeCUDAArray(idx),
+                              FakeCUDAArray(upd), 0, reduce="add").copy_to_host()
+        np.testing.assert_array_equal(got, want)

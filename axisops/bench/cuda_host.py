@@ -124,19 +124,22 @@ class Workload:
     call: Callable[[dict], Any]
 
 
-def inputs(rows: int = 64, cols: int = 512) -> dict:
-    """The simulator's device arrays the workloads read: a (rows, cols) float32
-    matrix, row indices, per-element indices and a (4, 16, 32, 32) image batch."""
+def inputs(rows: int = 64, cols: int = 512, image=(4, 16, 32, 32), host: bool = False) -> dict:
+    """The simulator's device arrays the workloads read (NumPy arrays with *host*):
+    a (rows, cols) float32 matrix, row indices, per-element indices and an image
+    batch."""
+    rng = np.random.default_rng(0)
+    arrays = {
+        "x": rng.standard_normal((rows, cols)).astype(np.float32),
+        "rows": rng.integers(0, rows, 16).astype(np.int64),
+        "along": rng.integers(0, cols, (rows, cols)).astype(np.int64),
+        "image": rng.standard_normal(image).astype(np.float32),
+    }
+    if host:
+        return arrays
     from numba import cuda
 
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((rows, cols)).astype(np.float32)
-    return {
-        "x": cuda.to_device(x),
-        "rows": cuda.to_device(rng.integers(0, rows, 16).astype(np.int64)),
-        "along": cuda.to_device(rng.integers(0, cols, (rows, cols)).astype(np.int64)),
-        "image": cuda.to_device(rng.standard_normal((4, 16, 32, 32)).astype(np.float32)),
-    }
+    return {name: cuda.to_device(a) for name, a in arrays.items()}
 
 
 def workloads() -> list[Workload]:

@@ -37,6 +37,7 @@ from .. import _complex, _dtypes
 from .. import gather as _np_gather
 from .._indices import check_in_range
 from .._layout import c_strides, coalesce
+from .._plan import PlanCache
 from . import _device as D
 from . import gather_kernels as GK
 from . import kernels as K
@@ -61,7 +62,15 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     op = "scatter"
     d = D.device_array(x)
     dt = d.dtype
-    idx, u_dev, axis, shared_shape = checked(op, d, indices, updates, axis, reduce, shared=True)
+    key, u_dev = _checks_key(d, indices, updates, axis, reduce)
+    kept = _CHECKED.get(key)
+    if kept is None:
+        idx, u_dev, axis, shared_shape = checked(op, d, indices, updates, axis, reduce,
+                                                 shared=True)
+        _CHECKED.put(key, (axis, shared_shape))
+    else:  # the same description passed every check before: only the indices to fetch
+        axis, shared_shape = kept
+        idx = _indices_on_device(d, _pattern(indices, axis, shared_shape), op)
     code = _REDUCES[reduce]
     if dt == np.bool_:  # or and and are max and min of 0 and 1
         code = {GK.OP_ADD: GK.OP_MAX, GK.OP_MUL: GK.OP_MIN}.get(code, code)
@@ -89,6 +98,32 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     if work != dt:
         D.launch(K.cast, d, d.size, target, out)
     return result
+
+
+#: The outcome of :func:`checked` by description of a scatter's arguments (x's,
+#: the indices' and the updates' shapes, strides and dtypes, all on the device;
+#: axis, reduce, device): the NumPy path's checks are of shapes and dtypes only, so
+#: a warm call skips them (not for an empty x, whose check reads index values).
+_CHECKED = PlanCache()
+
+
+def _checks_key(d: D.DeviceArray, indices, updates, axis, reduce):
+    """(key for :data:`_CHECKED` or None, the updates as a device array when they
+    are one)."""
+    if not (D.is_cuda_array(indices) and D.is_cuda_array(updates)) or d.size == 0 \
+            or type(axis) is not int or not (reduce is None or type(reduce) is str):
+        return None, None
+    i, u = D.device_array(indices), D.device_array(updates)
+    return ((d.shape, d.strides, d.dtype, i.shape, i.strides, i.dtype, u.shape, u.strides,
+             u.dtype, axis, reduce, D.current_device()), u)
+
+
+def _pattern(indices, axis: int, shared_shape):
+    """The indices a kept check said to read: all of them, or where every lane reads
+    the same ones (*shared_shape*), the 1-D pattern along *axis*."""
+    if shared_shape is None:
+        return indices
+    return indices[tuple(slice(None) if a == axis else 0 for a in range(len(shared_shape)))]
 
 
 def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce, shared: bool = False):
