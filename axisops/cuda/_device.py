@@ -245,6 +245,12 @@ def in_c_order(d: DeviceArray) -> DeviceArray:
                        d.owner, d.stream)
 
 
+def call_key(op: str, d: DeviceArray, *options) -> tuple:
+    """The key under which a front end keeps its plan of a call: *op*, *d*'s shape,
+    strides and dtype, the call's *options* (plain values) and the current device."""
+    return (op, d.shape, d.strides, d.dtype, *options, current_device())
+
+
 def base_offset(d: DeviceArray) -> int:
     """The element offset of ``d[0, ..., 0]`` in :func:`flat_base`'s base: a function
     of the shape and strides alone, so plans keep it."""
@@ -271,7 +277,7 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
     strides = [s // itemsize if n > 1 else 0 for s, n in zip(d.strides, d.shape)]
     if d.size == 0:  # flat whatever d's shape: a kernel indexes base with one index
         return d.scratch((0,), d.dtype), 0
-    offset = sum((n - 1) * -s for n, s in zip(d.shape, strides) if s < 0)
+    offset = base_offset(d)
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(d.shape, strides))
     if simulated():
         host = d.array._ary  # the simulator's device array wraps a NumPy array

@@ -11,7 +11,6 @@ errors are the NumPy path's too.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -48,8 +47,8 @@ def _take(op, x, indices, axis, mode, fill_value):
     key, idx = _plan_key(op, d, indices, axis, mode, fill_value)
     plan = _PLANS.get(key)
     if plan is None:
-        plan = _PLANS.put(key, _take_plan(op, d, indices, axis, mode, fill_value))
-        idx = plan.idx
+        plan, idx = _take_plan(op, d, indices, axis, mode, fill_value)
+        _PLANS.put(key, plan)
     if plan.empty:
         return _numpy_on_stand_in(op, d, idx, plan.out_shape, axis, mode=mode,
                                   fill_value=fill_value)
@@ -64,10 +63,10 @@ def take_along_axis(x, indices, axis, *, mode="raise", fill_value=0):
     plan = _PLANS.get(key)
     if plan is None:
         made = _along_plan(op, d, x, indices, axis, mode, fill_value)
-        if not isinstance(made, _Plan):  # axis=None: a take, which planned itself
+        if not isinstance(made, tuple):  # axis=None: a take, which planned itself
             return made
-        plan = _PLANS.put(key, made)
-        idx = plan.idx
+        plan, idx = made
+        _PLANS.put(key, plan)
     if plan.empty:
         return _numpy_on_stand_in(op, d, idx, plan.out_shape, axis, mode=mode,
                                   fill_value=fill_value)
@@ -79,8 +78,8 @@ class _Plan:
     """What a gather derives from its inputs' shapes, strides and dtypes and its
     options: the result's shape, the kernel's geometry on the device, the axis
     length, the mode's code and the fill (x's bits), or ``empty`` for a result that
-    reads nothing of x. ``idx`` is the indices of the call that made it (not kept
-    for the next one: the plan holds no device memory of a call)."""
+    reads nothing of x. It holds no device memory of a call (its indices are the
+    call's own)."""
 
     out_shape: tuple[int, ...]
     empty: bool
@@ -88,23 +87,11 @@ class _Plan:
     n: int = 0
     code: int = 0
     fill: Any = None
-    idx: Any = dataclasses.field(default=None, compare=False)
-
-    def without_indices(self) -> _Plan:
-        return dataclasses.replace(self, idx=None)
-
-
-class _Plans(PlanCache):
-    """The gathers' plans, kept without the indices they were made with."""
-
-    def put(self, key, plan):
-        super().put(key, plan.without_indices())
-        return plan
 
 
 #: Plans by (operator, x's and the indices' shapes, strides and dtypes, axis, mode,
 #: fill, device): a warm call checks nothing again and uploads no geometry.
-_PLANS = _Plans()
+_PLANS = PlanCache()
 
 
 def _plan_key(op, d: D.DeviceArray, indices, axis, mode, fill_value):
@@ -119,8 +106,8 @@ def _plan_key(op, d: D.DeviceArray, indices, axis, mode, fill_value):
     i = D.device_array(indices)
     if i.dtype.kind not in "iu":
         return None, None
-    key = (op, d.shape, d.strides, d.dtype, i.shape, i.strides, i.dtype, axis, mode,
-           (type(fill_value), fill_value) if mode == "fill" else None, D.current_device())
+    key = D.call_key(op, d, i.shape, i.strides, i.dtype, axis, mode,
+                     (type(fill_value), fill_value) if mode == "fill" else None)
     return key, D.in_c_order(i)
 
 
@@ -160,8 +147,9 @@ def _raise_checked(op, d, idx, n, flag) -> None:
         check_in_range(D.to_host(idx.array, d), n, op, negative=True)
 
 
-def _take_plan(op, d, indices, axis, mode, fill_value) -> _Plan:
-    """The plan of a take (the NumPy path's checks, in its order)."""
+def _take_plan(op, d, indices, axis, mode, fill_value) -> tuple[_Plan, D.DeviceArray]:
+    """(the plan of a take, the indices on the device), after the NumPy path's checks
+    in its order."""
     if d.dtype.kind == "c":
         _complex.check(d.dtype, op)
     else:
@@ -173,7 +161,7 @@ def _take_plan(op, d, indices, axis, mode, fill_value) -> _Plan:
     out_shape = outer + idx.shape + rest
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or n == 0:
-        return _Plan(out_shape, True, idx=idx)
+        return _Plan(out_shape, True), idx
     src = D.operand(d)
     offset, strides = src.offset, src.strides
     outer_shape, (outer_strides,) = coalesce(list(outer), strides[:len(outer)])
@@ -184,12 +172,13 @@ def _take_plan(op, d, indices, axis, mode, fill_value) -> _Plan:
            *D.dims(outer_shape, outer_strides), *D.dims(n_shape, n_strides),
            *D.dims(rest_shape, rest_strides)]
     return _Plan(out_shape, False, D.to_device_constants(geo), n, code,
-                 src.dtype.type(fill.view(src.dtype)[()]), idx)
+                 src.dtype.type(fill.view(src.dtype)[()])), idx
 
 
 def _along_plan(op, d, x, indices, axis, mode, fill_value):
-    """The plan of a take_along_axis (the NumPy path's checks, in its order), or the
-    result itself with ``axis=None`` (a take of the flattened x)."""
+    """(the plan of a take_along_axis, the indices on the device), after the NumPy
+    path's checks in its order; or the result itself with ``axis=None`` (a take of
+    the flattened x)."""
     if d.dtype.kind == "c":
         _complex.check(d.dtype, op)
     else:
@@ -210,7 +199,7 @@ def _along_plan(op, d, x, indices, axis, mode, fill_value):
     out_shape = _np_gather._along_shape(d.shape, idx.shape, axis)
     fill = _np_gather._fill(fill_value, d.dtype, code, op)
     if math.prod(out_shape) == 0 or (n == 0 and code != K.MODE_FILL):
-        return _Plan(out_shape, True, idx=idx)
+        return _Plan(out_shape, True), idx
     src = D.operand(d)
     offset, xs = src.offset, src.strides
     istr = [s if k > 1 else 0 for s, k in zip(c_strides(idx.shape), idx.shape)]
@@ -221,7 +210,7 @@ def _along_plan(op, d, x, indices, axis, mode, fill_value):
            *D.divisor(math.prod(rest)), *D.divisor(out_shape[axis]),
            *GK.dims_multi(outer, x_outer, i_outer), *GK.dims_multi(rest, x_rest, i_rest)]
     return _Plan(out_shape, False, D.to_device_constants(geo), n, code,
-                 src.dtype.type(fill.view(src.dtype)[()]), idx)
+                 src.dtype.type(fill.view(src.dtype)[()])), idx
 
 
 def gather_nd(x, indices, *, batch_dims=0):

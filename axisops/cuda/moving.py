@@ -144,8 +144,8 @@ def _moving(op: str, x, window, axis, min_count, ddof=_NO_DDOF):
     if type(window) is int and type(axis) is int and (min_count is None
                                                       or type(min_count) is int) \
             and (ddof is _NO_DDOF or type(ddof) in (int, float)):
-        key = (op, d.shape, d.strides, d.dtype, window, axis, min_count,
-               None if ddof is _NO_DDOF else (type(ddof), ddof), D.current_device())
+        key = D.call_key(op, d, window, axis, min_count,
+                         None if ddof is _NO_DDOF else (type(ddof), ddof))
     plan = _PLANS.plan(key, _plan, op, d, window, axis, min_count, ddof)
     result, flat = _result(d, d.shape, plan.res)
     if d.size == 0:

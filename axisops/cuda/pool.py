@@ -96,11 +96,10 @@ _PLANS = PlanCache()
 def _planned(op, d: D.DeviceArray, kernel_size, stride, dilation, padding, ceil_mode,
              channels_last) -> _Plan:
     try:
-        key = (op, d.shape, d.strides, d.dtype, _np_window._option_key(kernel_size),
-               None if stride is None else _np_window._option_key(stride),
-               _np_window._option_key(dilation), _np_window._option_key(padding),
-               _np_window._flag_key(ceil_mode), _np_window._flag_key(channels_last),
-               D.current_device())
+        key = D.call_key(op, d, _np_window._option_key(kernel_size),
+                         None if stride is None else _np_window._option_key(stride),
+                         _np_window._option_key(dilation), _np_window._option_key(padding),
+                         _np_window._flag_key(ceil_mode), _np_window._flag_key(channels_last))
     except TypeError:  # an option given another way: checked every time
         key = None
     return _PLANS.plan(key, _make_plan, op, d, kernel_size, stride, dilation, padding,

@@ -91,19 +91,11 @@ _PLANS: dict[tuple, _Plan] = {}
 def _plan(d: D.DeviceArray, axes: tuple[int, ...], keepdims: bool, keep_order: bool,
           ordered: bool) -> _Plan:
     key = (d.shape, d.strides, d.dtype.str, axes, keepdims, keep_order, ordered,
-           _device_id(d))
+           D.current_device())
     plan = _PLANS.get(key)
     if plan is None:
         plan = _PLANS[key] = _make_plan(d, axes, keepdims, keep_order, ordered)
     return plan
-
-
-def _device_id(d: D.DeviceArray) -> int:
-    if D.simulated():
-        return 0
-    from numba import cuda
-
-    return int(cuda.get_current_device().id)
 
 
 def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
@@ -206,7 +198,7 @@ def _call_key(op: str, d: D.DeviceArray, axis, keepdims, dtype, *rest) -> tuple 
         return None
     if type(keepdims) is not bool or not (dtype is None or isinstance(dtype, (np.dtype, type))):
         return None
-    return (op, d.shape, d.strides, d.dtype, axis, keepdims, dtype, *rest, D.current_device())
+    return D.call_key(op, d, axis, keepdims, dtype, *rest)
 
 
 def _value_plan(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype) -> _ValuePlan:

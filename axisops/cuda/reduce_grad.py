@@ -38,7 +38,7 @@ from . import _device as D
 from . import grad_kernels as GK
 from . import kernels as K
 from . import reduce as _reduce
-from .reduce import _device_id, _result
+from .reduce import _result
 
 NUMPY_MODULE = "axisops.grad"
 __all__ = ["sum", "mean", "prod", "max", "min"]
@@ -223,7 +223,7 @@ _WORK: dict[tuple, Any] = {}
 
 def work_constants(dtype: np.dtype, d: D.DeviceArray) -> Any:
     """``grad_kernels``' constants of a real work dtype on the device (C_ONE, ...)."""
-    key = (np.dtype(dtype).str, _device_id(d))
+    key = (np.dtype(dtype).str, D.current_device())
     array = _WORK.get(key)
     if array is None:
         info = np.finfo(dtype)

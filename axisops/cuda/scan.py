@@ -16,7 +16,7 @@ from .._plan import PlanCache
 from ..scan import ValuesIndices
 from . import _device as D
 from . import kernels as K
-from .reduce import _device_id, _result, nan_filled
+from .reduce import _result, nan_filled
 
 __all__ = ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"]
 
@@ -72,7 +72,7 @@ _PLANS: dict[tuple, _Plan] = {}
 
 
 def _plan(d: D.DeviceArray, axis: int, ordered: bool, may_block: bool) -> _Plan:
-    key = (d.shape, d.strides, d.dtype.str, axis, ordered, may_block, _device_id(d))
+    key = (d.shape, d.strides, d.dtype.str, axis, ordered, may_block, D.current_device())
     plan = _PLANS.get(key)
     if plan is None:
         view = scan_view(d.stand_in(), axis)
@@ -124,8 +124,7 @@ def _values(op: str, x, axis, dtype, exclusive: bool, reverse: bool):
     if type(axis) is int and type(exclusive) is bool and type(reverse) is bool \
             and (dtype is None or isinstance(dtype, (np.dtype, type))):
         d = D.device_array(x)
-        key = (op, d.shape, d.strides, d.dtype, axis, dtype, exclusive, reverse,
-               D.current_device())
+        key = D.call_key(op, d, axis, dtype, exclusive, reverse)
         vp = _VALUE_PLANS.get(key)
         if vp is not None:
             return _scanned(d, vp)
@@ -222,8 +221,7 @@ def _logical(op: str, d: D.DeviceArray, axis, shape, exclusive: bool, reverse: b
 def _extreme(op: str, x, axis, index_dtype, greater: bool):
     if type(axis) is int and isinstance(index_dtype, (np.dtype, type)):
         d = D.device_array(x)
-        key: tuple | None = (op, d.shape, d.strides, d.dtype, axis, index_dtype,
-                             D.current_device())
+        key: tuple | None = D.call_key(op, d, axis, index_dtype)
         planned = _EXTREME_PLANS.get(key)
         if planned is not None:
             kept_dtype, kept_plan = planned

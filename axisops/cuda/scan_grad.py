@@ -201,9 +201,8 @@ _POWERS: dict[tuple, object] = {}
 
 def _powers(dtype: np.dtype, d: D.DeviceArray):
     """The CPU's table of ``2**-k`` in *dtype* (``grad.scan._powers_of_half``) on the device."""
-    from .reduce import _device_id
 
-    key = (np.dtype(dtype).str, _device_id(d))
+    key = (np.dtype(dtype).str, D.current_device())
     table = _POWERS.get(key)
     if table is None:
         from numba import cuda

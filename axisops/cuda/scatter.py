@@ -114,8 +114,8 @@ def _checks_key(d: D.DeviceArray, indices, updates, axis, reduce):
             or type(axis) is not int or not (reduce is None or type(reduce) is str):
         return None, None
     i, u = D.device_array(indices), D.device_array(updates)
-    return ((d.shape, d.strides, d.dtype, i.shape, i.strides, i.dtype, u.shape, u.strides,
-             u.dtype, axis, reduce, D.current_device()), u)
+    return D.call_key("scatter", d, i.shape, i.strides, i.dtype, u.shape, u.strides, u.dtype,
+                      axis, reduce), u
 
 
 def _pattern(indices, axis: int, shared_shape):

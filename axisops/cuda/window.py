@@ -121,10 +121,9 @@ def windows(op: str, d: D.DeviceArray, kernel_size, dilation, padding, stride, c
     *op* names the function in errors. The plan (checks, geometry on the device) is
     kept per description of the call."""
     try:
-        key = (op, d.shape, d.strides, d.dtype, np.dtype(dtype),
-               _np_window._option_key(kernel_size), _np_window._option_key(dilation),
-               _np_window._option_key(padding), _np_window._option_key(stride),
-               _np_window._flag_key(channels_last), D.current_device())
+        key = D.call_key(op, d, np.dtype(dtype), _np_window._option_key(kernel_size),
+                         _np_window._option_key(dilation), _np_window._option_key(padding),
+                         _np_window._option_key(stride), _np_window._flag_key(channels_last))
     except TypeError:  # an option given another way: planned every time
         key = None
     plan = _UNFOLD_PLANS.plan(key, _unfold_plan, op, d, kernel_size, dilation, padding, stride,
@@ -143,8 +142,8 @@ def windows(op: str, d: D.DeviceArray, kernel_size, dilation, padding, stride, c
 class _UnfoldPlan:
     shape: tuple[int, ...]
     dtype: np.dtype
-    read: np.dtype = None  # type: ignore[assignment]
-    write: np.dtype = None  # type: ignore[assignment]
+    read: Any = None   # np.dtype; None for an empty result, which launches nothing
+    write: Any = None
     parts: int = 1
     fill: Any = None
     channels_last: bool = False
