@@ -135,13 +135,18 @@ def check_index_dtype(index_dtype, op: str) -> np.dtype:
     return d
 
 
+def is_int(v) -> bool:
+    """Whether *v* is an int (Python's or NumPy's), a bool not counted."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def check_all_nan_index(value, op: str, index_dtype=None) -> None:
     """``all_nan_index`` of nanargmax/nanargmin: an int (not a bool) or None, else
     ``TypeError``; with *index_dtype* (checked), ``OverflowError`` where the int does
     not fit it (as an index that does not fit, whether or not a slice is all NaN)."""
     if value is None:
         return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_int(value):
         raise TypeError(f"{op}: all_nan_index must be an int or None, got {value!r}")
     if index_dtype is not None:
         info = np.iinfo(index_dtype)

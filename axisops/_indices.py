@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._dtypes import is_int
+
 
 def as_index_array(indices, op: str, name: str = "indices") -> np.ndarray:
     """``numpy.asarray(indices)``, which must have an integer dtype (signed or unsigned).
@@ -22,14 +24,10 @@ def as_index_array(indices, op: str, name: str = "indices") -> np.ndarray:
     """
     a = np.asarray(indices)
     if a.dtype.kind not in "iu":
-        if a.dtype == object and a.size and all(_is_int(v) for v in a.flat):
+        if a.dtype == object and a.size and all(is_int(v) for v in a.flat):
             _beyond_int64(a, op, name)
         raise TypeError(f"{op}: {name} must be integers, got {a.dtype}")
     return a
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _beyond_int64(a: np.ndarray, op: str, name: str) -> None:

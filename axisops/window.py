@@ -40,6 +40,7 @@ import numpy as np
 from . import _alloc, _complex, _dates, _dtypes
 from . import gather as _gather
 from ._dispatch import dispatched
+from ._dtypes import is_int as _is_int
 from ._jit import planned_call
 from ._layout import strided_base
 from ._plan import PlanCache, array_key, base_maker
@@ -574,10 +575,6 @@ def _check_number(dtype: np.dtype, op: str) -> None:
     if dtype.kind == "f" and dtype.itemsize > 8:
         raise TypeError(f"{op}: unsupported dtype {dtype} (the floats axisops takes are "
                         "float16, float32 and float64)")
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
 def _fold_dtype(dtype: np.dtype) -> np.dtype:
