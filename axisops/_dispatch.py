@@ -69,13 +69,16 @@ def dispatched(func: F) -> F:
     # the other array arguments are checked for masks on the NumPy path too
     masked = "".join(f" and not isinstance({n}, masked)" for n in positional[1:]
                      if n in _ARRAY_PARAMETERS)
+    packed = (f"({''.join(n + ', ' for n in positional)}), "
+              f"{{{', '.join(f'{k!r}: {k}' for k in keywords)}}}")
     source = (f"def {func.__name__}({', '.join(head)}):\n"
               f"    if type({first}) is ndarray{masked}:\n"
               f"        return func({call})\n"
-              f"    return foreign(func, {first}, ({''.join(n + ', ' for n in positional)}), "
-              f"{{{', '.join(f'{k!r}: {k}' for k in keywords)}}})\n")
+              f"    if type({first}) is seen.tensor{masked} and {first}.is_cpu:\n"
+              f"        return seen.torch_call(func, {packed})\n"
+              f"    return foreign(func, {first}, {packed})\n")
     namespace: dict[str, Any] = {"ndarray": np.ndarray, "func": func, "foreign": _foreign,
-                                 "masked": np.ma.MaskedArray}
+                                 "masked": np.ma.MaskedArray, "seen": _seen}
     exec(source, namespace)  # the source is built above from a signature
     wrapper = namespace[func.__name__]
     wrapper.__defaults__ = func.__defaults__  # the real defaults replace the None above
@@ -85,6 +88,21 @@ def dispatched(func: F) -> F:
     # reference (a dask task that calls it ships a name, not the function's code)
     func.__qualname__ = f"{func.__qualname__}.__wrapped__"
     return wrapper
+
+
+class _Seen:
+    """What the wrappers test before :func:`_foreign`: ``tensor`` is ``torch.Tensor``
+    once a tensor has been seen (a class nothing is an instance of before), so that a
+    plain CPU tensor goes straight to ``axisops.torch.call``: the look-ups of
+    :func:`_foreign` (masks, dask, CUDA) cost 1.4 us of an 8.6 us (16, 64) sum."""
+
+    class tensor:  # noqa: N801 (stands for a class until torch is seen)
+        pass
+
+    torch_call: Callable[..., Any] | None = None
+
+
+_seen = _Seen()
 
 
 def numpy_function(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -113,6 +131,8 @@ def _foreign(func, x, args, kwargs):
                                    or any(map(is_tensor, kwargs.values()))):
         from . import torch as _torch
 
+        _seen.torch_call = _torch.call
+        _seen.tensor = sys.modules["torch"].Tensor  # type: ignore[assignment]
         return _torch.call(func, args, kwargs)
     if _dlpack_on_cuda(x):
         return _cuda_through_dlpack(func, x, args, kwargs)

@@ -292,16 +292,24 @@ def _run_cuda(name: str, *args):
 
 def _array(t: torch.Tensor) -> np.ndarray:
     """A CPU tensor's memory as an array (conjugate and negative views resolved)."""
-    if t.is_conj() or t.is_neg():
-        t = t.resolve_conj().resolve_neg()
-    return t.numpy()
+    try:
+        return t.numpy()  # refuses a tensor with its conjugate or negative bit set
+    except RuntimeError:
+        if not (t.is_conj() or t.is_neg()):
+            raise
+    return t.resolve_conj().resolve_neg().numpy()
 
 
 def _tensor_of(value: Any, inputs: list[np.ndarray]) -> torch.Tensor:
     """A NumPy result as a tensor without a copy, unless it may share memory with an
     input (a registered operator's results never alias its inputs)."""
     array = np.asarray(value)
-    if any(np.may_share_memory(array, a) for a in inputs):
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    # memory an array of the call owns (its root's base is None) is no input's: an
+    # input's array is based on its tensor
+    if root.base is not None and any(np.may_share_memory(array, a) for a in inputs):
         array = array.copy()
     return torch.from_numpy(array)
 
@@ -496,21 +504,28 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     normalisation's ~6 us on every call.
     """
     func = _dispatch.numpy_function(func)
-    name = _NAMES[func]
-    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-    for t in tensors:
-        if t.device.type not in ("cpu", "cuda"):
-            raise TypeError(f"{name}: tensors on {t.device.type} are not supported yet "
-                            "(only CPU and CUDA tensors)")
+    tensors = [a for a in args if isinstance(a, torch.Tensor)]
+    if kwargs:
+        tensors += [v for v in kwargs.values() if isinstance(v, torch.Tensor)]
+    plain, on_cuda, needs_grad = True, False, False
+    for t in tensors:  # attribute tests only: t.device builds an object (0.25 us)
+        if t.is_cuda:
+            on_cuda = True
+        elif not t.is_cpu:
+            raise TypeError(f"{_NAMES[func]}: tensors on {t.device.type} are not supported "
+                            "yet (only CPU and CUDA tensors)")
         if t.dtype not in _NUMPY_OF:
-            raise TypeError(f"{name.replace('grad_', 'grad.')}: unsupported dtype {t.dtype}")
-    if (all(type(t) is torch.Tensor for t in tensors) and not torch.compiler.is_compiling()
-            and not (torch.is_grad_enabled() and any(t.requires_grad for t in tensors))):
-        if any(t.is_cuda for t in tensors):
+            raise TypeError(f"{_NAMES[func].replace('grad_', 'grad.')}: unsupported dtype "
+                            f"{t.dtype}")
+        plain = plain and type(t) is torch.Tensor
+        needs_grad = needs_grad or t.requires_grad
+    if plain and not (needs_grad and torch.is_grad_enabled()) and not torch.compiler.is_compiling():
+        if on_cuda:
             from . import cuda as _cuda
 
             return _cuda.run(func, args, kwargs)
         return _eager(func, args, kwargs)
+    name = _NAMES[func]
     bound = _SIGNATURES[func].bind(*args, **kwargs)
     bound.apply_defaults()
     given = dict(bound.arguments)
@@ -530,24 +545,36 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 
 def _eager(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The NumPy path on the arguments, tensors viewed as arrays and ``torch.dtype``
-    arguments as NumPy dtypes; every array of the result as a tensor."""
+    arguments as NumPy dtypes; every array of the result as a tensor. (Loops and
+    ``type`` tests first: this is most of a small tensor call's own time.)"""
     inputs: list[np.ndarray] = []
-
-    def array(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            inputs.append(_array(value))
-            return inputs[-1]
-        if isinstance(value, torch.dtype):
-            return _numpy_dtype(value)
-        return value
-
-    result = func(*map(array, args), **{k: array(v) for k, v in kwargs.items()})
+    arrays = list(args)
+    for i, value in enumerate(arrays):
+        if type(value) is torch.Tensor or isinstance(value, (torch.Tensor, torch.dtype)):
+            arrays[i] = _eager_argument(value, inputs)
+    options = kwargs
+    for k, value in kwargs.items():
+        if value is not None and type(value) is not bool and isinstance(
+                value, (torch.Tensor, torch.dtype)):
+            if options is kwargs:
+                options = dict(kwargs)
+            options[k] = _eager_argument(value, inputs)
+    result = func(*arrays, **options)
+    if type(result) is np.ndarray or isinstance(result, np.generic):
+        return _tensor_of(result, inputs)
     if isinstance(result, _scan.ValuesIndices):
         values, indices = (_tensor_of(r, inputs) for r in result)
         return _scan.ValuesIndices(values, indices)  # type: ignore[arg-type]
     if isinstance(result, tuple):
         return tuple(_tensor_of(r, inputs) for r in result)
     return _tensor_of(result, inputs)
+
+
+def _eager_argument(value: torch.Tensor | torch.dtype, inputs: list[np.ndarray]) -> Any:
+    if isinstance(value, torch.dtype):
+        return _numpy_dtype(value)
+    inputs.append(_array(value))
+    return inputs[-1]
 
 
 def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor) -> list:
