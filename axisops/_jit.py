@@ -47,7 +47,7 @@ from numba import njit
 from numba.core.errors import NumbaPerformanceWarning
 
 
-def kernel(fn=None, *, parfor_passes: bool = False):
+def kernel(fn=None, *, parfor_passes: bool = False, variant: str | None = None):
     """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
 
     *fn* takes ``part, parts`` first and runs its share of the tasks (see

@@ -341,10 +341,21 @@ def _layout(base, name):
 
 def _reduce_call(op, x, axis, np):
     op(x, axis)
+    _flattened_calls(op, x, axis)
+
+
+def _flattened_calls(op, x, axis):
+    """The call on 1-D and 2-D views of C-contiguous *x* too: the compiled entries
+    of the common reductions (``axisops._fast``) are compiled per number of
+    dimensions, and users' arrays are mostly 1-D and 2-D."""
+    if x.flags.c_contiguous and (axis is None or axis in (0, -1)):
+        op(x.reshape(-1), axis)
+        op(x.reshape(-1, x.shape[-1]), axis)
 
 
 def _arg_call(op, x, axis, np):
     op(x, axis)
+    _flattened_calls(op, x, axis)
     op(x, axis, index_dtype=np.int32)
     op(x, axis, select_last_index=True)
 
@@ -397,6 +408,7 @@ def _nan_arg_call(op, x, axis, np):
     # all_nan_index: no slice of the warm-up arrays is all NaN, but the option's path
     # is the one data with NaN takes
     op(x, axis)
+    _flattened_calls(op, x, axis)
     op(x, axis, index_dtype=np.int32, all_nan_index=-1)
     op(x, axis, select_last_index=True)
 

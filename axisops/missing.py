@@ -35,7 +35,7 @@ import warnings
 
 import numpy as np
 
-from . import _complex, _dtypes, _moments
+from . import _complex, _dtypes, _fast, _moments
 from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
 from ._plan import PlanCache, array_key, axis_key
@@ -209,6 +209,10 @@ def nanmean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     >>> axisops.nanmean(np.array([[1., np.nan, 3.], [np.nan, 4., np.nan]]), axis=1)
     array([2., 4.])
     """
+    if type(x) is np.ndarray and not keepdims and dtype is None:  # one compiled entry
+        res = _fast.moments("nanmean", x, axis, 0)
+        if res is not None:
+            return res
     return _planned("nanmean", _nanmean_plan, x, axis, keepdims, dtype)
 
 
@@ -359,6 +363,10 @@ def nanstd(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
 
 def _variance(op: str, x, axis, keepdims: bool, dtype, ddof, root: bool):
     ddof = _dtypes.check_ddof(ddof, op)
+    if type(x) is np.ndarray and not keepdims and dtype is None:  # one compiled entry
+        res = _fast.moments(op, x, axis, ddof)
+        if res is not None:
+            return res
     return _planned(op, _variance_plan, x, axis, keepdims, dtype, ddof)
 
 

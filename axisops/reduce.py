@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from . import _complex, _dates, _dtypes
+from . import _complex, _dates, _dtypes, _fast
 from ._axes import normalize_axes, reduced_shape
 from ._dispatch import dispatched
 from ._jit import planned_run
@@ -617,6 +617,10 @@ def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple
 def _value_reduction(op: str, x, axis, keepdims: bool, dtype):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    elif not keepdims and dtype is None:  # the common call: one compiled entry
+        res = _fast.value(op, x, axis)
+        if res is not None:
+            return res
     try:
         key = (op, *array_key(x), axis_key(axis), keepdims, dtype)
     except TypeError:
@@ -896,6 +900,11 @@ def _arg_reduction(op: str, x, axis, keepdims: bool, select_last: bool, index_dt
                    all_nan_index=None):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    elif (not keepdims and not select_last and index_dtype is np.int64
+          and all_nan_index is None):  # the common call: one compiled entry
+        res = _fast.arg(op, x, axis)
+        if res is not None:
+            return res
     try:
         key = (op, *array_key(x), axis_key(axis), keepdims, select_last, index_dtype,
                all_nan_index)

@@ -38,10 +38,11 @@ def forbid_kernels(monkeypatch) -> None:
     Kernels run through ``_jit.run`` or through a compiled entry point a plan found
     with ``_jit.entry_point`` at its first call: plans are made afresh (none holds
     an entry point bound earlier), and both functions raise wherever the library's
-    modules took them by name."""
+    modules took them by name; so do the compiled entries of the common
+    reductions (``axisops._fast``)."""
     import sys
 
-    from axisops import _jit, _plan
+    from axisops import _fast, _jit, _plan
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a kernel ran while the graph was built")
@@ -49,6 +50,8 @@ def forbid_kernels(monkeypatch) -> None:
     gates = (_jit.run, _jit.entry_point)
     monkeypatch.setattr(_plan.PlanCache, "get", lambda self, key: None)
     monkeypatch.setattr(_plan.PlanCache, "put", lambda self, key, plan: plan)
+    monkeypatch.setattr(_fast, "value", forbidden)
+    monkeypatch.setattr(_fast, "arg", forbidden)
     for name, module in list(sys.modules.items()):
         if name == "axisops" or name.startswith("axisops."):
             for attr, value in list(vars(module).items()):

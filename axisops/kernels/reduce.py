@@ -328,7 +328,7 @@ def value_kernel(row_order: bool, combine: int):
     ROW_PLAIN = row_order and not CASCADE
     ORDERED = combine == COMBINE_ORDERED
 
-    @kernel
+    @kernel(variant=f"{'row' if row_order else 'lane'}{combine}")
     def reduce_values(part, parts, base, geo, op, table, partial):
         """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
 
@@ -837,7 +837,8 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = 
     FMASK, FONE, _, EXPO = key_masks(np.dtype(f"{'f' if floats else 'i'}{dt.itemsize}"), dt,
                                      invert=False)
 
-    @kernel
+    @kernel(variant=f"{'f' if floats else 'i'}{dt.itemsize}_{'row' if ROW else 'lane'}"
+                    f"{'_nan' if skip_nan else ''}")
     def reduce_arg(part, parts, base, geo, mode, best_keys, best_index):
         """``geo`` is the view's geometry (see :func:`_geometry`) followed by
         ``xmask``: one argument for Numba to unbox, not two."""

@@ -1,0 +1,388 @@
+"""Compiled entries: the common reduction call in one Numba function.
+
+A NumPy array that is C-contiguous, reduced along one axis or all of them in one
+chunk (``axisops.reduce``'s ``2 * _CHUNK`` elements at most per output), runs
+through one of these instead of the planned path (``axisops._fast`` decides and
+allocates an array result). Each entry derives the ``ReductionView`` geometry
+that ``axisops._layout.reduction_view`` gives such an array, in Numba, and calls
+the planned path's own kernel with arguments of the same Numba types (the base
+and the geometry read-only, as the plan passes them): the same compiled kernel,
+so the same bits. ``tests/test_fast_path.py`` compares geometry and results with
+the planned path's.
+
+What it saves is the planning's Python: the plan key, its look-up, the base view
+and the result's shaping (about 1.5 us of a 2.1 us sum of 1000 float64 on an
+AMD EPYC), leaving the dispatch of one Numba call (0.12 us) and the kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import from_dtype, njit, types
+from numba.core import cgutils
+from numba.core.errors import TypingError
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload
+
+from .._jit import factory
+from . import reduce as K
+
+#: Widest block of outputs one serial task keeps, by loop order (``axisops.reduce``'s
+#: ``_INNER_BLOCK`` and ``_LANE_BLOCK``; ``tests/test_fast_path.py`` checks they agree).
+ROW_BLOCK = 2048
+LANE_BLOCK = 64
+#: ``axisops.reduce``'s ``_SHORT_RUN`` and ``_FEW_LANES`` (see its ``_row_order``).
+SHORT_RUN = 16
+FEW_LANES = 8
+
+
+@intrinsic
+def _readonly(typingctx, arr):
+    """*arr* typed as read-only (the same memory and data model): the kernels are
+    compiled for the read-only arrays a plan passes, and an entry must call that
+    compiled kernel, not a second one for writable arrays."""
+    result = arr.copy(readonly=True)
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, result, args[0])
+
+    return result(arr), codegen
+
+
+@njit(cache=True)
+def axis_geometry(shape, axis, extra):
+    """(geo, outer, inner, row) of a C-contiguous array of *shape* reduced along
+    *axis* (-1: every axis), as ``reduce._kernel_args`` gives for one chunk on the
+    calling thread; *extra* more int64 slots at the end (the arg kernels' ``xmask``).
+
+    The view: dimensions of length 1 are dropped; the kept dimensions after the
+    axis coalesce into ``inner`` (stride 1), those before it into one outer
+    dimension, which becomes ``inner`` itself when nothing follows the axis.
+    """
+    size = 1
+    for d in range(len(shape)):
+        size *= shape[d]
+    if axis < 0:
+        before, n, after = 1, size, 1
+    else:
+        before, n, after = 1, shape[axis], 1
+        for d in range(axis):
+            before *= shape[d]
+        for d in range(axis + 1, len(shape)):
+            after *= shape[d]
+    outer = 1
+    n_stride = after if n > 1 else 0
+    if n == 1:  # no reduced dimension: every kept one coalesces
+        inner = before * after
+    elif after > 1:
+        inner = after
+        outer = before
+    else:
+        inner = before
+    if n == 1:
+        inner_stride = 1 if inner > 1 else 0
+    elif after > 1:
+        inner_stride = 1
+    else:
+        inner_stride = n if inner > 1 else 0
+    if inner <= 1:
+        row = False
+    elif n <= SHORT_RUN:
+        row = True
+    elif inner < FEW_LANES:
+        row = False
+    else:
+        row = abs(inner_stride) < abs(n_stride)
+    widest = ROW_BLOCK if row else LANE_BLOCK
+    no = 1 if outer > 1 else 0
+    geo = np.empty(9 + 2 * no + extra, np.int64)
+    geo[0] = 0
+    geo[1] = inner
+    geo[2] = inner_stride
+    geo[3] = n
+    geo[4] = n_stride
+    geo[5] = max(n, 1)
+    geo[6] = min(inner, widest)
+    geo[7] = no
+    geo[8] = 0
+    if no:
+        geo[9] = outer
+        geo[10] = n * after
+    return geo, outer, inner, row
+
+
+# The entries call the planned path's compiled kernels by their addresses, given
+# at run time (``kernel_address``), not as compiled callees: a compiled callee is
+# linked into each caller and optimised again there (0.7-3 s per entry and
+# dtype and number of dimensions), and the machine code of a cached caller names
+# its callees in a way two processes do not agree on (a cached entry ran the
+# row-order kernel for the lane-order one). Called by address, an entry compiles
+# in a tenth of a second and runs the very machine code the plan runs.
+
+def sum_kernel_types(dtype: np.dtype, acc: np.dtype, skip_nan: bool) -> tuple:
+    """The Numba types of the arguments with which ``reduce._value_plan`` calls its
+    kernel (``reduce_values``) for a C-contiguous array of *dtype*, and
+    :func:`_sums` calls it by address."""
+    return (types.int64, types.int64, types.Array(from_dtype(dtype), 1, "C", readonly=True),
+            types.Array(types.int64, 1, "C", readonly=True), types.int64,
+            types.Tuple((types.none, types.float64)) if skip_nan else types.none,
+            types.Array(from_dtype(acc), 3, "C"))
+
+
+def arg_kernel_types(dtype: np.dtype) -> tuple:
+    """The same for ``reduce._arg_plan``'s kernel (``reduce_arg``) and
+    :func:`_extremes`: the elements read as signed integers of their width."""
+    bits = from_dtype(np.dtype(f"i{dtype.itemsize}"))
+    return (types.int64, types.int64, types.Array(bits, 1, "C", readonly=True),
+            types.Array(types.int64, 1, "C", readonly=True), types.int64,
+            types.Array(bits, 3, "C"), types.Array(types.int64, 3, "C"))
+
+
+def kernel_address(kern, argtypes: tuple) -> int:
+    """The address of *kern*'s machine code for *argtypes* (compiled, or loaded
+    from the disk cache, first): what :func:`call_kernel` calls."""
+    kern.compile(argtypes)
+    compiled = kern.overloads[argtypes]
+    return compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
+
+
+@intrinsic
+def call_kernel(typingctx, address, args):
+    """Call the compiled kernel at *address* (an int from :func:`kernel_address`)
+    with the tuple *args*, whose types must be those it was compiled for (the
+    callers build them as ``sum_kernel_types`` and ``arg_kernel_types`` say:
+    ``tests/test_fast_path.py`` checks that no other kernel gets compiled)."""
+    if not isinstance(address, types.Integer) or not isinstance(args, types.BaseTuple):
+        raise TypingError("call_kernel(address, args): an int and a tuple")
+    if any(isinstance(t, types.Literal) for t in args.types):
+        raise TypingError("call_kernel: arguments of literal types (a kernel is "
+                          "compiled for int64, not for constants)")
+    argtys = list(args.types)
+
+    def codegen(context, builder, signature, llargs):
+        call_conv = context.call_conv
+        values = cgutils.unpack_tuple(builder, llargs[1], len(argtys))
+        fnty = call_conv.get_function_type(types.none, argtys)
+        callee = builder.inttoptr(llargs[0], fnty.as_pointer())
+        # as CPUCallConv.call_function does for a function it can name
+        retval = cgutils.alloca_once(builder, call_conv.get_return_type(types.none).pointee)
+        builder.store(cgutils.get_null_value(retval.type.pointee), retval)
+        excinfo = cgutils.alloca_once(builder, ir.PointerType(fnty.args[1].pointee.pointee),
+                                      name="excinfo")
+        packed = list(call_conv._get_arg_packer(argtys).as_arguments(builder, values))
+        code = builder.call(callee, [retval, excinfo] + packed)
+        status = call_conv._get_return_status(builder, code, builder.load(excinfo))
+        with cgutils.if_unlikely(builder, status.is_error):
+            call_conv.return_status_propagate(builder, status)
+        return context.get_dummy_value()
+
+    return types.none(address, args), codegen
+
+
+@njit(cache=True, nogil=True)
+def _sums(x, axis, out, table, mean, lane, row_order):
+    """The body of ``value_entry``'s functions: *table* is the kernel's, *lane* and
+    *row_order* the addresses of its two loop orders."""
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 0)
+    args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), _readonly(geo),
+            np.int64(K.OP_SUM), table, out.reshape((outer, 1, inner)))
+    call_kernel(row_order if row else lane, args)
+    if mean:  # in the accumulator's dtype, as NumPy divides the sums
+        flat = out.reshape(out.size)
+        count = _scalar_type(out)(x.size // out.size)
+        for i in range(flat.size):
+            flat[i] = flat[i] / count
+
+
+@factory
+def value_entry(acc: str, skip_nan: bool, mean: bool):
+    """``(run, run_all)``: ``run(x, axis, out, lane, row)`` sums C-contiguous *x*
+    along *axis* into *out* (the result, C-contiguous, of the accumulator dtype
+    *acc*), divided by the count for a *mean*; ``run_all(x, lane, row)`` returns
+    the total of every element. *lane* and *row* are the addresses of
+    ``reduce._value_plan``'s kernel for such an array in its two loop orders
+    (:func:`kernel_address`, :func:`sum_kernel_types`): the cascade for a float
+    accumulator (a NaN read as 0 with *skip_nan*), the any-order loop for an
+    integer one (int64)."""
+    ACC = np.dtype(acc).type
+    SKIP = skip_nan  # constants: Numba prunes the other branches
+    MEAN = mean
+
+    @njit(cache=True, nogil=True)
+    def run(x, axis, out, lane, row):
+        if SKIP:
+            _sums(x, axis, out, (None, 0.0), MEAN, lane, row)
+        else:
+            _sums(x, axis, out, None, MEAN, lane, row)
+
+    @njit(cache=True, nogil=True)
+    def run_all(x, lane, row):
+        out = np.empty(1, ACC)
+        if SKIP:
+            _sums(x, -1, out, (None, 0.0), MEAN, lane, row)
+        else:
+            _sums(x, -1, out, None, MEAN, lane, row)
+        return out[0]
+
+    return run, run_all
+
+
+@njit(cache=True, nogil=True)
+def _extremes(x, axis, xmask, values, index, skip_nan, lane, row_order):
+    """The body of ``arg_entry``'s functions: *skip_nan* is None or a tuple (which
+    kernel *lane* and *row_order* address), *values* or *index* the results (the
+    other one empty). Returns whether an output had only NaN (*skip_nan*)."""
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 1)
+    geo[geo.size - 1] = xmask
+    with_index = index.size > 0
+    if with_index:
+        mode = K.WITH_INDEX
+        keys = np.empty(index.size, _bits_like(x))
+        at = index.reshape((outer, 1, inner))
+    else:
+        mode = K.AS_VALUES
+        keys = values.reshape(values.size).view(_bits_like(x))
+        at = np.empty((outer, 1, 0), np.int64)
+    args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size).view(_bits_like(x))),
+            _readonly(geo), np.int64(mode), keys.reshape((outer, 1, inner)), at)
+    call_kernel(row_order if row else lane, args)
+    if skip_nan is not None:
+        if with_index:
+            lowest = _lowest(keys)  # the key of an all-NaN output (see arg_kernel)
+            for k in keys:
+                if k == lowest:
+                    return True
+        else:
+            for v in values.reshape(values.size):
+                if v != v:
+                    return True
+    return False
+
+
+def _bits_like(x):
+    """The signed integer type of *x*'s element width (a compile-time choice)."""
+
+
+@overload(_bits_like)
+def _bits_like_impl(x):
+    bits = getattr(np, f"int{x.dtype.bitwidth}")
+    return lambda x: bits
+
+
+def _lowest(a):
+    """The least value of the integer array *a*'s dtype (a compile-time constant)."""
+
+
+@overload(_lowest)
+def _lowest_impl(a):
+    lowest = np.iinfo(str(a.dtype)).min
+    scalar = np.dtype(str(a.dtype)).type(lowest)
+    return lambda a: scalar
+
+
+def _scalar_type(a):
+    """The scalar type of the array *a*'s elements (a compile-time choice)."""
+
+
+@overload(_scalar_type)
+def _scalar_type_impl(a):
+    scalar = np.dtype(str(a.dtype)).type
+    return lambda a: scalar
+
+
+@factory
+def arg_entry(skip_nan: bool):
+    """``(run, extreme_all, arg_all)`` of max/min/argmax/argmin (their NaN-skipping
+    twins with *skip_nan*) by ``reduce._arg_plan``'s kernel in one chunk, on the
+    elements' bits as signed integers of their width, ``xmask``
+    (``_dtypes.key_masks``) choosing the direction; *lane* and *row* are the
+    addresses of the kernel for *x*'s dtype in its two loop orders
+    (:func:`kernel_address`, :func:`arg_kernel_types`).
+
+    * ``run(x, axis, xmask, values, index, lane, row)``: along *axis* of
+      C-contiguous *x*, the extremes into *values* (of *x*'s dtype, the result's
+      shape; or empty) or their first positions into *index* (int64, the result's
+      shape; or empty). Returns whether an output had only NaN (*skip_nan*: the
+      caller's planned path then warns or raises as NumPy does).
+    * ``extreme_all(x, xmask, lane, row)``: the extreme of every element.
+    * ``arg_all(x, xmask, lane, row)``: its first flat position, -1 if every
+      element is NaN (*skip_nan*).
+    """
+    SKIP = skip_nan  # a constant: Numba prunes the other branches
+
+    @njit(cache=True, nogil=True)
+    def run(x, axis, xmask, values, index, lane, row):
+        if SKIP:
+            return _extremes(x, axis, xmask, values, index, (None,), lane, row)
+        return _extremes(x, axis, xmask, values, index, None, lane, row)
+
+    @njit(cache=True, nogil=True)
+    def extreme_all(x, xmask, lane, row):
+        values = np.empty(1, x.dtype)
+        none = np.empty(0, np.int64)
+        if SKIP:
+            _extremes(x, -1, xmask, values, none, (None,), lane, row)
+        else:
+            _extremes(x, -1, xmask, values, none, None, lane, row)
+        return values[0]
+
+    @njit(cache=True, nogil=True)
+    def arg_all(x, xmask, lane, row):
+        index = np.empty(1, np.int64)
+        if SKIP:
+            if _extremes(x, -1, xmask, np.empty(0, x.dtype), index, (None,), lane, row):
+                return -1
+        else:
+            _extremes(x, -1, xmask, np.empty(0, x.dtype), index, None, lane, row)
+        return index[0]
+
+    return run, extreme_all, arg_all
+
+
+def moments_kernel_types(dtype: np.dtype) -> tuple:
+    """The Numba types of the arguments with which ``_moments.plan`` calls its
+    kernel (``kernels.moments.moments_rows``) for a C-contiguous array of *dtype*,
+    and :func:`_moments` calls it by address."""
+    vector = types.Array(types.int64, 1, "C")
+    return (types.int64, types.int64, types.Array(from_dtype(dtype), 1, "C", readonly=True),
+            types.int64, vector, vector, types.int64, types.int64, types.int64, types.int64,
+            vector, types.Array(from_dtype(dtype), 1, "C"))
+
+
+@njit(cache=True, nogil=True)
+def _moments(x, axis, ddof, variance, root, out, address):
+    """nanmean, var, std, nanvar or nanstd of C-contiguous *x* along its last axis
+    (*axis* = ``x.ndim - 1``) or all (-1) into *out* (x's dtype, one per output),
+    by ``_moments.plan``'s kernel at *address* (the mean, or with *variance* the
+    sum of squared deviations, and the count of each output), finished as the
+    plan finishes: divided by ``count - ddof`` in float64 and rounded once, the
+    square root of that for *root*. Returns False where an output's count (less
+    *ddof*) is not positive: the plan then warns as NumPy does."""
+    geo = axis_geometry(x.shape, axis, 0)[0]
+    none = np.empty(0, np.int64)  # no outer dimension: the outputs are one run each
+    counts = np.empty(out.size, np.int64)
+    args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), np.int64(0), none, none,
+            geo[1], geo[2], geo[3], geo[4], counts, out)
+    call_kernel(address, args)
+    for i in range(out.size):
+        dof = counts[i] - ddof if variance else counts[i]
+        if dof <= 0:
+            return False
+        if variance:
+            v = _scalar_type(out)(np.float64(out[i]) / dof)
+            out[i] = np.sqrt(v) if root else v
+    return True
+
+
+@njit(cache=True, nogil=True)
+def moments_all(x, ddof, variance, root, address):
+    """:func:`_moments` of every element of *x*: (the result, whether it is one)."""
+    out = np.empty(1, x.dtype)
+    ok = _moments(x, -1, ddof, variance, root, out, address)
+    return out[0], ok
+
+
+@njit(cache=True, nogil=True)
+def moments_along(x, axis, ddof, variance, root, out, address):
+    """:func:`_moments` along the last axis into *out* (the result's shape)."""
+    return _moments(x, axis, ddof, variance, root, out.reshape(out.size), address)

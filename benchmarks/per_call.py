@@ -1,0 +1,109 @@
+"""The cost of one small call: axisops beside bottleneck, NumPy and PyTorch.
+
+    python benchmarks/per_call.py > benchmarks/per_call.md
+
+Issue 41's per-call cases: one call on 1000 float64 elements (sum, mean, max,
+argmax, nanmean, nanstd) against the best of bottleneck and NumPy, a (16, 64)
+float32 array along axis 1, and a (16, 64) CPU tensor against torch's own
+operator. *planned* is the same call with the compiled entries switched off
+(``axisops._fast`` answering None: the planned path), in the same process, so
+the two columns compare. Medians of 7 repeats; microseconds; one thread.
+"""
+from __future__ import annotations
+
+import platform
+import statistics
+import subprocess
+import timeit
+from contextlib import contextmanager
+
+import numpy as np
+
+import axisops
+from axisops import _fast
+
+
+def _cpu() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+        return next(line.split(":", 1)[1].strip() for line in out.splitlines()
+                    if line.startswith("Model name"))
+    except Exception:  # pragma: no cover
+        return platform.processor() or "?"
+
+
+def _time(f, number: int = 5000) -> float:
+    f()
+    return statistics.median(timeit.repeat(f, number=number, repeat=7)) / number * 1e6
+
+
+@contextmanager
+def _planned_only():
+    value, arg, moments = _fast.value, _fast.arg, _fast.moments
+    _fast.value = _fast.arg = _fast.moments = lambda *a: None
+    try:
+        yield
+    finally:
+        _fast.value, _fast.arg, _fast.moments = value, arg, moments
+
+
+def _row(name, ours, peers: dict) -> str:
+    with _planned_only():
+        planned = _time(ours)
+    mine = _time(ours)
+    times = {k: _time(v) for k, v in peers.items() if v is not None}
+    best = min(times.values()) if times else float("nan")
+    cells = " | ".join(f"{times[k]:.2f}" if k in times else "-" for k in peers)
+    return f"| {name} | {planned:.2f} | {mine:.2f} | {cells} | {mine / best:.2f}x |"
+
+
+def main() -> None:
+    axisops.thread_limit(1)
+    try:
+        import bottleneck as bn
+    except ImportError:  # pragma: no cover
+        bn = None
+    try:
+        import torch
+        torch.set_num_threads(1)
+    except ImportError:  # pragma: no cover
+        torch = None
+    print(f"CPU: {_cpu()}; numpy {np.__version__}"
+          + (f", torch {torch.__version__}" if torch else "")
+          + (f", bottleneck {bn.__version__}" if bn else "") + "\n")
+    x = np.random.default_rng(0).standard_normal(1000)
+    print("## One call on 1000 float64 elements (us)\n")
+    print("| op | axisops planned | axisops | bottleneck | NumPy | axisops / best |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for op, bn_op in [("sum", "nansum"), ("mean", "nanmean"), ("max", "nanmax"),
+                      ("argmax", "nanargmax"), ("nanmean", "nanmean"), ("nanstd", "nanstd")]:
+        ours = getattr(axisops, op)
+        peer_bn = getattr(bn, bn_op) if bn else None
+        peer_np = getattr(np, op)
+        print(_row(op, lambda f=ours: f(x), {
+            "bottleneck": (lambda f=peer_bn: f(x)) if bn else None,
+            "numpy": lambda f=peer_np: f(x)}))
+    a = np.random.default_rng(1).standard_normal((16, 64)).astype(np.float32)
+    print("\n## A (16, 64) float32 array along axis 1 (us)\n")
+    print("| op | axisops planned | axisops | NumPy | PyTorch | axisops / best |")
+    print("|---|---:|---:|---:|---:|---:|")
+    t = torch.from_numpy(a) if torch else None
+    for op in ("sum", "mean", "max", "argmax", "nansum", "nanargmax"):
+        ours = getattr(axisops, op)
+        peer_np = getattr(np, op)
+        peer_t = getattr(torch, op, None) if torch else None
+        print(_row(op, lambda f=ours: f(a, axis=1), {
+            "numpy": lambda f=peer_np: f(a, axis=1),
+            "torch": (lambda f=peer_t: f(t, 1)) if peer_t else None}))
+    if torch:
+        print("\n## A (16, 64) float32 CPU tensor along axis 1 (us)\n")
+        print("| op | axisops planned | axisops | PyTorch | axisops / torch |")
+        print("|---|---:|---:|---:|---:|")
+        for op in ("sum", "argmax", "max", "cumsum"):
+            ours = getattr(axisops, op)
+            peer = getattr(torch, op)
+            print(_row(op, lambda f=ours: f(t, axis=1), {"torch": lambda f=peer: f(t, 1)}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""The compiled call path of the common reduction (``axisops._fast``,
+``axisops.kernels.entry``): the same results, bit for bit, as the planned path
+it skips, the same errors and warnings (the entries leave those calls to it),
+and no kernel compiled for it that the planned path does not use.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import axisops
+from axisops import _fast, _jit
+from axisops import missing as M
+from axisops import reduce as R
+from axisops._layout import reduction_view
+from axisops.kernels import entry as E
+from axisops.kernels import moments as MK
+from axisops.kernels import reduce as K
+
+VALUE_OPS = ("sum", "mean", "nansum")
+MOMENT_OPS = ("nanmean", "var", "std", "nanvar", "nanstd")
+ARG_OPS = ("max", "min", "argmax", "argmin", "nanmax", "nanmin", "nanargmax", "nanargmin")
+SHAPES = [(1,), (7,), (1000,), (16, 64), (64, 3), (3, 1, 5), (4, 5, 6), (1, 64), (16, 1),
+          (2, 3, 40, 7)]
+DTYPES = [np.float32, np.float64, np.int32, np.int64]
+
+
+def _planned(op: str, x: np.ndarray, axis, ddof=0):
+    """*op* through its plan, as the public function ran it before the entries."""
+    if op == "nanmean":
+        return M._nanmean_plan(op, x, axis, False, None)(x)
+    if op in MOMENT_OPS:
+        return M._variance_plan(op, x, axis, False, None, ddof)(x)
+    if op in VALUE_OPS:
+        return R._value_plan(op, x, axis, False, None)(x)
+    return R._arg_plan(op, x, axis, False, False, np.int64, None)(x)
+
+
+def _outcome(f, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = f(*args)
+        except (ValueError, TypeError) as exc:
+            result = exc
+    return result, [str(w.message) for w in caught]
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, Exception) or isinstance(b, Exception):
+        return type(a) is type(b) and str(a) == str(b)
+    if type(a) is not type(b):  # a NumPy scalar where NumPy gives one, else an array
+        return False
+    a, b = np.asarray(a), np.asarray(b)
+    return (a.dtype == b.dtype and a.shape == b.shape
+            and a.reshape(-1).view(np.uint8).tobytes() == b.reshape(-1).view(np.uint8).tobytes())
+
+
+def _data(shape, dtype, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    if x.dtype.kind == "f" and x.size > 3:
+        x.flat[::7] = np.nan  # a first element NaN; the (7,) array's only NaN
+        x.flat[1::11] = -0.0
+    return x
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", VALUE_OPS + ARG_OPS)
+def test_entries_give_the_planned_bits_errors_and_warnings(op, dtype):
+    f = getattr(axisops, op)
+    for shape in SHAPES:
+        x = _data(shape, dtype)
+        for axis in [None, *range(-len(shape), len(shape))]:
+            got, got_warned = _outcome(f, x, axis)
+            want, want_warned = _outcome(_planned, op, x, axis)
+            assert _same(got, want), (shape, axis, got, want)
+            assert got_warned == want_warned, (shape, axis)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", MOMENT_OPS)
+def test_moment_entries_give_the_planned_bits_errors_and_warnings(op, dtype):
+    f = getattr(axisops, op)
+    for shape in SHAPES:
+        for nan in (True, False):
+            x = _data(shape, dtype)
+            if not nan:
+                x = np.nan_to_num(x)
+            for axis in [None, *range(-len(shape), len(shape))]:
+                for ddof in ((0, 1, 7) if op != "nanmean" else (0,)):
+                    options = {"ddof": ddof} if op != "nanmean" else {}
+                    got, got_warned = _outcome(lambda: f(x, axis, **options))
+                    want, want_warned = _outcome(_planned, op, x, axis, ddof)
+                    assert _same(got, want), (shape, axis, ddof, got, want)
+                    assert got_warned == want_warned, (shape, axis, ddof)
+
+
+@pytest.mark.parametrize("op", ["nanmax", "nanargmin", "nansum", "nanmean", "nanstd"])
+def test_all_nan_outputs_go_the_planned_way(op):
+    x = np.full((3, 4), np.nan)
+    x[1, 2] = 1.0
+    for axis in (None, 0, 1):
+        got, got_warned = _outcome(getattr(axisops, op), x, axis)
+        want, want_warned = _outcome(_planned, op, x, axis)
+        assert _same(got, want) and got_warned == want_warned, axis
+
+
+def test_the_entries_run_the_plans_kernels():
+    """An entry calls the kernel the plan compiled (by address, with the types of
+    ``entry.sum_kernel_types`` / ``arg_kernel_types``), never a second compilation
+    of it; and it does take the calls it is for."""
+    x = _data((16, 64), np.float32)
+    kernels = [K.value_kernel(r, K.COMBINE_CASCADE) for r in (False, True)]
+    kernels += [K.arg_kernel("<i4", True, r, s) for r in (False, True) for s in (False, True)]
+    kernels += [MK.moments_rows(s, v) for s in (False, True) for v in (False, True)]
+    for op in VALUE_OPS + ARG_OPS + MOMENT_OPS:
+        for axis in (None, 0, 1):
+            _planned(op, x, axis)
+    before = [set(k.signatures) for k in kernels]
+    for op in VALUE_OPS + ARG_OPS:
+        for axis in (None, 0, 1):
+            res = _fast.value(op, x, axis) if op in VALUE_OPS else _fast.arg(op, x, axis)
+            assert res is not None or op.startswith("nan"), (op, axis)  # all-NaN: planned
+    clean = np.nan_to_num(x)
+    for op in MOMENT_OPS:
+        for axis in (None, 1):  # along the last axis or all only
+            assert _fast.moments(op, clean, axis, 0) is not None, (op, axis)
+    assert [set(k.signatures) for k in kernels] == before
+
+
+@pytest.mark.parametrize("shape", [(1,), (5,), (16, 64), (64, 16), (1, 64), (16, 1), (3, 1, 5),
+                                   (4, 5, 6), (2, 3, 1, 7), (1, 1, 9), (40, 20, 3)])
+def test_entry_geometry_is_the_views(shape):
+    """``entry.axis_geometry`` mirrors ``_layout.reduction_view`` and ``reduce``'s
+    choices (loop order, blocks) for C-contiguous arrays; its constants are theirs."""
+    assert (E.ROW_BLOCK, E.LANE_BLOCK, E.SHORT_RUN, E.FEW_LANES) == (
+        R._INNER_BLOCK, R._LANE_BLOCK, R._SHORT_RUN, R._FEW_LANES)
+    x = np.zeros(shape)
+    for axis in [-1, *range(len(shape))]:
+        axes = tuple(range(len(shape))) if axis < 0 else (axis,)
+        for keep_order in (False, True):
+            view = reduction_view(x, axes, keep_order=keep_order)
+            chunks, chunk_len = R._chunking(view.reduced_count)
+            want = R._kernel_args(view, chunk_len, R._inner_block(view, chunks, parallel=False))[0]
+            geo, outer, inner, row = E.axis_geometry(shape, axis, 0)
+            assert geo.tolist() == want.tolist(), (axis, keep_order)
+            assert (outer, inner, row) == (view.outer, view.inner, R._row_order(view))
+
+
+def test_calls_the_entries_do_not_take():
+    """Views, other dtypes and options, big and parallel calls: the planned path."""
+    x = _data((16, 64), np.float64)
+    assert _fast.value("sum", x[:, ::2], 1) is None  # not C-contiguous
+    assert _fast.value("sum", x.astype(np.float16), 1) is None
+    assert _fast.value("sum", x.astype(">f8"), 1) is None  # byte order
+    assert _fast.value("prod", x, 1) is None
+    assert _fast.value("sum", x, (0, 1)) is None
+    assert _fast.value("sum", x, np.int64(1)) is None  # a NumPy integer: validated there
+    assert _fast.value("sum", x, 2) is None  # out of range: the plan's AxisError
+    assert _fast.value("sum", np.zeros((0, 3)), 1) is None
+    assert _fast.arg("argmax", np.zeros(_fast.MAX_SIZE + 1), None) is None
+    assert _fast.value("sum", np.zeros((2, _fast.MAX_RUN + 1), np.float32), 1) is None
+    assert _fast.value("sum", np.zeros(_fast.MAX_SUM_SIZE + 1), 0) is None  # foldable sums
+    threshold = _jit.PARALLEL_MIN_WORK
+    _jit.PARALLEL_MIN_WORK = 0  # as the tests that split every kernel between threads
+    try:
+        assert _fast.value("sum", x, 1) is None
+    finally:
+        _jit.PARALLEL_MIN_WORK = threshold
+    assert _fast.value("sum", x, 1) is not None
+    assert _fast.moments("var", x, 0, 0) is None  # not the last axis
+    assert _fast.moments("var", x, 1, 1.5) is None  # a float ddof
+    assert _fast.moments("var", np.nan_to_num(x).astype(np.int32), 1, 0) is None
+    with pytest.raises(np.exceptions.AxisError):
+        axisops.sum(x, axis=2)
+    with pytest.raises(ValueError, match="empty"):
+        axisops.argmax(np.zeros((3, 0)), axis=1)
