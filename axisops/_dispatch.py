@@ -129,7 +129,7 @@ def _foreign(func, x, args, kwargs):
                                    or any(map(is_tensor, kwargs.values()))):
         from . import torch as _torch
 
-        _seen.torch_call = _torch.call
+        _seen.torch_call = _torch.call_cpu
         _seen.tensor = sys.modules["torch"].Tensor
         return _torch.call(func, args, kwargs)
     if _dlpack_on_cuda(x):

@@ -144,6 +144,9 @@ def value(op: str, x: np.ndarray, axis):
         return None
     if spec is None:
         spec = _spec(_VALUES, _Value, op, x.dtype)
+    if axis is None and 0 < x.size <= MAX_RUN and x.ndim and x.flags.c_contiguous \
+            and x.size < _jit.PARALLEL_MIN_WORK:  # the commonest call, tested in line
+        return spec.scalar(spec.run_all(x, spec.lane, spec.row))
     a = _axis(x, axis, MAX_SUM_SIZE)
     if a is None:
         return None

@@ -543,6 +543,32 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return result
 
 
+_PLAIN_OPTIONS = (type(None), bool, int, float, str)
+
+
+def call_cpu(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """:func:`call` for a plain CPU tensor as the first argument (the dispatch
+    wrappers tested its type and device): when it is the only tensor and the only
+    ``torch`` object among the arguments, needs no gradient and is not being
+    traced, the NumPy path on its array, checked in as few steps as possible (a
+    (16, 64) sum: 5.0 -> 3.9 us here, of which the NumPy path takes 1.4); else
+    :func:`call`."""
+    x = args[0]
+    if (x.requires_grad and torch.is_grad_enabled()) or x.dtype not in _NUMPY_OF \
+            or torch.compiler.is_compiling():
+        return call(func, args, kwargs)
+    for value in (*args[1:], *kwargs.values()):
+        if type(value) not in _PLAIN_OPTIONS and not (
+                type(value) is tuple and all(type(v) is int for v in value)) and not (
+                isinstance(value, (type, np.dtype))):  # axes; NumPy dtypes (index_dtype)
+            return call(func, args, kwargs)
+    array = _array(x)
+    result = func(array, *args[1:], **kwargs)
+    if type(result) is np.ndarray or isinstance(result, np.generic):
+        return _tensor_of(result, [array])
+    return _finished(result, [array])
+
+
 def _eager(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The NumPy path on the arguments, tensors viewed as arrays and ``torch.dtype``
     arguments as NumPy dtypes; every array of the result as a tensor. (Loops and
@@ -559,7 +585,11 @@ def _eager(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
             if options is kwargs:
                 options = dict(kwargs)
             options[k] = _eager_argument(value, inputs)
-    result = func(*arrays, **options)
+    return _finished(func(*arrays, **options), inputs)
+
+
+def _finished(result: Any, inputs: list[np.ndarray]) -> Any:
+    """The NumPy path's *result* as tensors (see :func:`_tensor_of`)."""
     if type(result) is np.ndarray or isinstance(result, np.generic):
         return _tensor_of(result, inputs)
     if isinstance(result, _scan.ValuesIndices):
