@@ -1,6 +1,6 @@
 """The compiled call path of the common reduction.
 
-``reduce._value_reduction`` and ``reduce._arg_reduction`` ask here first. A NumPy
+``reduce._value_reduction``, ``reduce._arg_reduction`` and ``missing``'s moments ask here first. A NumPy
 array of float32, float64, int32 or int64 that is C-contiguous, reduced along
 every axis (``axis=None``) or one (an int), without ``keepdims``, ``dtype``,
 ``select_last_index``, another ``index_dtype`` or ``all_nan_index``, with at most
@@ -38,7 +38,7 @@ _TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)
 
 
 class _Value:
-    """sum, mean, nansum of one dtype: the result's dtype and scalar type, the
+    """sum, nansum (and mean, when it is taken again: see _VALUES) of one dtype: the result's dtype and scalar type, the
     entries and the addresses of the kernels they run."""
 
     __slots__ = ("acc", "scalar", "run", "run_all", "lane", "row")
@@ -97,7 +97,11 @@ def _table(ops) -> dict:
 
 
 #: op -> dtype -> its _Value or _Arg, made at the first call (None: not yet made)
-_VALUES: dict = _table(("sum", "mean", "nansum"))
+# mean is left to the planned path for now: in one CI run (xdist worker gw0, fresh
+# cache) the entry's float32 mean differed from the plan's by ~1e-6 relative on
+# some outputs (tests/test_fast_path.py [mean-float32], tests/test_reduce.py
+# test_folded_sums...[mean-shape2-0]); not reproduced alone, cause not found.
+_VALUES: dict = _table(("sum", "nansum"))
 _ARGS: dict = _table(("max", "min", "argmax", "argmin",
                       "nanmax", "nanmin", "nanargmax", "nanargmin"))
 _MOMENTS: dict = {op: {np.dtype(np.float32): None, np.dtype(np.float64): None}
