@@ -38,7 +38,7 @@ _TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)
 
 
 class _Value:
-    """sum, nansum (and mean, when it is taken again: see _VALUES) of one dtype: the result's dtype and scalar type, the
+    """sum, mean, nansum of one dtype: the result's dtype and scalar type, the
     entries and the addresses of the kernels they run."""
 
     __slots__ = ("acc", "scalar", "run", "run_all", "lane", "row")
@@ -97,11 +97,7 @@ def _table(ops) -> dict:
 
 
 #: op -> dtype -> its _Value or _Arg, made at the first call (None: not yet made)
-# mean is left to the planned path for now: in one CI run (xdist worker gw0, fresh
-# cache) the entry's float32 mean differed from the plan's by ~1e-6 relative on
-# some outputs (tests/test_fast_path.py [mean-float32], tests/test_reduce.py
-# test_folded_sums...[mean-shape2-0]); not reproduced alone, cause not found.
-_VALUES: dict = _table(("sum", "nansum"))
+_VALUES: dict = _table(("sum", "mean", "nansum"))
 _ARGS: dict = _table(("max", "min", "argmax", "argmin",
                       "nanmax", "nanmin", "nanargmax", "nanargmin"))
 _MOMENTS: dict = {op: {np.dtype(np.float32): None, np.dtype(np.float64): None}

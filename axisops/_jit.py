@@ -63,8 +63,19 @@ def kernel(fn=None, *, parfor_passes: bool = False, variant: str | None = None):
     (8, 64, 56, 56) image 7.8 -> 3.4 ms, channels-last 9.7 -> 6.3, fold 3.1 ->
     2.7), while reductions and scans got 2.5-4x slower (argmax along axis 0 9.6
     -> 26 ms, cummax 10.4 -> 43): so it is chosen per kernel.
+
+    ``variant`` names the constants of a kernel that a :func:`factory` makes
+    (letters, digits and ``_``); it is added to the kernel's qualified name, which
+    Numba's name of its machine code is made of, with the types of the arguments
+    and a counter of the process. Without it every variant of a factory's kernel
+    had one name, and two processes' counters agree often enough that a kernel
+    loaded from the disk cache could carry the name of another variant compiled
+    here: a look-up of the machine code by name (``kernels.entry.kernel_address``)
+    then found the other one (the row-order sum for the lane-order one, in CI).
     """
     def wrap(f):
+        if variant is not None:
+            f.__qualname__ = f"{f.__qualname__}_{variant}"
         options = {"parallel": True} if parfor_passes else {}
         dispatcher = njit(cache=True, nogil=True, **options)(f)
         if parfor_passes:

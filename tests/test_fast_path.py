@@ -19,7 +19,7 @@ from axisops.kernels import entry as E
 from axisops.kernels import moments as MK
 from axisops.kernels import reduce as K
 
-VALUE_OPS = ("sum", "nansum")  # mean: see axisops._fast._VALUES
+VALUE_OPS = ("sum", "mean", "nansum")
 MOMENT_OPS = ("nanmean", "var", "std", "nanvar", "nanstd")
 ARG_OPS = ("max", "min", "argmax", "argmin", "nanmax", "nanmin", "nanargmax", "nanargmin")
 SHAPES = [(1,), (7,), (1000,), (16, 64), (64, 3), (3, 1, 5), (4, 5, 6), (1, 64), (16, 1),
@@ -129,6 +129,18 @@ def test_the_entries_run_the_plans_kernels():
         for axis in (None, 1):  # along the last axis or all only
             assert _fast.moments(op, clean, axis, 0) is not None, (op, axis)
     assert [set(k.signatures) for k in kernels] == before
+
+
+def test_kernel_variants_have_names_of_their_own():
+    """The entries find a kernel's machine code by its name, which Numba makes of
+    the qualified name: every variant of a factory's kernel needs its own."""
+    variants = [K.value_kernel(r, c) for r in (False, True)
+                for c in (K.COMBINE_CASCADE, K.COMBINE_ORDERED, K.COMBINE_ANY)]
+    variants += [K.arg_kernel(b, f, r, s) for b in ("<i4", "<i8") for f in (False, True)
+                 for r in (False, True) for s in (False, True) if f or not s]
+    variants += [MK.moments_rows(s, v) for s in (False, True) for v in (False, True)]
+    names = [k.py_func.__qualname__ for k in variants]
+    assert len(set(names)) == len(names), names
 
 
 @pytest.mark.parametrize("shape", [(1,), (5,), (16, 64), (64, 16), (1, 64), (16, 1), (3, 1, 5),

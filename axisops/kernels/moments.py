@@ -116,7 +116,7 @@ def moments_rows(skip: bool, second: bool):
     leaf_sum, leaf_squares = _leaf_kernels(skip)
     SECOND = second
 
-    @kernel
+    @kernel(variant=f"{'nan' if skip else 'all'}_{'second' if second else 'first'}")
     def moments(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
                 n_stride, counts, out):
         like = out[:0]
