@@ -161,6 +161,20 @@ WORKLOADS = {
 }
 
 
+def _warm_entries() -> None:
+    """Compile (or load) the compiled entries of the common reductions
+    (``axisops._fast``) that the graphs' small steps reach, for the dtypes and
+    numbers of dimensions they use: a worker compiling one in a timed run holds
+    its memory and the GIL in the middle of the graph (in CI both workers were
+    lost in the argmax workload)."""
+    for dtype in (np.float32, np.float64, np.int64):  # the data's, sums', indices'
+        for shape in ((8,), (4, 8), (2, 4, 8)):
+            x = np.ones(shape, dtype)
+            for op in (axisops.sum, axisops.max, axisops.argmax):
+                for axis in (None, *range(len(shape))):
+                    op(x, axis=axis)
+
+
 # ------------------------------------------------------------------ the cluster
 
 @pytest.fixture(scope="module")
@@ -177,6 +191,7 @@ def cluster():
     p, q = (t.astype(np.int64) for t in dask.compute(P, Q, scheduler="sync"))
     for build in WORKLOADS.values():
         dask.compute(build(P, Q, p, q, part=True)[0], scheduler="sync")
+    _warm_entries()
     try:
         with dask.config.set(MEMORY), \
                 distributed.LocalCluster(n_workers=WORKERS, threads_per_worker=1, processes=True,
@@ -185,6 +200,7 @@ def cluster():
                 distributed.Client(cl) as client:
             for build in WORKLOADS.values():  # untimed: load the kernels
                 client.compute(build(P, Q, p, q, part=True)[0], sync=True)
+            client.run(_warm_entries)
             yield client, P, Q, p, q
     finally:
         cloudpickle.unregister_pickle_by_value(module)
