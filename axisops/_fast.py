@@ -120,7 +120,9 @@ def _axis(x: np.ndarray, axis, largest: int):
     in the two callers for the common cases: each Python call here costs 0.05 us."""
     # (the pool's threshold is read each time: tests lower it to run every kernel split)
     size = x.size
-    if not x.flags.c_contiguous or not 0 < size <= largest or size >= _jit.PARALLEL_MIN_WORK:
+    flags = x.flags  # aligned too: the kernels are compiled for aligned arrays
+    if not (flags.c_contiguous and flags.aligned) or not 0 < size <= largest \
+            or size >= _jit.PARALLEL_MIN_WORK:
         return None
     ndim = x.ndim
     if axis is None:
@@ -145,7 +147,7 @@ def value(op: str, x: np.ndarray, axis):
     if spec is None:
         spec = _spec(_VALUES, _Value, op, x.dtype)
     if axis is None and 0 < x.size <= MAX_RUN and x.ndim and x.flags.c_contiguous \
-            and x.size < _jit.PARALLEL_MIN_WORK:  # the commonest call, tested in line
+            and x.flags.aligned and x.size < _jit.PARALLEL_MIN_WORK:  # the commonest call
         return spec.scalar(spec.run_all(x, spec.lane, spec.row))
     a = _axis(x, axis, MAX_SUM_SIZE)
     if a is None:

@@ -166,6 +166,13 @@ def test_calls_the_entries_do_not_take():
     """Views, other dtypes and options, big and parallel calls: the planned path."""
     x = _data((16, 64), np.float64)
     assert _fast.value("sum", x[:, ::2], 1) is None  # not C-contiguous
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    misaligned = raw[1:].view(x.dtype).reshape(x.shape)  # the plan copies it first
+    misaligned[...] = x
+    assert not misaligned.flags.aligned and misaligned.flags.c_contiguous
+    assert _fast.value("sum", misaligned, 1) is None and _fast.arg("argmax", misaligned, None) is None
+    assert _fast.moments("var", misaligned, 1, 0) is None
+    np.testing.assert_array_equal(axisops.sum(misaligned, axis=1), axisops.sum(x, axis=1))
     assert _fast.value("sum", x.astype(np.float16), 1) is None
     assert _fast.value("sum", x.astype(">f8"), 1) is None  # byte order
     assert _fast.value("prod", x, 1) is None

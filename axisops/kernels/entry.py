@@ -157,6 +157,9 @@ def call_kernel(typingctx, address, args):
     if any(isinstance(t, types.Literal) for t in args.types):
         raise TypingError("call_kernel: arguments of literal types (a kernel is "
                           "compiled for int64, not for constants)")
+    if any(isinstance(t, types.Array) and not t.aligned for t in args.types):
+        raise TypingError("call_kernel: a misaligned array (the kernels are compiled "
+                          "for aligned ones; the plan copies a misaligned input)")
     argtys = list(args.types)
 
     def codegen(context, builder, signature, llargs):
