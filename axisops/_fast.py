@@ -1,7 +1,8 @@
 """The compiled call path of the common reduction.
 
-``reduce._value_reduction``, ``reduce._arg_reduction`` and ``missing``'s moments ask here first. A NumPy
-array of float32, float64, int32 or int64 that is C-contiguous, reduced along
+``reduce._value_reduction``, ``reduce._arg_reduction`` and ``missing``'s moments
+ask here first. A NumPy array of float32, float64, int32 or int64 that is
+C-contiguous and aligned, reduced along
 every axis (``axis=None``) or one (an int), without ``keepdims``, ``dtype``,
 ``select_last_index``, another ``index_dtype`` or ``all_nan_index``, with at most
 :data:`MAX_RUN` elements per output, is reduced by one compiled entry
@@ -11,8 +12,9 @@ path, which also raises every error and warning (an axis out of range, an empty
 reduction, a slice of NaN only: the entries leave them to it).
 
 Per call this costs a few attribute tests and dictionary look-ups, an ``empty``
-for an array result, and one Numba dispatch: sum of 1000 float64 2.1 -> 0.7 us,
-argmax of a (16, 64) float32 array along axis 1 2.8 -> 0.9 us (AMD EPYC, Zen 5).
+for an array result, and one Numba dispatch: sum of 1000 float64 2.15 -> 1.12 us,
+argmax of a (16, 64) float32 array along axis 1 3.52 -> 2.81 us (AMD EPYC, Zen 5;
+``benchmarks/per_call.md``).
 """
 from __future__ import annotations
 
@@ -106,18 +108,20 @@ _NO_INDEX = np.empty(0, np.int64)
 
 
 def _spec(table: dict, kind, op: str, dtype):
-    """The entries of *op* for *dtype* (made at the first call), or None."""
-    per_op = table.get(op)
-    if per_op is None or dtype not in per_op:  # another op, dtype or byte order
+    """The entries of *op* for *dtype* from *table* (made by *kind* at the first
+    call), or None for another op, dtype or byte order."""
+    try:
+        spec = table[op][dtype]
+    except KeyError:
         return None
-    spec = per_op[dtype] = kind(op, dtype)
+    if spec is None:
+        spec = table[op][dtype] = kind(op, dtype)
     return spec
 
 
 def _axis(x: np.ndarray, axis, largest: int):
     """-1 for a reduction of every element, the axis (>= 0) for one, None when the
-    call is not one the entries take (*largest*: the most elements). Written out
-    in the two callers for the common cases: each Python call here costs 0.05 us."""
+    call is not one the entries take (*largest*: the most elements)."""
     # (the pool's threshold is read each time: tests lower it to run every kernel split)
     size = x.size
     flags = x.flags  # aligned too: the kernels are compiled for aligned arrays
@@ -140,15 +144,9 @@ def _axis(x: np.ndarray, axis, largest: int):
 
 def value(op: str, x: np.ndarray, axis):
     """sum, mean or nansum of *x* by a compiled entry, or None (the planned path)."""
-    try:
-        spec = _VALUES[op][x.dtype]
-    except KeyError:
-        return None
+    spec = _spec(_VALUES, _Value, op, x.dtype)
     if spec is None:
-        spec = _spec(_VALUES, _Value, op, x.dtype)
-    if axis is None and 0 < x.size <= MAX_RUN and x.ndim and x.flags.c_contiguous \
-            and x.flags.aligned and x.size < _jit.PARALLEL_MIN_WORK:  # the commonest call
-        return spec.scalar(spec.run_all(x, spec.lane, spec.row))
+        return None
     a = _axis(x, axis, MAX_SUM_SIZE)
     if a is None:
         return None
@@ -162,12 +160,9 @@ def value(op: str, x: np.ndarray, axis):
 
 def arg(op: str, x: np.ndarray, axis):
     """max, min, argmax, argmin or a NaN twin of *x* by a compiled entry, or None."""
-    try:
-        spec = _ARGS[op][x.dtype]
-    except KeyError:
-        return None
+    spec = _spec(_ARGS, _Arg, op, x.dtype)
     if spec is None:
-        spec = _spec(_ARGS, _Arg, op, x.dtype)
+        return None
     a = _axis(x, axis, MAX_SIZE)
     if a is None:
         return None
@@ -193,12 +188,9 @@ def arg(op: str, x: np.ndarray, axis):
 def moments(op: str, x: np.ndarray, axis, ddof):
     """nanmean, var, std, nanvar or nanstd of *x* (float32 or float64) along every
     axis or the last one, with an int *ddof*, by a compiled entry; else None."""
-    try:
-        spec = _MOMENTS[op][x.dtype]
-    except KeyError:
-        return None
+    spec = _spec(_MOMENTS, _Moments, op, x.dtype)
     if spec is None:
-        spec = _spec(_MOMENTS, _Moments, op, x.dtype)
+        return None
     if type(ddof) is not int or not 0 <= ddof < MAX_RUN:
         return None
     a = _axis(x, axis, MAX_SIZE)
