@@ -320,3 +320,74 @@ def test_many_short_rows_gather_and_scatter_through_the_moved_arrays(dtype):
             axisops.take_along_axis(x, bad, 1)
         with pytest.raises(IndexError, match=want):
             axisops.scatter(x, bad, upd, 1)
+
+
+def test_kernels_release_every_array_they_use():
+    """Kernels and helpers run without Numba's reference counting unless they
+    allocate (``_jit``'s note): every array Numba's runtime allocates or wraps
+    during a batch of calls of every family is released by its end."""
+    from numba.core.runtime import _nrt_python, rtsys
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 300)).astype(np.float32)
+    x[3, 5] = np.nan
+    image = x[None, None]
+
+    def batch():
+        for axis in (0, 1, None):
+            for op in ("sum", "max", "argmax", "nanmean", "nanvar", "nanargmin", "prod"):
+                getattr(axisops, op)(x, axis=axis)
+        axisops.cumsum(x, axis=1)
+        axisops.cummax(x, axis=0)
+        axisops.logcumsumexp(x, axis=1)
+        for op in ("moving_mean", "moving_max", "moving_std"):
+            getattr(axisops, op)(x, 5, axis=1)
+        axisops.take(x, np.array([1, 2, 3]), axis=0)
+        axisops.take_along_axis(x, np.zeros((64, 2), np.int64), axis=1)
+        axisops.scatter(np.zeros_like(x), np.zeros((64, 2), np.int64), x[:, :2], axis=1,
+                        reduce="add")
+        axisops.max_pool(image, 3)
+        axisops.avg_pool(image, 2)
+        axisops.fold(axisops.unfold(image, 3), image.shape[2:], 3)
+
+    batch()  # compiled (or loaded) first
+    was_on = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        for _ in range(3):
+            batch()
+        after = rtsys.get_allocation_stats()
+    finally:
+        if not was_on:
+            _nrt_python.memsys_disable_stats()
+    assert after.mi_alloc - before.mi_alloc > 0  # the runtime did wrap and allocate
+    assert after.alloc - before.alloc == after.free - before.free
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free
+
+
+def test_a_helper_without_reference_counting_may_not_return_an_array():
+    """Its caller would release the view once more than it was counted (Numba
+    refuses a returned array itself, ``_jit`` an array inside a tuple)."""
+    from numba import njit
+
+    @_jit.helper
+    def first_half(a):
+        return a[:a.size // 2], a.size
+
+    @njit
+    def caller(a):
+        return first_half(a)[0].sum()
+
+    with pytest.raises(Exception, match="must not return an array"):
+        caller(np.arange(4.0))
+
+    @_jit.helper(nrt=True)
+    def first_half_counted(a):
+        return a[:a.size // 2]
+
+    @njit
+    def counted_caller(a):
+        return first_half_counted(a).sum()
+
+    assert counted_caller(np.arange(4.0)) == 1.0

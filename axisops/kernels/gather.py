@@ -29,7 +29,7 @@ fall in its range, which changes only the time, never the result.
 """
 from __future__ import annotations
 
-from numba import njit, uint64
+from numba import uint64
 
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
@@ -70,7 +70,7 @@ def _resolve(i, n, mode):
 # Every position here is >= 0 by construction.
 
 
-@njit(cache=True)
+@helper
 def _copy_row(out, dst, base, src, mid_shape, mid_strides, inner, inner_stride):
     """out[dst : dst + mids*inner] = the (mid, inner) block of base at src."""
     mids = block_size(mid_shape)
@@ -183,7 +183,7 @@ def _all_in_range(idx, isrc, istep, count, n):
     return low >= 0 and high < n
 
 
-@njit(cache=True)
+@helper
 def _gather_run(out, dst, dstep, base, src, n_stride, x_step, idx, isrc, istep, count, n, mode,
                 fill):
     """``out[dst + k*dstep] = x[src + idx[isrc + k*istep] * n_stride + k*x_step]`` for k <
@@ -280,7 +280,7 @@ def take_along(part, parts, base, offset, outer_shape, x_outer_strides, i_outer_
 # ---------------------------------------------------------------------- scatter
 
 
-@njit(cache=True)
+@helper
 def _rows_in_range(idx, isrc, row_step, istep, rows, count, n):
     """Whether ``idx[isrc + j*row_step + k*istep]`` is in ``[0, n)`` for every
     j < rows, k < count: one min/max over the rows of a lane."""
@@ -295,7 +295,7 @@ def _rows_in_range(idx, isrc, row_step, istep, rows, count, n):
     return low >= 0 and high < n
 
 
-@njit(cache=True)
+@helper
 def _scatter_run(out, dst, dstep, n_stride, idx, isrc, istep, upd, usrc, ustep, count, n, lo, hi,
                  op, mode):
     """Apply ``count`` updates (a block of inner lanes of one row, or a stretch of one
@@ -400,7 +400,7 @@ def scatter_lanes(part, parts, out, outer_shape, o_outer_strides, i_outer_stride
 # -------------------------------------------------------------------- gradients
 
 
-@njit(cache=True)
+@helper
 def segment_exclusive_products(values, starts, one, out):
     """``out[p]`` = the product of the other values of p's segment, without division.
 

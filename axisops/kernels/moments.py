@@ -92,7 +92,7 @@ def _total(levels, count):
     return s
 
 
-@helper
+@helper(nrt=True)  # it returns a view: its callers keep reference counting too
 def _leaf(base, p, n_stride, j0, j1, buf):
     """Elements ``j0:j1`` of a run as a contiguous array (gathered into *buf* when
     the run is strided)."""
@@ -116,7 +116,7 @@ def moments_rows(skip: bool, second: bool):
     leaf_sum, leaf_squares = _leaf_kernels(skip)
     SECOND = second
 
-    @kernel(variant=f"{'nan' if skip else 'all'}_{'second' if second else 'first'}")
+    @kernel(nrt=True, variant=f"{'nan' if skip else 'all'}_{'second' if second else 'first'}")
     def moments(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
                 n_stride, counts, out):
         like = out[:0]
@@ -156,7 +156,7 @@ def leaf_sums(skip: bool, second: bool):
     leaf_sum, leaf_squares = _leaf_kernels(skip)
     SECOND = second
 
-    @kernel
+    @kernel(nrt=True)
     def leaves(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
                n_stride, means, counts, sums):
         per = sums.shape[1]
@@ -179,7 +179,7 @@ def leaf_sums(skip: bool, second: bool):
     return leaves
 
 
-@kernel
+@kernel(nrt=True)
 def cascade_rows(part, parts, sums, out):
     """out[o] = the cascade total of the leaf sums ``sums[o, :]`` (in leaf order)."""
     levels = np.empty(_LEVELS, sums.dtype)

@@ -377,7 +377,7 @@ def _sum_walks(rows, width, walks, bad, lens, firsts, window, min_count, mean, t
                      table, like, flat, group[3], step, taken, scratch)
 
 
-@kernel
+@kernel(nrt=True)
 def moving_sum_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, inner, inner_stride, window, min_count, block_len,
                       mean, table, out):
@@ -657,7 +657,7 @@ def _finite_var(base, q, length, first, window, min_count, ddof, root, table, li
         _emit_vars(s, k0, k1, first, window, min_count, ddof, root, flat, start, step)
 
 
-@kernel
+@kernel(nrt=True)
 def moving_var_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, inner, inner_stride, window, min_count, block_len,
                       ddof, root, table, out):
@@ -924,7 +924,7 @@ def _extreme_walk(base, q, length, first, window, min_count, invert, table, like
         block += 1
 
 
-@kernel
+@kernel(nrt=True)
 def moving_extreme_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                           mid_shape, mid_strides, inner, inner_stride, window, min_count,
                           block_len, invert, table, like, want_values, values, want_indices,

@@ -70,7 +70,7 @@ def _padded_count(l, stride, pad, pad_end, size, kernel, dilation):
     return min(kernel, (size + pad_end - 1 - start) // dilation + 1)
 
 
-@kernel
+@kernel(nrt=True)
 def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels, include_pad,
                     table, like, out):
     """Mean pooling with channels first, a task per (n, c) plane: ``out``
@@ -254,7 +254,7 @@ def max_pool_rows(channels_last: bool, with_index: bool):
     CL = channels_last
     INDEX = with_index
 
-    @kernel
+    @kernel(nrt=True)
     def pool(part, parts, base, offset, xs, geo, batch, channels, table, like, ilike, out, idx):
         s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
         l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
@@ -434,7 +434,7 @@ def _add1(sums, s0, table):
         sums[c] += load(s0[c], table, sums)
 
 
-@kernel
+@kernel(nrt=True)
 def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, channels,
                            include_pad, table, like, out):
     """Mean pooling with channels last, a task per row of outputs (n, l1, l2):

@@ -69,7 +69,7 @@ KEYS_ONLY, WITH_INDEX, AS_VALUES = 0, 1, 2
 _FIND_BLOCK = 128
 
 
-@helper
+@helper(inline=True)  # it returns views: it must take its caller's flags (see _jit)
 def _geometry(geo):
     """A view's geometry packed in one int64 array, unpacked.
 
@@ -328,7 +328,7 @@ def value_kernel(row_order: bool, combine: int):
     ROW_PLAIN = row_order and not CASCADE
     ORDERED = combine == COMBINE_ORDERED
 
-    @kernel(variant=f"{'row' if row_order else 'lane'}{combine}")
+    @kernel(nrt=True, variant=f"{'row' if row_order else 'lane'}{combine}")
     def reduce_values(part, parts, base, geo, op, table, partial):
         """Sums (``op=OP_SUM``) or products of a ``ReductionView`` into ``partial``.
 

@@ -37,7 +37,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, load, order_key
@@ -78,7 +77,7 @@ def _position(j, n, reverse):
 # --------------------------------------------------------------- sums and products
 
 
-@njit(cache=True)
+@helper
 def _row_scan(acc, orow, base, p, stride, op, exclusive, table):
     """One scan step for a block of lanes: acc (+ or *)= x[p + i*stride]; orow = acc
     (the value before the step when *exclusive*)."""
@@ -115,7 +114,7 @@ def _row_scan(acc, orow, base, p, stride, op, exclusive, table):
             orow[i] = a if exclusive else b
 
 
-@njit(cache=True)
+@helper
 def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, table, like):
     """Scan steps [j0, j1) of one lane from running value s into olane; returns s."""
     if reverse:
@@ -145,7 +144,7 @@ def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, tab
     return s
 
 
-@njit(cache=True)
+@helper
 def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
     """Fold scan steps [j0, j1) of one lane into s (in increasing position order;
     a contiguous run of a sum in eight interleaved partial sums)."""
@@ -159,7 +158,7 @@ def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
     return s
 
 
-@njit(cache=True)
+@helper
 def _short_lanes_scan(g0, g1, mids, base, offset, outer_shape, outer_strides, n, n_stride,
                       mid_shape, mid_strides, op, exclusive, reverse, table, like, flat):
     """Scan the one-lane groups [g0, g1) from the start into *flat*, the output's flat
@@ -369,7 +368,7 @@ def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides,
                     orow[i] = a
 
 
-@njit(cache=True)
+@helper
 def _short_lanes_logaddexp(g0, g1, mids, base, offset, outer_shape, outer_strides, n, n_stride,
                            mid_shape, mid_strides, reverse, table, like, flat):
     """logcumsumexp of the one-lane groups [g0, g1) into *flat*, as
@@ -399,7 +398,7 @@ def _short_run_logaddexp(p, w, w_stride, n, n_stride, reverse, base, table, like
 # ------------------------------------------------------------- cummax and cummin
 
 
-@njit(cache=True)
+@helper
 def _row_extreme(keys, prev_bits, prev_index, obits, oindex, base, p, stride, at, shift, fmask,
                  fone, xmask, expo, top):
     """One step of the extreme scan for a block of lanes.
@@ -533,7 +532,7 @@ def extreme_kernel(bits_dtype: str):
     return scan_extreme
 
 
-@njit(cache=True)
+@helper
 def _short_lanes_extreme(g0, g1, mids, base, offset, outer_shape, outer_strides, n, n_stride,
                          mid_shape, mid_strides, shift, fmask, fone, xmask, expo, top, lowest,
                          values, indices):
@@ -570,7 +569,7 @@ def _short_run_extreme(p, w, w_stride, n, n_stride, shift, fmask, fone, xmask, e
         indices[w + j * w_stride] = at
 
 
-@njit(cache=True)
+@helper
 def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1, shift, fmask,
                   fone, xmask, expo, top):
     """Scan steps [j0, j1) of one lane, the running state in registers and back in
@@ -654,7 +653,7 @@ def _scaled_sum(am, ae, bm, be, pow2, half):
     return _normalized(am + b, ae, half)
 
 
-@kernel
+@kernel(nrt=True)
 def cumprod_vjp(part, parts, x, g, exclusive, reverse, tiny, out, rescue):
     """Gradient of a cumulative product without dividing: dx_k = P_k * S_k.
 
@@ -709,7 +708,7 @@ def cumprod_vjp(part, parts, x, g, exclusive, reverse, tiny, out, rescue):
                 os[q, i] = os[q, i] * v
 
 
-@kernel
+@kernel(nrt=True)
 def cumprod_vjp_scaled(part, parts, xm, xe, gm, ge, pow2, exclusive, reverse, om, oe):
     """:func:`cumprod_vjp` for the lanes where a plain product left the float range.
 
@@ -793,7 +792,7 @@ def _exp_diff(a, b):
     return 1.0 if a == b else math.exp(a - b)
 
 
-@kernel
+@kernel(nrt=True)
 def logcumsumexp_vjp(part, parts, x, y, g, out):
     """Gradient of ``y = logcumsumexp(x)``: dx_k = exp(x_k - y_k) * Q_k with
     ``Q_k = g_k + exp(y_k - y_{k+1}) Q_{k+1}``; every factor is at most 1, since y
