@@ -144,22 +144,25 @@ def test_kernel_variants_have_names_of_their_own():
 
 
 @pytest.mark.parametrize("shape", [(1,), (5,), (16, 64), (64, 16), (1, 64), (16, 1), (3, 1, 5),
-                                   (4, 5, 6), (2, 3, 1, 7), (1, 1, 9), (40, 20, 3)])
+                                   (4, 5, 6), (2, 3, 1, 7), (1, 1, 9), (40, 20, 3), (64, 4),
+                                   (40, 6, 3)])
 def test_entry_geometry_is_the_views(shape):
     """``entry.axis_geometry`` mirrors ``_layout.reduction_view`` and ``reduce``'s
     choices (loop order, blocks) for C-contiguous arrays; its constants are theirs."""
-    assert (E.ROW_BLOCK, E.LANE_BLOCK, E.SHORT_RUN, E.FEW_LANES) == (
-        R._INNER_BLOCK, R._LANE_BLOCK, R._SHORT_RUN, R._FEW_LANES)
+    assert (E.ROW_BLOCK, E.LANE_BLOCK, E.SHORT_RUN, E.FEW_LANES, E.FEW_LANES_EXTREMES) == (
+        R._INNER_BLOCK, R._LANE_BLOCK, R._SHORT_RUN, R._FEW_LANES, R._FEW_LANES_EXTREMES)
     x = np.zeros(shape)
     for axis in [-1, *range(len(shape))]:
         axes = tuple(range(len(shape))) if axis < 0 else (axis,)
-        for keep_order in (False, True):
+        for keep_order, few in [(False, R._FEW_LANES), (True, R._FEW_LANES),
+                                (False, R._FEW_LANES_EXTREMES)]:
             view = reduction_view(x, axes, keep_order=keep_order)
             chunks, chunk_len = R._chunking(view.reduced_count)
-            want = R._kernel_args(view, chunk_len, R._inner_block(view, chunks, parallel=False))[0]
-            geo, outer, inner, row = E.axis_geometry(shape, axis, 0)
-            assert geo.tolist() == want.tolist(), (axis, keep_order)
-            assert (outer, inner, row) == (view.outer, view.inner, R._row_order(view))
+            block = R._inner_block(view, chunks, parallel=False, few_lanes=few)
+            want = R._kernel_args(view, chunk_len, block)[0]
+            geo, outer, inner, row = E.axis_geometry(shape, axis, 0, few)
+            assert geo.tolist() == want.tolist(), (axis, keep_order, few)
+            assert (outer, inner, row) == (view.outer, view.inner, R._row_order(view, few))
 
 
 def test_calls_the_entries_do_not_take():

@@ -34,6 +34,8 @@ LANE_BLOCK = 64
 #: ``axisops.reduce``'s ``_SHORT_RUN`` and ``_FEW_LANES`` (see its ``_row_order``).
 SHORT_RUN = 16
 FEW_LANES = 8
+#: ``_FEW_LANES_EXTREMES``: max and min without positions
+FEW_LANES_EXTREMES = 4
 
 
 @intrinsic
@@ -50,10 +52,11 @@ def _readonly(typingctx, arr):
 
 
 @njit(cache=True)
-def axis_geometry(shape, axis, extra):
+def axis_geometry(shape, axis, extra, few_lanes):
     """(geo, outer, inner, row) of a C-contiguous array of *shape* reduced along
     *axis* (-1: every axis), as ``reduce._kernel_args`` gives for one chunk on the
-    calling thread; *extra* more int64 slots at the end (the arg kernels' ``xmask``).
+    calling thread; *extra* more int64 slots at the end (the arg kernels' ``xmask``),
+    *few_lanes* ``reduce._row_order``'s.
 
     The view: dimensions of length 1 are dropped; the kept dimensions after the
     axis coalesce into ``inner`` (stride 1), those before it into one outer
@@ -89,7 +92,7 @@ def axis_geometry(shape, axis, extra):
         row = False
     elif n <= SHORT_RUN:
         row = True
-    elif inner < FEW_LANES:
+    elif inner < few_lanes:
         row = False
     else:
         row = abs(inner_stride) < abs(n_stride)
@@ -186,7 +189,7 @@ def call_kernel(typingctx, address, args):
 def _sums(x, axis, out, table, mean, lane, row_order):
     """The body of ``value_entry``'s functions: *table* is the kernel's, *lane* and
     *row_order* the addresses of its two loop orders."""
-    geo, outer, inner, row = axis_geometry(x.shape, axis, 0)
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 0, FEW_LANES)
     args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), _readonly(geo),
             np.int64(K.OP_SUM), table, out.reshape((outer, 1, inner)))
     call_kernel(row_order if row else lane, args)
@@ -235,9 +238,10 @@ def _extremes(x, axis, xmask, values, index, skip_nan, lane, row_order):
     """The body of ``arg_entry``'s functions: *skip_nan* is None or a tuple (which
     kernel *lane* and *row_order* address), *values* or *index* the results (the
     other one empty). Returns whether an output had only NaN (*skip_nan*)."""
-    geo, outer, inner, row = axis_geometry(x.shape, axis, 1)
-    geo[geo.size - 1] = xmask
     with_index = index.size > 0
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 1,
+                                           FEW_LANES if with_index else FEW_LANES_EXTREMES)
+    geo[geo.size - 1] = xmask
     if with_index:
         mode = K.WITH_INDEX
         keys = np.empty(index.size, _bits_like(x))
@@ -361,7 +365,7 @@ def _moments(x, axis, ddof, variance, root, out, address):
     plan finishes: divided by ``count - ddof`` in float64 and rounded once, the
     square root of that for *root*. Returns False where an output's count (less
     *ddof*) is not positive: the plan then warns as NumPy does."""
-    geo = axis_geometry(x.shape, axis, 0)[0]
+    geo = axis_geometry(x.shape, axis, 0, FEW_LANES)[0]
     none = np.empty(0, np.int64)  # no outer dimension: the outputs are one run each
     counts = np.empty(out.size, np.int64)
     args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), np.int64(0), none, none,
