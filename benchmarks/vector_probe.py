@@ -106,9 +106,9 @@ def main() -> int:
             lines.append(f"| {op} {label} | {threads} | {mine:.1f} | {peer_np:.1f} | {peer_t:.1f} "
                          f"| {mine / best:.2f}x |")
     lines += ["", "| kernel | signatures | zmm | ymm | xmm |", "|---|---:|---:|---:|---:|"]
-    for name, disp in [("reduce.arg_kernel(float32 keys, lane order)", KR.arg_kernel("<i4", True, False)),
-                       ("reduce.arg_kernel(float32 keys, row order)", KR.arg_kernel("<i4", True, True)),
-                       ("reduce.arg_kernel(int32, lane order)", KR.arg_kernel("<i4", False, False)),
+    for name, disp in [("reduce.arg_kernel(float32 keys, lane order)", KR.arg_kernel("<i4", True, False, False)),
+                       ("reduce.arg_kernel(float32 keys, row order)", KR.arg_kernel("<i4", True, True, False)),
+                       ("reduce.arg_kernel(int32, lane order)", KR.arg_kernel("<i4", False, False, False)),
                        ("reduce.value_kernel(row order, cascade)", KR.value_kernel(True, KR.COMBINE_CASCADE)),
                        ("reduce.value_kernel(lane order, cascade)", KR.value_kernel(False, KR.COMBINE_CASCADE)),
                        ("scan.scan_values", KS.scan_values), ("gather.take_rows", KG.take_rows)]:
