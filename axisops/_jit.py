@@ -155,7 +155,8 @@ def _no_array_results(dispatcher) -> None:
     def holds_array(t) -> bool:
         if isinstance(t, types.Array):
             return True
-        return isinstance(t, types.BaseTuple) and any(holds_array(u) for u in t.types)
+        parts = getattr(t, "types", ()) if isinstance(t, types.BaseTuple) else ()
+        return any(holds_array(u) for u in parts)
 
     def compile_checked(sig):
         entry = compile_signature(sig)
