@@ -24,6 +24,7 @@ from . import _dtypes, _jit
 from .kernels import entry as E
 from .kernels import moments as M
 from .kernels import reduce as K
+from .kernels import scan as S
 
 #: Most elements reduced into one output: one chunk of ``reduce``'s kernels (two
 #: ``_CHUNK``s), and a call small enough that the plan's threads would not start.
@@ -105,6 +106,24 @@ _ARGS: dict = _table(("max", "min", "argmax", "argmin",
 _MOMENTS: dict = {op: {np.dtype(np.float32): None, np.dtype(np.float64): None}
                    for op in ("nanmean", "var", "std", "nanvar", "nanstd")}
 _NO_INDEX = np.empty(0, np.int64)
+
+
+class _Scan:
+    """cumsum or cumprod of one dtype: the result's dtype, whether the kernel runs
+    each lane in one piece (a float product), its operation code and address."""
+
+    __slots__ = ("acc", "ordered", "code", "address")
+
+    def __init__(self, op: str, dtype: np.dtype):
+        res, acc = _dtypes.sum_dtypes(dtype, None, op)
+        assert res == acc == _dtypes.kernel_accumulator(acc)  # the plan's direct results
+        self.acc = acc
+        self.ordered = op == "cumprod" and acc.kind == "f"
+        self.code = S.OP_PROD if op == "cumprod" else S.OP_SUM
+        self.address = E.kernel_address(S.scan_values, E.scan_kernel_types(dtype, acc))
+
+
+_SCANS: dict = _table(("cumsum", "cumprod"))
 
 
 def _spec(table: dict, kind, op: str, dtype):
@@ -201,5 +220,23 @@ def moments(op: str, x: np.ndarray, axis, ddof):
         return x.dtype.type(value) if ok else None
     out = np.empty(x.shape[:-1], x.dtype)
     if not E.moments_along(x, a, ddof, spec.variance, spec.root, out, spec.address):
+        return None
+    return out
+
+
+def scan(op: str, x: np.ndarray, axis):
+    """cumsum or cumprod of *x* (no ``dtype``, ``exclusive`` or ``reverse``) along an
+    int *axis* or the flattened array (None) by a compiled entry, or None."""
+    spec = _spec(_SCANS, _Scan, op, x.dtype)
+    if spec is None:
+        return None
+    a = _axis(x, axis, MAX_SIZE)
+    if a is None:
+        return None
+    if a < 0:  # every element: the flattened array (a C-contiguous view)
+        x = x.reshape(-1)
+        a = 0
+    out = np.empty(x.shape, spec.acc)
+    if not E.scan_along(x, a, spec.code, spec.ordered, out, spec.address):
         return None
     return out

@@ -346,7 +346,7 @@ def _reduce_call(op, x, axis, np):
 
 def _flattened_calls(op, x, axis):
     """The call on 1-D and 2-D views of C-contiguous *x* too: the compiled entries
-    of the common reductions (``axisops._fast``) are compiled per number of
+    of the common reductions and scans (``axisops._fast``) are compiled per number of
     dimensions, and users' arrays are mostly 1-D and 2-D."""
     if x.flags.c_contiguous and (axis is None or axis in (0, -1)):
         op(x.reshape(-1), axis)

@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _alloc, _complex, _dates, _dtypes
+from . import _alloc, _complex, _dates, _dtypes, _fast
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._jit import entry_point, run
@@ -479,6 +479,10 @@ def _numeric_base(x: np.ndarray):
 
 
 def _sum_or_prod(op, op_code, x, axis, dtype, exclusive, reverse):
+    if type(x) is np.ndarray and dtype is None and exclusive is False and reverse is False:
+        out = _fast.scan(op, x, axis)  # the common call: one compiled entry
+        if out is not None:
+            return out
     return _planned(op, _sum_or_prod_plan, x, axis, dtype, exclusive, reverse)
 
 

@@ -39,7 +39,7 @@ def forbid_kernels(monkeypatch) -> None:
     with ``_jit.entry_point`` at its first call: plans are made afresh (none holds
     an entry point bound earlier), and both functions raise wherever the library's
     modules took them by name; so do the compiled entries of the common
-    reductions (``axisops._fast``)."""
+    reductions and scans (``axisops._fast``)."""
     import sys
 
     from axisops import _fast, _jit, _plan
@@ -50,8 +50,8 @@ def forbid_kernels(monkeypatch) -> None:
     gates = (_jit.run, _jit.entry_point)
     monkeypatch.setattr(_plan.PlanCache, "get", lambda self, key: None)
     monkeypatch.setattr(_plan.PlanCache, "put", lambda self, key, plan: plan)
-    monkeypatch.setattr(_fast, "value", forbidden)
-    monkeypatch.setattr(_fast, "arg", forbidden)
+    for entry in ("value", "arg", "moments", "scan"):
+        monkeypatch.setattr(_fast, entry, forbidden)
     for name, module in list(sys.modules.items()):
         if name == "axisops" or name.startswith("axisops."):
             for attr, value in list(vars(module).items()):

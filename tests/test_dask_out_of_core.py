@@ -162,7 +162,7 @@ WORKLOADS = {
 
 
 def _warm_entries() -> None:
-    """Compile (or load) the compiled entries of the common reductions
+    """Compile (or load) the compiled entries of the common reductions and scans
     (``axisops._fast``) that the graphs' small steps reach, for the dtypes and
     numbers of dimensions they use: a worker compiling one in a timed run holds
     its memory and the GIL in the middle of the graph (in CI both workers were
@@ -170,7 +170,7 @@ def _warm_entries() -> None:
     for dtype in (np.float32, np.float64, np.int64):  # the data's, sums', indices'
         for shape in ((8,), (4, 8), (2, 4, 8)):
             x = np.ones(shape, dtype)
-            for op in (axisops.sum, axisops.max, axisops.argmax):
+            for op in (axisops.sum, axisops.max, axisops.argmax, axisops.cumsum):
                 for axis in (None, *range(len(shape))):
                     op(x, axis=axis)
 

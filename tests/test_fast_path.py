@@ -200,3 +200,56 @@ def test_calls_the_entries_do_not_take():
         axisops.sum(x, axis=2)
     with pytest.raises(ValueError, match="empty"):
         axisops.argmax(np.zeros((3, 0)), axis=1)
+
+
+def _planned_scan(op: str, x: np.ndarray, axis):
+    from axisops import scan as S
+
+    return S._planned(op, S._sum_or_prod_plan, x, axis, None, False, False)
+
+
+SCAN_SHAPES = SHAPES + [(40000, 3), (3, 40000), (1, 70000)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+def test_scan_entries_give_the_planned_bits(op, dtype):
+    """cumsum and cumprod by the entry: the plan's bits, dtype and shape along every
+    axis and the flattened array, NaN, -0.0 and overflow included; a long axis of
+    few lanes (which the plan cuts into chunks) goes the planned way."""
+    f = getattr(axisops, op)
+    for shape in SCAN_SHAPES:
+        x = _data(shape, dtype)
+        if op == "cumprod" and x.dtype.kind == "f":
+            x = (x / 50).astype(dtype)  # products that overflow to inf, and underflow
+        for axis in [None, *range(-len(shape), len(shape))]:
+            got, want = f(x, axis=axis), _planned_scan(op, x, axis)
+            assert _same(got, want), (shape, axis)
+            assert got.shape == ((x.size,) if axis is None else x.shape)
+    long_lane = _data(100_000, np.float32)  # one lane of 100K: the plan chunks it
+    assert _fast.scan("cumsum", long_lane, 0) is None
+    few_long = _data((2, 40_000), np.float32)  # two lanes of 40K (chunks of 64K: not cut)
+    assert _fast.scan("cumsum", few_long, 1) is not None
+
+
+def test_scan_entries_run_the_plans_kernel_and_take_only_their_calls():
+    from axisops import scan as S
+    from axisops.kernels import scan as KS
+
+    assert (E.SCAN_INNER_BLOCK, E.SCAN_MIN_TASKS, E.SCAN_CHUNK) == (
+        S._INNER_BLOCK, S._MIN_TASKS, S._CHUNK)
+    x = _data((16, 64), np.float32)
+    for op in ("cumsum", "cumprod"):
+        for axis in (None, 0, 1):
+            _planned_scan(op, x, axis)
+    before = set(KS.scan_values.signatures)
+    for op in ("cumsum", "cumprod"):
+        for axis in (None, 0, 1):
+            assert _fast.scan(op, x, axis) is not None, (op, axis)
+    assert set(KS.scan_values.signatures) == before
+    # the calls it leaves to the plan: options, other dtypes, views, NaN twins
+    assert _fast.scan("cumsum", x[:, ::2], 1) is None
+    assert _fast.scan("cumsum", x.astype(np.float16), 1) is None
+    assert _fast.scan("nancumsum", x, 1) is None
+    np.testing.assert_array_equal(axisops.cumsum(x, axis=1, reverse=True),
+                                  _planned_scan("cumsum", x[:, ::-1], 1)[:, ::-1])

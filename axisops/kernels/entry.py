@@ -26,6 +26,7 @@ from numba.extending import intrinsic, overload
 
 from .._jit import factory
 from . import reduce as K
+from . import scan as S
 
 #: Widest block of outputs one serial task keeps, by loop order (``axisops.reduce``'s
 #: ``_INNER_BLOCK`` and ``_LANE_BLOCK``; ``tests/test_fast_path.py`` checks they agree).
@@ -393,3 +394,71 @@ def moments_all(x, ddof, variance, root, address):
 def moments_along(x, axis, ddof, variance, root, out, address):
     """:func:`_moments` along the last axis into *out* (the result's shape)."""
     return _moments(x, axis, ddof, variance, root, out.reshape(out.size), address)
+
+
+# ------------------------------------------------------------------ scans
+
+#: ``axisops.scan``'s ``_INNER_BLOCK``, ``_MIN_TASKS`` and ``_CHUNK`` (see its
+#: ``_split``; ``tests/test_fast_path.py`` checks they agree).
+SCAN_INNER_BLOCK = 2048
+SCAN_MIN_TASKS = 8
+SCAN_CHUNK = 1 << 16
+
+
+def scan_kernel_types(dtype: np.dtype, acc: np.dtype) -> tuple:
+    """The Numba types of the arguments with which ``scan._sum_or_prod_plan`` calls
+    ``kernels.scan.scan_values`` for a C-contiguous array of *dtype* summed or
+    multiplied in *acc* (no NaN skipping, no float16 table), and
+    :func:`scan_along` calls it by address."""
+    vector = types.Array(types.int64, 1, "C")
+    i64 = types.int64
+    return (i64, i64, i64, types.Array(from_dtype(dtype), 1, "C", readonly=True), i64,
+            vector, vector, i64, i64, vector, vector, i64, i64, i64, i64, i64,
+            types.boolean, types.boolean, types.none,
+            types.Array(from_dtype(acc), 3, "C"), types.Array(from_dtype(acc), 4, "C"))
+
+
+@njit(cache=True, nogil=True)
+def scan_along(x, axis, op, ordered, out, address):
+    """cumsum (``op`` = ``kernels.scan.OP_SUM``) or cumprod of C-contiguous *x* along
+    *axis* into *out* (C-contiguous, x's shape, the accumulator dtype) by
+    ``scan._sum_or_prod_plan``'s kernel at *address*, in one chunk per lane as
+    the plan runs it on the calling thread. Returns False, having done nothing,
+    where the plan would cut the axis into chunks (``scan._split``; *ordered*: a
+    float product, never cut), which changes the order of a float sum.
+
+    The view: the dimensions before the axis as one outer dimension, those after
+    it as ``inner`` (stride 1), none in between: a walk of the same elements in
+    the same order per lane as ``_layout.scan_view``'s (which drops dimensions of
+    length 1), so the same bits."""
+    shape = x.shape
+    before = 1
+    after = 1
+    for d in range(axis):
+        before *= shape[d]
+    for d in range(axis + 1, len(shape)):
+        after *= shape[d]
+    n = shape[axis]
+    block = 1
+    if after > 1:
+        block = min(after, SCAN_INNER_BLOCK)
+        if before * ((after + block - 1) // block) < SCAN_MIN_TASKS:
+            block = min(block, max(256, (after + SCAN_MIN_TASKS - 1) // SCAN_MIN_TASKS))
+    tasks = before * ((after + block - 1) // block)
+    chunk_len = max(16, SCAN_CHUNK // block)
+    if tasks < SCAN_MIN_TASKS and n >= 2 * chunk_len and not ordered:
+        return False
+    outer_shape = np.empty(1, np.int64)
+    outer_shape[0] = before
+    outer_strides = np.empty(1, np.int64)
+    outer_strides[0] = n * after
+    none = np.empty(0, np.int64)
+    carry = np.empty((before, 1, after), out.dtype)
+    no = x.size < 0  # False, typed as a bool (not as the constant) like the plan's
+    args = (np.int64(0), np.int64(1), np.int64(S.PHASE_SCAN), _readonly(x.reshape(x.size)), np.int64(0),
+            outer_shape, outer_strides, np.int64(n), np.int64(after if n > 1 else 0), none, none,
+            np.int64(after), np.int64(1 if after > 1 else 0), np.int64(max(n, 1)),
+            np.int64(block), np.int64(op), no, no, None, carry,
+            out.reshape((before, n, 1, after)))
+    call_kernel(address, args)
+    return True
