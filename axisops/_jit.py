@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
+import time
 import warnings
 
 from numba import njit
@@ -473,7 +474,8 @@ def entry_point(kern, args: tuple):
 
 def run(kern, work: int, *args) -> None:
     """Call *kern* with *args* for all its tasks: serially when *work* (elements)
-    is small, else on the pool too.
+    is small, else on the pool too, where that was measured to pay for this
+    kernel at this size (:data:`CALIBRATE`).
 
     A call that finds the pool busy (another thread is using it) runs on its own
     thread: concurrent callers never wait for each other.
@@ -482,11 +484,71 @@ def run(kern, work: int, *args) -> None:
     if work < PARALLEL_MIN_WORK or threads < 2:
         kern(0, 1, *args)
         return
+    if CALIBRATE:
+        key = (kern, work.bit_length())
+        verdict = _SPLIT_PAYS.get(key)
+        if verdict is False:
+            kern(0, 1, *args)
+            return
+        if verdict is not True:
+            _calibrating(key, verdict, kern, work, args, threads)
+            return
+    _on_pool(kern, args, threads)
+
+
+#: Whether :func:`run` measures, per kernel (a family's variant: its loop order
+#: and dtype class) and per size class (powers of two of the work), whether the
+#: pool pays, instead of trusting :data:`PARALLEL_MIN_WORK` alone. Waking a
+#: worker costs 10-50 us on these machines; a kernel whose work in that class is
+#: cache-bound or short gains nothing from a second core, one that streams
+#: memory gains up to 2x. The first :data:`CALIBRATION_SAMPLES` calls of a class
+#: each way alternate (serial first, so that a first call's compiling lands in
+#: a serial sample, which the minimum discards); the pool is chosen from then
+#: on if its time per unit of work is below :data:`SPLIT_MARGIN` of the serial
+#: one. Results never depend on it: a kernel's tasks depend on the shape only.
+#: Tests that split every kernel turn it off.
+CALIBRATE = True
+CALIBRATION_SAMPLES = 2
+SPLIT_MARGIN = 0.9
+#: (kernel, size class) -> True (split), False (serial) or the timings so far
+_SPLIT_PAYS: dict = {}
+
+
+def _calibrating(key, samples, kern, work: int, args: tuple, threads: int) -> None:
+    """One call of :func:`run` while *key*'s verdict is open: timed, serial or on
+    the pool in turn, and the verdict taken once both ways have their samples."""
+    if samples is None:
+        samples = _SPLIT_PAYS[key] = ([], [])
+    serial: list[float] = samples[0]
+    split: list[float] = samples[1]
+    on_pool = len(split) < len(serial)
+    start = time.perf_counter()
+    if on_pool:
+        if not _on_pool(kern, args, threads):
+            return  # the pool was busy: it ran serially, which says nothing of the pool
+    else:
+        kern(0, 1, *args)
+    (split if on_pool else serial).append((time.perf_counter() - start) / work)
+    if len(serial) >= CALIBRATION_SAMPLES and len(split) >= CALIBRATION_SAMPLES:
+        _SPLIT_PAYS[key] = min(split) < SPLIT_MARGIN * min(serial)
+
+
+def split_verdicts() -> dict:
+    """What :func:`run` has measured so far: ``{(kernel name, size class): True
+    (split) / False (serial) / None (being measured)}``."""
+    return {(getattr(k, "__name__", str(k)), c): v if isinstance(v, bool) else None
+            for (k, c), v in list(_SPLIT_PAYS.items())}
+
+
+def _on_pool(kern, args: tuple, threads: int) -> bool:
+    """Run *kern* split between the calling thread and the pool; serially when
+    another thread is using the pool (then False)."""
     pool = _pool
     if not pool.busy.acquire(blocking=False):
         kern(0, 1, *args)
-        return
+        return False
     try:
         pool.run(kern, args, threads)
     finally:
         pool.busy.release()
+    return True

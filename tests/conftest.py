@@ -165,14 +165,15 @@ def thread_counts():
 def num_threads():
     """``set(n)`` sets axisops' thread count; the original count is restored afterwards.
 
-    Setting it also lowers the size above which a call uses the pool to 0, so that
+    Setting it also lowers the size above which a call uses the pool to 0 and
+    turns off the measuring of whether the pool pays (``_jit.CALIBRATE``), so that
     the small arrays of the tests really are split between threads.
     """
     import axisops
     from axisops import _jit
 
     original = axisops.thread_limit()
-    threshold = _jit.PARALLEL_MIN_WORK
+    threshold, calibrate = _jit.PARALLEL_MIN_WORK, _jit.CALIBRATE
 
     class Threads:
         counts = thread_counts()
@@ -181,12 +182,13 @@ def num_threads():
         def set(n):
             axisops.thread_limit(n)
             _jit.PARALLEL_MIN_WORK = 0
+            _jit.CALIBRATE = False
 
     try:
         yield Threads
     finally:
         axisops.thread_limit(original)
-        _jit.PARALLEL_MIN_WORK = threshold
+        _jit.PARALLEL_MIN_WORK, _jit.CALIBRATE = threshold, calibrate
 
 
 @pytest.fixture

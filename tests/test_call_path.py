@@ -27,13 +27,15 @@ from axisops._axes import AxisError
 def parallel_everything():
     """Every call uses the pool, with two threads (restored afterwards)."""
     threads, threshold = axisops.thread_limit(), _jit.PARALLEL_MIN_WORK
+    calibrate = _jit.CALIBRATE
     axisops.thread_limit(2)
     _jit.PARALLEL_MIN_WORK = 0
+    _jit.CALIBRATE = False  # split every call, whether or not it pays
     try:
         yield
     finally:
         axisops.thread_limit(threads)
-        _jit.PARALLEL_MIN_WORK = threshold
+        _jit.PARALLEL_MIN_WORK, _jit.CALIBRATE = threshold, calibrate
 
 
 def _workload(seed: int):
@@ -94,6 +96,7 @@ def _child_results(seed):
     serial = _workload(seed)
     axisops.thread_limit(2)
     _jit.PARALLEL_MIN_WORK = 0
+    _jit.CALIBRATE = False
     return serial, _workload(seed)
 
 
@@ -391,3 +394,40 @@ def test_a_helper_without_reference_counting_may_not_return_an_array():
         return first_half_counted(a).sum()
 
     assert counted_caller(np.arange(4.0)) == 1.0
+
+
+def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
+    """``_jit.run`` times its first calls of a kernel at a size class each way and
+    then keeps to the faster: here two stand-in kernels whose serial run is 20x
+    slower, and 10x faster, than a part on the pool."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "CALIBRATE", True)
+    threads = axisops.thread_limit()
+    axisops.thread_limit(2)
+    calls: dict = {"serial_is_slow": [], "split_is_slow": []}
+
+    def serial_is_slow(part, parts):
+        calls["serial_is_slow"].append(parts)
+        time.sleep(0.02 if parts == 1 else 0.001)
+
+    def split_is_slow(part, parts):
+        calls["split_is_slow"].append(parts)
+        time.sleep(0.001 if parts == 1 else 0.01)
+
+    work = 3 * _jit.PARALLEL_MIN_WORK
+    try:
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES):
+            _jit.run(serial_is_slow, work)
+            _jit.run(split_is_slow, work)
+        verdicts = _jit.split_verdicts()
+        assert verdicts[("serial_is_slow", work.bit_length())] is True
+        assert verdicts[("split_is_slow", work.bit_length())] is False
+        for kern in (serial_is_slow, split_is_slow):
+            calls[kern.__name__].clear()
+            _jit.run(kern, work)
+        assert calls["split_is_slow"] == [1]  # serially, once
+        assert len(calls["serial_is_slow"]) == 2 * _jit.PARTS_PER_THREAD  # split in parts
+        _jit.run(split_is_slow, 4 * work)  # another size class: measured afresh
+        assert _jit.split_verdicts()[("split_is_slow", (4 * work).bit_length())] is None
+    finally:
+        axisops.thread_limit(threads)
