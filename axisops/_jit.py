@@ -502,8 +502,8 @@ def run(kern, work: int, *args) -> None:
 #: worker costs 10-50 us on these machines; a kernel whose work in that class is
 #: cache-bound or short gains nothing from a second core, one that streams
 #: memory gains up to 2x. The first :data:`CALIBRATION_SAMPLES` calls of a class
-#: each way alternate (serial first, so that a first call's compiling lands in
-#: a serial sample, which the minimum discards); the pool is chosen from then
+#: each way alternate, serial first (a call that compiled the kernel is not a
+#: sample); the pool is chosen from then
 #: on if its time per unit of work is below :data:`SPLIT_MARGIN` of the serial
 #: one. Results never depend on it: a kernel's tasks depend on the shape only.
 #: Tests that split every kernel turn it off.
@@ -522,12 +522,15 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int) -> No
     serial: list[float] = samples[0]
     split: list[float] = samples[1]
     on_pool = len(split) < len(serial)
+    compiled = len(getattr(kern, "signatures", ()))
     start = time.perf_counter()
     if on_pool:
         if not _on_pool(kern, args, threads):
             return  # the pool was busy: it ran serially, which says nothing of the pool
     else:
         kern(0, 1, *args)
+    if len(getattr(kern, "signatures", ())) != compiled:
+        return  # it compiled (or loaded) the kernel first: not a sample
     (split if on_pool else serial).append((time.perf_counter() - start) / work)
     if len(serial) >= CALIBRATION_SAMPLES and len(split) >= CALIBRATION_SAMPLES:
         _SPLIT_PAYS[key] = min(split) < SPLIT_MARGIN * min(serial)
