@@ -39,12 +39,12 @@ def _time(f, number: int = 5000) -> float:
 
 @contextmanager
 def _planned_only():
-    value, arg, moments = _fast.value, _fast.arg, _fast.moments
-    _fast.value = _fast.arg = _fast.moments = lambda *a: None
+    value, arg, moments, scan = _fast.value, _fast.arg, _fast.moments, _fast.scan
+    _fast.value = _fast.arg = _fast.moments = _fast.scan = lambda *a: None
     try:
         yield
     finally:
-        _fast.value, _fast.arg, _fast.moments = value, arg, moments
+        _fast.value, _fast.arg, _fast.moments, _fast.scan = value, arg, moments, scan
 
 
 def _row(name, ours, peers: dict) -> str:
@@ -88,7 +88,7 @@ def main() -> None:
     print("| op | axisops planned | axisops | NumPy | PyTorch | axisops / best |")
     print("|---|---:|---:|---:|---:|---:|")
     t = torch.from_numpy(a) if torch else None
-    for op in ("sum", "mean", "max", "argmax", "nansum", "nanargmax"):
+    for op in ("sum", "mean", "max", "argmax", "nansum", "nanargmax", "cumsum"):
         ours = getattr(axisops, op)
         peer_np = getattr(np, op)
         peer_t = getattr(torch, op, None) if torch else None
