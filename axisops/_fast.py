@@ -126,6 +126,21 @@ class _Scan:
 _SCANS: dict = _table(("cumsum", "cumprod"))
 
 
+class _ExtremeScan:
+    """cummax or cummin of one dtype: its key masks and the kernel's address."""
+
+    __slots__ = ("masks", "address")
+
+    def __init__(self, op: str, dtype: np.dtype):
+        bits = _dtypes.bits_view_dtype(dtype)
+        self.masks = tuple(_dtypes.key_masks(dtype, bits, invert=op == "cummin"))
+        self.address = E.kernel_address(S.extreme_kernel(bits.str),
+                                        E.extreme_scan_kernel_types(dtype))
+
+
+_EXTREME_SCANS: dict = _table(("cummax", "cummin"))
+
+
 def _spec(table: dict, kind, op: str, dtype):
     """The entries of *op* for *dtype* from *table* (made by *kind* at the first
     call), or None for another op, dtype or byte order."""
@@ -240,3 +255,21 @@ def scan(op: str, x: np.ndarray, axis):
     if not E.scan_along(x, a, spec.code, spec.ordered, out, spec.address):
         return None
     return out
+
+
+def cum_extreme(op: str, x: np.ndarray, axis):
+    """(values, int64 indices) of cummax or cummin of *x* along an int *axis* or the
+    flattened array (None) by a compiled entry, or None."""
+    spec = _spec(_EXTREME_SCANS, _ExtremeScan, op, x.dtype)
+    if spec is None:
+        return None
+    a = _axis(x, axis, MAX_SIZE)
+    if a is None:
+        return None
+    if a < 0:
+        x = x.reshape(-1)
+        a = 0
+    values = np.empty(x.shape, x.dtype)
+    indices = np.empty(x.shape, np.int64)
+    E.cum_extreme_along(x, a, spec.masks, values, indices, spec.address)
+    return values, indices

@@ -362,6 +362,7 @@ def _arg_call(op, x, axis, np):
 
 def _scan_index_call(op, x, axis, np):
     op(x, axis)
+    _flattened_calls(op, x, axis)
     op(x, axis, index_dtype=np.int32)
 
 

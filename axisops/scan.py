@@ -626,6 +626,10 @@ def _rounded(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _extreme(op, x, axis, index_dtype, invert):
+    if type(x) is np.ndarray and index_dtype is np.int64:
+        found = _fast.cum_extreme(op, x, axis)  # the common call: one compiled entry
+        if found is not None:
+            return ValuesIndices(*found)
     return _planned(op, _extreme_plan, x, axis, index_dtype, invert)
 
 

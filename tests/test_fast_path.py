@@ -139,6 +139,9 @@ def test_kernel_variants_have_names_of_their_own():
     variants += [K.arg_kernel(b, f, r, s) for b in ("<i4", "<i8") for f in (False, True)
                  for r in (False, True) for s in (False, True) if f or not s]
     variants += [MK.moments_rows(s, v) for s in (False, True) for v in (False, True)]
+    from axisops.kernels import scan as KS
+
+    variants += [KS.extreme_kernel(b) for b in ("<i1", "<i2", "<i4", "<i8")]
     names = [k.py_func.__qualname__ for k in variants]
     assert len(set(names)) == len(names), names
 
@@ -253,3 +256,37 @@ def test_scan_entries_run_the_plans_kernel_and_take_only_their_calls():
     assert _fast.scan("nancumsum", x, 1) is None
     np.testing.assert_array_equal(axisops.cumsum(x, axis=1, reverse=True),
                                   _planned_scan("cumsum", x[:, ::-1], 1)[:, ::-1])
+
+
+def _planned_cum_extreme(op: str, x: np.ndarray, axis):
+    from axisops import scan as S
+
+    return S._planned(op, S._extreme_plan, x, axis, np.int64, op == "cummin")
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("op", ["cummax", "cummin"])
+def test_cummax_entries_give_the_planned_values_and_indices(op, dtype):
+    """cummax and cummin by the entry: the plan's values (NaN, -0.0 and +0.0 as
+    they are) and int64 indices along every axis and flattened; another
+    index_dtype goes the planned way."""
+    from axisops.kernels import scan as KS
+
+    f = getattr(axisops, op)
+    for shape in SCAN_SHAPES:
+        x = _data(shape, dtype)
+        if x.dtype.kind == "f" and x.size > 3:
+            x.flat[2::13] = 0.0
+        for axis in [None, *range(-len(shape), len(shape))]:
+            got, want = f(x, axis=axis), _planned_cum_extreme(op, x, axis)
+            assert type(got) is type(want)
+            assert _same(got.values, want.values) and _same(got.indices, want.indices), (shape, axis)
+    kern = KS.extreme_kernel(f"<i{np.dtype(dtype).itemsize}")
+    before = set(kern.signatures)
+    x = _data((16, 64), dtype)
+    assert _fast.cum_extreme(op, x, 1) is not None
+    assert set(kern.signatures) == before  # the plan's compiled kernel, not another
+    assert _fast.cum_extreme(op, x[:, ::2], 1) is None
+    got = f(x, axis=1, index_dtype=np.int32)
+    assert got.indices.dtype == np.int32
+    np.testing.assert_array_equal(got.indices, _planned_cum_extreme(op, x, 1).indices)

@@ -439,11 +439,7 @@ def scan_along(x, axis, op, ordered, out, address):
     for d in range(axis + 1, len(shape)):
         after *= shape[d]
     n = shape[axis]
-    block = 1
-    if after > 1:
-        block = min(after, SCAN_INNER_BLOCK)
-        if before * ((after + block - 1) // block) < SCAN_MIN_TASKS:
-            block = min(block, max(256, (after + SCAN_MIN_TASKS - 1) // SCAN_MIN_TASKS))
+    block = _scan_block(before, after)
     tasks = before * ((after + block - 1) // block)
     chunk_len = max(16, SCAN_CHUNK // block)
     if tasks < SCAN_MIN_TASKS and n >= 2 * chunk_len and not ordered:
@@ -462,3 +458,64 @@ def scan_along(x, axis, op, ordered, out, address):
             out.reshape((before, n, 1, after)))
     call_kernel(address, args)
     return True
+
+
+def extreme_scan_kernel_types(dtype: np.dtype) -> tuple:
+    """The same for ``scan._extreme_plan``'s kernel (``kernels.scan.extreme_kernel``)
+    on a C-contiguous array of *dtype*, read as signed integers of its width, and
+    :func:`cum_extreme_along`."""
+    bits = from_dtype(np.dtype(f"i{dtype.itemsize}"))
+    vector = types.Array(types.int64, 1, "C")
+    i64 = types.int64
+    return (i64, i64, i64, types.Array(bits, 1, "C", readonly=True), i64,
+            vector, vector, i64, i64, vector, vector, i64, i64, i64, i64,
+            bits, bits, bits, bits,
+            types.Array(bits, 3, "C"), types.Array(bits, 3, "C"), types.Array(i64, 3, "C"),
+            types.Array(bits, 4, "C"), types.Array(i64, 4, "C"))
+
+
+@njit(cache=True, nogil=True)
+def _scan_block(before, after):
+    """``scan._split``'s block of inner lanes for one lane of *before* x *after*."""
+    block = 1
+    if after > 1:
+        block = min(after, SCAN_INNER_BLOCK)
+        if before * ((after + block - 1) // block) < SCAN_MIN_TASKS:
+            block = min(block, max(256, (after + SCAN_MIN_TASKS - 1) // SCAN_MIN_TASKS))
+    return block
+
+
+@njit(cache=True, nogil=True)
+def cum_extreme_along(x, axis, masks, values, indices, address):
+    """cummax or cummin (*masks*: ``_dtypes.key_masks`` of x's dtype, as a tuple of
+    four, the direction among them) of C-contiguous *x* along *axis* into *values*
+    (x's dtype and shape) and *indices* (int64, x's shape), by
+    ``scan._extreme_plan``'s kernel at *address*, each lane in one pass as the plan
+    runs it on the calling thread (an extreme is exact: no chunking changes it),
+    on the view :func:`scan_along` describes."""
+    shape = x.shape
+    before = 1
+    after = 1
+    for d in range(axis):
+        before *= shape[d]
+    for d in range(axis + 1, len(shape)):
+        after *= shape[d]
+    n = shape[axis]
+    outer_shape = np.empty(1, np.int64)
+    outer_shape[0] = before
+    outer_strides = np.empty(1, np.int64)
+    outer_strides[0] = n * after
+    none = np.empty(0, np.int64)
+    bits = _bits_like(x)
+    keys = np.empty((before, 1, after), bits)
+    state_bits = np.empty((before, 1, after), bits)
+    state_index = np.empty((before, 1, after), np.int64)
+    fmask, fone, xmask, expo = masks
+    args = (np.int64(0), np.int64(1), np.int64(S.PHASE_SCAN),
+            _readonly(x.reshape(x.size).view(bits)), np.int64(0),
+            outer_shape, outer_strides, np.int64(n), np.int64(after if n > 1 else 0), none, none,
+            np.int64(after), np.int64(1 if after > 1 else 0), np.int64(max(n, 1)),
+            np.int64(_scan_block(before, after)), fmask, fone, xmask, expo,
+            keys, state_bits, state_index,
+            values.reshape((before, n, 1, after)).view(bits), indices.reshape((before, n, 1, after)))
+    call_kernel(address, args)

@@ -442,7 +442,7 @@ def extreme_kernel(bits_dtype: str):
     LOWEST = KT(np.iinfo(bits_dtype).min)
     TOP = KT(np.iinfo(bits_dtype).max)
 
-    @kernel
+    @kernel(variant=f"w{np.dtype(bits_dtype).itemsize}")  # a name per width: see _jit.kernel
     def scan_extreme(part, parts, phase, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                      inner, inner_stride, chunk_len, inner_block, fmask, fone, xmask, expo,
                      keys, bits, index, values, indices):
