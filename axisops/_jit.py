@@ -485,7 +485,8 @@ def run(kern, work: int, *args) -> None:
         kern(0, 1, *args)
         return
     if CALIBRATE:
-        key = (kern, work.bit_length())
+        # a scan's phases (its first argument, an int) are timed apart
+        key = (kern, work.bit_length(), args[0] if args and type(args[0]) is int else -1)
         verdict = _SPLIT_PAYS.get(key)
         if verdict is False:
             kern(0, 1, *args)
@@ -510,7 +511,7 @@ def run(kern, work: int, *args) -> None:
 CALIBRATE = True
 CALIBRATION_SAMPLES = 2
 SPLIT_MARGIN = 0.9
-#: (kernel, size class) -> True (split), False (serial) or the timings so far
+#: (kernel, size class, phase) -> True (split), False (serial) or the timings so far
 _SPLIT_PAYS: dict = {}
 
 
@@ -538,9 +539,11 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int) -> No
 
 def split_verdicts() -> dict:
     """What :func:`run` has measured so far: ``{(kernel name, size class): True
-    (split) / False (serial) / None (being measured)}``."""
-    return {(getattr(k, "__name__", str(k)), c): v if isinstance(v, bool) else None
-            for (k, c), v in list(_SPLIT_PAYS.items())}
+    (split) / False (serial) / None (being measured)}``, with a scan's phase
+    after the size class."""
+    return {(getattr(k, "__name__", str(k)), c, *((phase,) if phase >= 0 else ())):
+            v if isinstance(v, bool) else None
+            for (k, c, phase), v in list(_SPLIT_PAYS.items())}
 
 
 def _on_pool(kern, args: tuple, threads: int) -> bool:

@@ -431,3 +431,23 @@ def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
         assert _jit.split_verdicts()[("split_is_slow", (4 * work).bit_length())] is None
     finally:
         axisops.thread_limit(threads)
+
+
+def test_the_phases_of_a_scan_are_measured_apart(monkeypatch):
+    """A chunked scan's totals and scan phases run through ``_jit.run`` with the same
+    kernel and work: each has its own verdict (timed together, the faster phase's
+    samples made the slower one look serial), and the results are the serial ones."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "CALIBRATE", True)
+    threads = axisops.thread_limit()
+    x = np.random.default_rng(5).standard_normal((4, 1 << 18)).astype(np.float32)
+    try:
+        axisops.thread_limit(1)
+        want = axisops.cumsum(x, axis=1)
+        axisops.thread_limit(2)
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES + 1):
+            assert same_bits(axisops.cumsum(x, axis=1), want) is None
+        phases = {key[2] for key in _jit.split_verdicts() if key[0] == "scan_values"}
+        assert phases == {0, 2}  # PHASE_TOTALS and PHASE_SCAN (PHASE_CARRIES: no work)
+    finally:
+        axisops.thread_limit(threads)
