@@ -176,6 +176,18 @@ def _axis(x: np.ndarray, axis, largest: int):
     return axis if x.shape[axis] <= MAX_RUN else None
 
 
+def _transposed(x: np.ndarray, axis, largest: int):
+    """(x.T, the axis of x.T that is *axis* of x) for a 2-D F-contiguous *x* reduced
+    along one int axis: the same elements per output, in the same order, and the
+    same 1-D result, from a C-contiguous array (a transposed input is common: a
+    tall table's columns); else (x, None)."""
+    if x.ndim != 2 or type(axis) is not int or not -2 <= axis < 2 or not x.flags.f_contiguous:
+        return x, None
+    t = x.T
+    other = 1 - axis % 2
+    return t, _axis(t, other, largest)
+
+
 def value(op: str, x: np.ndarray, axis):
     """sum, mean or nansum of *x* by a compiled entry, or None (the planned path)."""
     spec = _spec(_VALUES, _Value, op, x.dtype)
@@ -183,7 +195,9 @@ def value(op: str, x: np.ndarray, axis):
         return None
     a = _axis(x, axis, MAX_SUM_SIZE)
     if a is None:
-        return None
+        x, a = _transposed(x, axis, MAX_SUM_SIZE)
+        if a is None:
+            return None
     if a < 0:
         return spec.scalar(spec.run_all(x, spec.lane, spec.row))
     shape = x.shape
@@ -199,7 +213,9 @@ def arg(op: str, x: np.ndarray, axis):
         return None
     a = _axis(x, axis, MAX_SIZE)
     if a is None:
-        return None
+        x, a = _transposed(x, axis, MAX_SIZE)
+        if a is None:
+            return None
     if a < 0:
         if spec.index:
             at = spec.arg_all(x, spec.xmask, spec.lane, spec.row)

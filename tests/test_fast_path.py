@@ -290,3 +290,22 @@ def test_cummax_entries_give_the_planned_values_and_indices(op, dtype):
     got = f(x, axis=1, index_dtype=np.int32)
     assert got.indices.dtype == np.int32
     np.testing.assert_array_equal(got.indices, _planned_cum_extreme(op, x, 1).indices)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_transposed_tables_take_the_entries_with_the_planned_bits(dtype):
+    """A 2-D F-contiguous array (a transposed C one) reduced along one int axis runs
+    through the entry on its transpose: the plan's bits, errors and warnings."""
+    for shape in [(64, 3), (3, 64), (100, 4), (4, 1000), (5, 7)]:
+        x = np.asfortranarray(_data(shape, dtype))
+        assert x.flags.f_contiguous and not x.flags.c_contiguous
+        for op in VALUE_OPS + ARG_OPS:
+            f = getattr(axisops, op)
+            for axis in (0, 1, -1, -2):
+                got, got_warned = _outcome(f, x, axis)
+                want, want_warned = _outcome(_planned, op, x, axis)
+                assert _same(got, want) and got_warned == want_warned, (shape, op, axis)
+    x = np.asfortranarray(_data((64, 3), dtype))
+    assert _fast.value("sum", x, 0) is not None and _fast.arg("argmin", x, -1) is not None
+    assert _fast.arg("argmax", x, None) is None  # flat positions are C-ordered: the plan
+    assert _fast.value("sum", np.asfortranarray(np.ones((2, 3, 4), dtype)), 1) is None
