@@ -255,18 +255,24 @@ def moments(op: str, x: np.ndarray, axis, ddof):
     return out
 
 
+def _scan_axis(x: np.ndarray, axis):
+    """(x, the axis >= 0) of a scan the entries take, the flattened array (a
+    C-contiguous view) for every element; (x, None) for one they do not."""
+    a = _axis(x, axis, MAX_SIZE)
+    if a is not None and a < 0:
+        return x.reshape(-1), 0
+    return x, a
+
+
 def scan(op: str, x: np.ndarray, axis):
     """cumsum or cumprod of *x* (no ``dtype``, ``exclusive`` or ``reverse``) along an
     int *axis* or the flattened array (None) by a compiled entry, or None."""
     spec = _spec(_SCANS, _Scan, op, x.dtype)
     if spec is None:
         return None
-    a = _axis(x, axis, MAX_SIZE)
+    x, a = _scan_axis(x, axis)
     if a is None:
         return None
-    if a < 0:  # every element: the flattened array (a C-contiguous view)
-        x = x.reshape(-1)
-        a = 0
     out = np.empty(x.shape, spec.acc)
     if not E.scan_along(x, a, spec.code, spec.ordered, out, spec.address):
         return None
@@ -279,12 +285,9 @@ def cum_extreme(op: str, x: np.ndarray, axis):
     spec = _spec(_EXTREME_SCANS, _ExtremeScan, op, x.dtype)
     if spec is None:
         return None
-    a = _axis(x, axis, MAX_SIZE)
+    x, a = _scan_axis(x, axis)
     if a is None:
         return None
-    if a < 0:
-        x = x.reshape(-1)
-        a = 0
     values = np.empty(x.shape, x.dtype)
     indices = np.empty(x.shape, np.int64)
     E.cum_extreme_along(x, a, spec.masks, values, indices, spec.address)

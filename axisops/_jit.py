@@ -50,9 +50,9 @@ from numba.core.errors import NumbaPerformanceWarning
 # Reference counting. Kernels and helpers are compiled without Numba's reference
 # counting (its runtime, NRT) unless they allocate (``nrt=True``). With it, every
 # array view a loop makes (a slice, a reshape) and hands to a helper that LLVM
-# does not inline costs an atomic increment and decrement of the array's shared count: 55 % of an argmax of a
-# (256, 512) float32 array along its rows, 23 % of a max of 1M elements (perf,
-# AMD EPYC Zen 5). Without it a view is just its pointer and strides. That is
+# does not inline costs an atomic increment and decrement of the array's shared
+# count: 55 % of an argmax of a (256, 512) float32 array along its rows, 23 % of
+# a max of 1M elements (perf, AMD EPYC Zen 5). Without it a view is just its pointer and strides. That is
 # safe because a kernel's views never outlive its call (the caller's arrays own
 # the memory) and a helper without it never returns an array, which a caller
 # with reference counting would release once too often.
@@ -126,8 +126,8 @@ def helper(fn=None, *, inline: bool = False, reassociate: bool = False, nrt: boo
     Never for a product: partial products overflow and underflow on their own.
 
     ``nrt`` keeps reference counting for a helper that allocates; the others are
-    compiled without it (see the note above :func:`kernel`) and must not return an array, which
-    :func:`_no_array_results` checks as each signature compiles. (A Numba-inlined
+    compiled without it (see the note above :func:`kernel`) and must not return an
+    array, which :func:`_no_array_results` checks as each signature compiles. (A Numba-inlined
     helper takes its caller's flags.)
     """
     if inline and reassociate:

@@ -431,24 +431,13 @@ def scan_along(x, axis, op, ordered, out, address):
     it as ``inner`` (stride 1), none in between: a walk of the same elements in
     the same order per lane as ``_layout.scan_view``'s (which drops dimensions of
     length 1), so the same bits."""
-    shape = x.shape
-    before = 1
-    after = 1
-    for d in range(axis):
-        before *= shape[d]
-    for d in range(axis + 1, len(shape)):
-        after *= shape[d]
-    n = shape[axis]
+    before, n, after = _split_at(x.shape, axis)
     block = _scan_block(before, after)
     tasks = before * ((after + block - 1) // block)
     chunk_len = max(16, SCAN_CHUNK // block)
     if tasks < SCAN_MIN_TASKS and n >= 2 * chunk_len and not ordered:
         return False
-    outer_shape = np.empty(1, np.int64)
-    outer_shape[0] = before
-    outer_strides = np.empty(1, np.int64)
-    outer_strides[0] = n * after
-    none = np.empty(0, np.int64)
+    outer_shape, outer_strides, none = _scan_outer(before, n, after)
     carry = np.empty((before, 1, after), out.dtype)
     no = x.size < 0  # False, typed as a bool (not as the constant) like the plan's
     args = (np.int64(0), np.int64(1), np.int64(S.PHASE_SCAN), _readonly(x.reshape(x.size)), np.int64(0),
@@ -475,6 +464,29 @@ def extreme_scan_kernel_types(dtype: np.dtype) -> tuple:
 
 
 @njit(cache=True, nogil=True)
+def _split_at(shape, axis):
+    """(elements before *axis*, its length, elements after it) of *shape*."""
+    before = 1
+    after = 1
+    for d in range(axis):
+        before *= shape[d]
+    for d in range(axis + 1, len(shape)):
+        after *= shape[d]
+    return before, shape[axis], after
+
+
+@njit(cache=True, nogil=True)
+def _scan_outer(before, n, after):
+    """The outer dimension of a C-contiguous scan view (one, of *before* lanes'
+    groups) and its empty middle: ``outer_shape``, ``outer_strides``, ``mid``."""
+    outer_shape = np.empty(1, np.int64)
+    outer_shape[0] = before
+    outer_strides = np.empty(1, np.int64)
+    outer_strides[0] = n * after
+    return outer_shape, outer_strides, np.empty(0, np.int64)
+
+
+@njit(cache=True, nogil=True)
 def _scan_block(before, after):
     """``scan._split``'s block of inner lanes for one lane of *before* x *after*."""
     block = 1
@@ -493,19 +505,8 @@ def cum_extreme_along(x, axis, masks, values, indices, address):
     ``scan._extreme_plan``'s kernel at *address*, each lane in one pass as the plan
     runs it on the calling thread (an extreme is exact: no chunking changes it),
     on the view :func:`scan_along` describes."""
-    shape = x.shape
-    before = 1
-    after = 1
-    for d in range(axis):
-        before *= shape[d]
-    for d in range(axis + 1, len(shape)):
-        after *= shape[d]
-    n = shape[axis]
-    outer_shape = np.empty(1, np.int64)
-    outer_shape[0] = before
-    outer_strides = np.empty(1, np.int64)
-    outer_strides[0] = n * after
-    none = np.empty(0, np.int64)
+    before, n, after = _split_at(x.shape, axis)
+    outer_shape, outer_strides, none = _scan_outer(before, n, after)
     bits = _bits_like(x)
     keys = np.empty((before, 1, after), bits)
     state_bits = np.empty((before, 1, after), bits)
