@@ -560,3 +560,27 @@ def test_large_matches_reference(shape, dtype):
                 if msg := check_call(op, view, axis, {}):
                     failures.append(msg)
     report(failures)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int8", "uint64"])
+def test_strided_lanes_four_at_a_time_find_the_first_extreme(dtype, rng):
+    # lanes along a strided axis are read four side by side, in blocks of rows
+    # (kernels.reduce._lanes4_extreme): ties, NaN, a block's border, a lane left
+    # over, and runs that restart along a second reduced axis
+    for shape, axis in [((1000, 4), 0), ((600, 9), 0), ((3, 700, 6), (0, 1)), ((5, 520), 1)]:
+        x = rng.integers(-3, 4, shape).astype(dtype)  # many ties
+        if x.dtype.kind == "f":
+            flat = x.reshape(-1)
+            flat[rng.choice(flat.size, 7, replace=False)] = np.nan
+            flat[min(flat.size - 1, 257 * shape[-1] + 1)] = np.inf  # a later block wins
+        xt = np.ascontiguousarray(x.swapaxes(0, -1)).swapaxes(0, -1) if axis == 1 else x
+        for arr in (x, xt):
+            for op in ARG_OPS + EXTREME_OPS:
+                got = getattr(axisops, op)(arr, axis=axis)
+                if isinstance(axis, tuple):
+                    moved = arr.reshape(-1, arr.shape[-1])
+                    want = getattr(np, op)(moved, axis=0)
+                else:
+                    want = getattr(np, op)(arr, axis=axis)
+                assert got.dtype == want.dtype and got.shape == want.shape, (op, shape)
+                np.testing.assert_array_equal(got, want, err_msg=f"{op} {shape} {axis}")

@@ -551,6 +551,51 @@ def _run_find_key(base, p, stride, j0, j1, m, shift, fmask, fone, xmask, expo, t
     return j
 
 
+#: Rows of four strided lanes whose greatest keys one pass takes before they are
+#: compared with the best so far (see :func:`_run_extreme4`).
+_LANES4_BLOCK = 256
+
+
+@helper(inline=True)  # inlined: the kernel's masks are constants there, which LLVM folds
+def _run_max_key4(base, p, lane_stride, stride, j0, j1, lowest, shift, fmask, fone, xmask, expo,
+                  top):
+    """Greatest keys of the four strided runs x[p + k * lane_stride + j * stride],
+    k < 4, j in [j0, j1), in one pass: four independent chains."""
+    m0 = m1 = m2 = m3 = lowest
+    q = p + j0 * stride
+    for _ in range(j1 - j0):
+        m0 = max(m0, order_key(base[q], shift, fmask, fone, xmask, expo, top))
+        m1 = max(m1, order_key(base[q + lane_stride], shift, fmask, fone, xmask, expo, top))
+        m2 = max(m2, order_key(base[q + 2 * lane_stride], shift, fmask, fone, xmask, expo, top))
+        m3 = max(m3, order_key(base[q + 3 * lane_stride], shift, fmask, fone, xmask, expo, top))
+        q += stride
+    return m0, m1, m2, m3
+
+
+@helper(inline=True)
+def _lanes4_extreme(keys, index, at, base, p, lane_stride, stride, j0, j1, lowest, shift, fmask,
+                    fone, xmask, expo, top, with_index):
+    """Fold the strided runs [j0, j1) of the four lanes keys[:4] (at x[p + k *
+    lane_stride]) into keys (and into index, the first position, *at* + j, when
+    *with_index*): four lanes side by side read each row once where four lane
+    passes read every cache line four times (a (N/4, 4) array along axis 0).
+
+    In blocks of _LANES4_BLOCK rows: the block's greatest keys first (no positions
+    in the loop), then, for a lane whose block beats its best, the first row of
+    that key in the block, which is still in the cache."""
+    for b0 in range(j0, j1, _LANES4_BLOCK):
+        b1 = min(b0 + _LANES4_BLOCK, j1)
+        m0, m1, m2, m3 = _run_max_key4(base, p, lane_stride, stride, b0, b1, lowest, shift,
+                                       fmask, fone, xmask, expo, top)
+        for k in range(4):
+            m = m0 if k == 0 else m1 if k == 1 else m2 if k == 2 else m3
+            if m > keys[k]:
+                keys[k] = m
+                if with_index:
+                    index[k] = at + _run_find_key(base, p + k * lane_stride, stride, b0, b1, m,
+                                                  shift, fmask, fone, xmask, expo, top)
+
+
 #: Elements of a contiguous run that one vector pass takes before its extreme is
 #: compared with the best so far (see :func:`_float_run_extreme`).
 _SCAN_BLOCK = 1024
@@ -897,7 +942,15 @@ def arg_kernel(bits_dtype: str, floats: bool, row_order: bool, skip_nan: bool = 
                 while t < t_end:
                     r, j0, j1 = _run(t, t_end, n)
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
-                    for i in range(keys.size):
+                    i4 = 0
+                    if not contiguous:  # strided runs: four lanes per pass (see _lanes4_extreme)
+                        while i4 + 4 <= keys.size:
+                            _lanes4_extreme(keys[i4:i4 + 4], index[i4:i4 + 4], r * n,
+                                            base, p_red + i4 * inner_stride, inner_stride, n_stride,
+                                            j0, j1, LOWEST, SHIFT, fmask, fone, xmask, expo,
+                                            NAN_KEY, with_index)
+                            i4 += 4
+                    for i in range(i4, keys.size):
                         p = p_red + i * inner_stride
                         if contiguous:
                             seg = base[p + j0:p + j1]
