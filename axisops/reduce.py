@@ -712,6 +712,14 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
         fold = _fold(x, axes)
         if fold is not None:
             return _folded_sum_plan(op, out_shape, *fold)
+        if x.ndim == 2 and x.flags.f_contiguous and len(axes) == 1:
+            # a transposed table (a tall table's columns): folded as its C-contiguous x.T,
+            # the same elements per output in the same order (sum of (4, 256K) F-ordered
+            # float32 along axis 1: 308 -> 61 us on an AMD EPYC, one thread)
+            fold = _fold(x.T, (1 - axes[0],))
+            if fold is not None:
+                folded = _folded_sum_plan(op, out_shape, *fold)
+                return lambda x: folded(x.T)
 
     view = reduction_view(x, axes, keep_order=False)
     if acc_dtype.kind != "f":

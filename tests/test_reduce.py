@@ -528,6 +528,25 @@ def test_folded_sums_along_an_axis_with_few_outputs_after_it(shape, axis, op, rn
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+@pytest.mark.parametrize("op", ["sum", "mean", "nansum"])
+def test_folded_sums_of_a_transposed_table_are_those_of_its_transpose(op, rng):
+    # a 2-D F-ordered array is folded as its C-ordered transpose: the same bits
+    x = rng.standard_normal((70001, 4)).astype(np.float32)
+    x[5, 1] = np.nan if op == "nansum" else x[5, 1]
+    f = x.T  # (4, 70001), F-contiguous
+    assert f.flags.f_contiguous and not f.flags.c_contiguous
+    want = getattr(axisops, op)(x, axis=0)
+    for axis, keepdims, shape in [(1, False, (4,)), (-1, True, (4, 1))]:
+        got = getattr(axisops, op)(f, axis=axis, keepdims=keepdims)
+        assert got.dtype == np.float32 and got.shape == shape
+        np.testing.assert_array_equal(got.reshape(4), want)
+    exact = np.sum(np.nan_to_num(x).astype(np.float64), axis=0)
+    if op == "mean":
+        exact /= x.shape[0]
+    scale = np.sum(np.abs(np.nan_to_num(x)), axis=0)
+    assert np.all(np.abs(want - exact) <= 4 * np.finfo(np.float32).eps * scale)
+
+
 @pytest.mark.parametrize("shape,dtype", LARGE, ids=[f"{s}-{np.dtype(d).name}" for s, d in LARGE])
 def test_thread_count_does_not_change_bits(shape, dtype, num_threads):
     if len(num_threads.counts) < 2:
