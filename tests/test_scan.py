@@ -484,6 +484,7 @@ LONG = [
     ((1_000_003,), 0, (np.float64, np.float16)),
     ((3, 400_003), 1, (np.float32,)),
     ((400_003, 3), 0, (np.float64,)),
+    ((200_003, 5), 0, (np.float32,)),  # chunked lanes along axis 0, four side by side
     ((5, 300, 7), 1, (np.float32,)),
 ]
 LONG_PARAMS = [pytest.param(s, a, d, id=f"{'x'.join(map(str, s))}-{np.dtype(d).name}")
@@ -563,7 +564,8 @@ def test_long_random_within_bound(shape, axis, dtype):
 
 
 THREAD_CASES = [((1_000_003,), 0, np.float32), ((3, 400_003), 1, np.float64),
-                ((600_000,), 0, np.int32), ((5, 300, 7), 1, np.float16)]
+                ((600_000,), 0, np.int32), ((5, 300, 7), 1, np.float16),
+                ((200_003, 5), 0, np.float64)]
 
 
 @pytest.mark.parametrize("shape,axis,dtype", THREAD_CASES,

@@ -145,6 +145,44 @@ def _lane_scan(s, olane, base, p, stride, j0, j1, n, op, exclusive, reverse, tab
 
 
 @helper
+def _lanes4_scan(acc, out4, base, p, lane_stride, stride, j0, j1, n, op, exclusive, reverse,
+                 write, table):
+    """Scan steps [j0, j1) of the four strided lanes acc[:4] (at x[p + k * lane_stride])
+    side by side into out4[q, k] (the running values only, not written, unless
+    *write*): each row is read once where four lane passes read every cache line
+    four times, and the four chains of adds or multiplies overlap. Each lane's
+    order is its own scan's, so the bits are those of :func:`_lane_scan`."""
+    s0 = acc[0]
+    s1 = acc[1]
+    s2 = acc[2]
+    s3 = acc[3]
+    for j in range(j0, j1):
+        q = n - 1 - j if reverse else j
+        r = p + q * stride
+        v0 = load(base[r], table, acc)
+        v1 = load(base[r + lane_stride], table, acc)
+        v2 = load(base[r + 2 * lane_stride], table, acc)
+        v3 = load(base[r + 3 * lane_stride], table, acc)
+        t0 = s0 * v0 if op == OP_PROD else s0 + v0
+        t1 = s1 * v1 if op == OP_PROD else s1 + v1
+        t2 = s2 * v2 if op == OP_PROD else s2 + v2
+        t3 = s3 * v3 if op == OP_PROD else s3 + v3
+        if write:
+            out4[q, 0] = s0 if exclusive else t0
+            out4[q, 1] = s1 if exclusive else t1
+            out4[q, 2] = s2 if exclusive else t2
+            out4[q, 3] = s3 if exclusive else t3
+        s0 = t0
+        s1 = t1
+        s2 = t2
+        s3 = t3
+    acc[0] = s0
+    acc[1] = s1
+    acc[2] = s2
+    acc[3] = s3
+
+
+@helper
 def _lane_fold(s, base, p, stride, j0, j1, n, op, reverse, table, like):
     """Fold scan steps [j0, j1) of one lane into s (in increasing position order;
     a contiguous run of a sum in eight interleaved partial sums)."""
@@ -253,7 +291,15 @@ def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n,
                     q = _position(j, n, reverse)
                     _row_update(acc, base, p + q * n_stride + i0 * inner_stride, inner_stride, op, table)
             else:
-                for i in range(acc.size):
+                i4 = 0
+                if n_stride != 1 and not reverse:  # strided: four lanes side by side, in
+                    # increasing position order as _lane_fold adds them
+                    while i4 + 4 <= acc.size:
+                        _lanes4_scan(acc[i4:i4 + 4], out[0, :, 0, 0:4], base,
+                                     p + (i0 + i4) * inner_stride, inner_stride, n_stride,
+                                     c * chunk_len, j1, n, op, False, reverse, False, table)
+                        i4 += 4
+                for i in range(i4, acc.size):
                     acc[i] = _lane_fold(acc[i], base, p + (i0 + i) * inner_stride, n_stride,
                                         c * chunk_len, j1, n, op, reverse, table, acc)
     elif phase == PHASE_CARRIES:
@@ -287,7 +333,14 @@ def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n,
                     _row_scan(acc, out[o, q, m, i0:i1], base, p + q * n_stride + i0 * inner_stride,
                               inner_stride, op, exclusive, table)
             else:
-                for i in range(acc.size):
+                i4 = 0
+                if n_stride != 1:  # strided lanes: four side by side (see _lanes4_scan)
+                    while i4 + 4 <= acc.size:
+                        _lanes4_scan(acc[i4:i4 + 4], out[o, :, m, i0 + i4:i0 + i4 + 4], base,
+                                     p + (i0 + i4) * inner_stride, inner_stride, n_stride,
+                                     c * chunk_len, j1, n, op, exclusive, reverse, True, table)
+                        i4 += 4
+                for i in range(i4, acc.size):
                     acc[i] = _lane_scan(acc[i], out[o, :, m, i0 + i], base, p + (i0 + i) * inner_stride,
                                         n_stride, c * chunk_len, j1, n, op, exclusive, reverse,
                                         table, acc)
@@ -453,6 +506,8 @@ def extreme_kernel(bits_dtype: str):
         tasks = groups * blocks * chunks
         none_bits = values[0, 0, 0, 0:0]
         none_index = indices[0, 0, 0, 0:0]
+        flat_values = values.reshape(values.size)
+        flat_indices = indices.reshape(indices.size)
         if phase == PHASE_TOTALS:
             task_lo, task_hi = part_range(tasks, part, parts)
             for task in range(task_lo, task_hi):  # A: the state at the end of every chunk but the last
@@ -475,7 +530,16 @@ def extreme_kernel(bits_dtype: str):
                         _row_extreme(k, kb, ki, kb, ki, base, p + j * n_stride + i0 * inner_stride,
                                      inner_stride, j, SHIFT, fmask, fone, xmask, expo, TOP)
                 else:
-                    for i in range(i1 - i0):
+                    i4 = 0
+                    if n_stride != 1:  # strided lanes: four side by side
+                        while i4 + 4 <= i1 - i0:
+                            _lanes4_extreme(k[i4:i4 + 4], kb[i4:i4 + 4], ki[i4:i4 + 4],
+                                            flat_values, flat_indices, 0, 0, base,
+                                            p + (i0 + i4) * inner_stride, inner_stride, n_stride,
+                                            c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo,
+                                            TOP, False)
+                            i4 += 4
+                    for i in range(i4, i1 - i0):
                         _lane_extreme(k[i:i + 1], kb[i:i + 1], ki[i:i + 1], none_bits, none_index,
                                       base, p + (i0 + i) * inner_stride, n_stride, c * chunk_len, j1,
                                       SHIFT, fmask, fone, xmask, expo, TOP)
@@ -523,7 +587,17 @@ def extreme_kernel(bits_dtype: str):
                         prev_bits = obits
                         prev_index = oindex
                 else:
-                    for i in range(i1 - i0):
+                    i4 = 0
+                    if n_stride != 1:  # strided lanes: four side by side
+                        while i4 + 4 <= i1 - i0:
+                            _lanes4_extreme(k[i4:i4 + 4], kb[i4:i4 + 4], ki[i4:i4 + 4],
+                                            flat_values, flat_indices,
+                                            ((o * n) * mids + m) * inner + i0 + i4, mids * inner,
+                                            base, p + (i0 + i4) * inner_stride, inner_stride, n_stride,
+                                            c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo,
+                                            TOP, True)
+                            i4 += 4
+                    for i in range(i4, i1 - i0):
                         _lane_extreme(k[i:i + 1], kb[i:i + 1], ki[i:i + 1], values[o, :, m, i0 + i],
                                       indices[o, :, m, i0 + i], base, p + (i0 + i) * inner_stride,
                                       n_stride, c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo,
@@ -567,6 +641,54 @@ def _short_run_extreme(p, w, w_stride, n, n_stride, shift, fmask, fone, xmask, e
         at = j if take else at
         values[w + j * w_stride] = v
         indices[w + j * w_stride] = at
+
+
+@helper(inline=True)
+def _step_extreme(b, k, v, at, j, shift, fmask, fone, xmask, expo, top):
+    """One lane's running (key, value bits, index) after element *b* at step *j*."""
+    kb = order_key(b, shift, fmask, fone, xmask, expo, top)
+    take = kb >= k
+    return max(kb, k), b if take else v, j if take else at
+
+
+@helper
+def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_stride, base, p, lane_stride,
+                    stride, j0, j1, shift, fmask, fone, xmask, expo, top, write):
+    """:func:`_lane_extreme` of the four strided lanes keys[:4] (at x[p + k *
+    lane_stride]) side by side into the flat outputs at w + j * w_stride + k (only
+    the state unless *write*): each row read once, four chains overlapping.
+
+    Positions are unsigned: a signed index costs a wraparound test per element, and
+    this loop is bound by its instructions (cummax of (16K, 4) float32 along axis 0
+    130 -> 87 us on an AMD EPYC)."""
+    k0, k1, k2, k3 = keys[0], keys[1], keys[2], keys[3]
+    v0, v1, v2, v3 = bits[0], bits[1], bits[2], bits[3]
+    a0, a1, a2, a3 = index[0], index[1], index[2], index[3]
+    ls = np.uint64(lane_stride)
+    r = np.uint64(p + j0 * stride)
+    o = np.uint64(w + j0 * w_stride)
+    for j in range(j0, j1):
+        k0, v0, a0 = _step_extreme(base[r], k0, v0, a0, j, shift, fmask, fone, xmask, expo, top)
+        k1, v1, a1 = _step_extreme(base[r + ls], k1, v1, a1, j, shift, fmask, fone, xmask, expo,
+                                   top)
+        k2, v2, a2 = _step_extreme(base[r + ls + ls], k2, v2, a2, j, shift, fmask, fone, xmask,
+                                   expo, top)
+        k3, v3, a3 = _step_extreme(base[r + ls + ls + ls], k3, v3, a3, j, shift, fmask, fone,
+                                   xmask, expo, top)
+        if write:
+            ovalues[o] = v0
+            ovalues[o + np.uint64(1)] = v1
+            ovalues[o + np.uint64(2)] = v2
+            ovalues[o + np.uint64(3)] = v3
+            oindices[o] = a0
+            oindices[o + np.uint64(1)] = a1
+            oindices[o + np.uint64(2)] = a2
+            oindices[o + np.uint64(3)] = a3
+        r += np.uint64(stride)
+        o += np.uint64(w_stride)
+    keys[0], keys[1], keys[2], keys[3] = k0, k1, k2, k3
+    bits[0], bits[1], bits[2], bits[3] = v0, v1, v2, v3
+    index[0], index[1], index[2], index[3] = a0, a1, a2, a3
 
 
 @helper
