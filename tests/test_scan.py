@@ -706,3 +706,22 @@ def test_logcumsumexp_float32_and_16_match_torch(dtype, rng):
     eps = float(np.finfo(dtype).eps)
     assert got.dtype == dtype
     assert mismatch(got, want, 4 * eps * np.abs(want.astype(np.float64)) + 1e-6) is None
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_lanes_of_a_transposed_table_four_at_a_time(dtype, rng):
+    # rows of an F-ordered table are one-lane groups side by side in memory, scanned
+    # four at a time (kernels.scan._quad_groups_scan, the extreme kernel's twin);
+    # a last quad of fewer than four lanes goes lane by lane. Bits and indices exact.
+    failures = []
+    for groups, n in [(4, 1000), (6, 7), (9, 300)]:
+        x = rng.integers(-3, 4, (n, groups)).astype(dtype)  # ties
+        if x.dtype.kind == "f":
+            x[rng.random(x.shape) < 0.05] = np.nan
+        t = x.T  # (groups, n), F-ordered
+        for op, kwargs in [("cumsum", {}), ("cumsum", {"exclusive": True}),
+                           ("cumprod", {}), ("cummax", {}), ("cummin", {})]:
+            v = np.clip(t, -1, 1) if op == "cumprod" else t
+            if msg := check_call(op, v, 1, kwargs):
+                failures.append(f"{groups} lanes: {msg}")
+    report(failures)

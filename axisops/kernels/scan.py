@@ -257,6 +257,50 @@ def _sum8(seg, table, like):
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 
 
+@helper
+def _quad_groups_scan(part, parts, phase, base, offset, step, n, n_stride, chunk_len, op,
+                      exclusive, table, carry, out):
+    """Phase A or C of :func:`scan_values` for one-lane groups whose starts are *step*
+    apart (no middle dimensions, one outer one), four groups side by side: the
+    lanes of a transposed table, each strided, read row by row once instead of
+    once per lane (taken when that leaves a task for every thread). Tasks are (quad of groups, chunk); a quad of fewer than four
+    groups (the last) scans its lanes one by one. Every lane's order is its own
+    scan's (phase A folds in increasing position order, as :func:`_lane_fold`)."""
+    groups = out.shape[0]
+    chunks = carry.shape[1]
+    quads = (groups + 3) // 4  # the caller made sure there is a task for every thread
+    identity = 1 if op == OP_PROD else 0
+    task_lo, task_hi = part_range(quads * chunks, part, parts)
+    for task in range(task_lo, task_hi):
+        q4 = task // chunks
+        c = task - q4 * chunks
+        g0 = 4 * q4
+        g1 = min(g0 + 4, groups)
+        j1 = min((c + 1) * chunk_len, n)
+        if phase == PHASE_TOTALS:
+            if c == chunks - 1:
+                continue
+            acc = carry[g0:g1, c + 1, 0]
+            acc[:] = identity
+        else:
+            acc = carry[g0:g1, c, 0]
+            if chunks == 1:
+                acc[:] = identity
+        p = offset + g0 * step
+        if g1 - g0 == 4:
+            _lanes4_scan(acc, out[g0:g1, :, 0, 0].T, base, p, step, n_stride, c * chunk_len, j1,
+                         n, op, exclusive, False, phase != PHASE_TOTALS, table)
+            continue
+        for g in range(g0, g1):
+            if phase == PHASE_TOTALS:
+                acc[g - g0] = _lane_fold(acc[g - g0], base, p + (g - g0) * step, n_stride,
+                                         c * chunk_len, j1, n, op, False, table, acc)
+            else:
+                acc[g - g0] = _lane_scan(acc[g - g0], out[g, :, 0, 0], base, p + (g - g0) * step,
+                                         n_stride, c * chunk_len, j1, n, op, exclusive, False,
+                                         table, acc)
+
+
 @kernel
 def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                 inner, inner_stride, chunk_len, inner_block, op, exclusive, reverse, table,
@@ -275,7 +319,13 @@ def scan_values(part, parts, phase, base, offset, outer_shape, outer_strides, n,
     tasks = groups * blocks * chunks
     identity = 1 if op == OP_PROD else 0
     row = inner >= ROW_MIN_LANES
-    if phase == PHASE_TOTALS:
+    # one-lane groups side by side in memory (a transposed table's rows): four at a time
+    quads = (inner == 1 and mids == 1 and outer_shape.size == 1 and n_stride != 1
+             and groups >= 4 and not reverse and (groups + 3) // 4 * chunks >= parts)
+    if quads and phase != PHASE_CARRIES:
+        _quad_groups_scan(part, parts, phase, base, offset, outer_strides[0], n, n_stride,
+                          chunk_len, op, exclusive, table, carry, out)
+    elif phase == PHASE_TOTALS:
         task_lo, task_hi = part_range(tasks, part, parts)
         for task in range(task_lo, task_hi):  # A: the total of every chunk but the last
             g, b, c = _task(task, blocks, chunks)
@@ -508,7 +558,41 @@ def extreme_kernel(bits_dtype: str):
         none_index = indices[0, 0, 0, 0:0]
         flat_values = values.reshape(values.size)
         flat_indices = indices.reshape(indices.size)
-        if phase == PHASE_TOTALS:
+        # one-lane groups side by side in memory, four at a time (see _quad_groups_scan)
+        quads = (inner == 1 and mids == 1 and outer_shape.size == 1 and n_stride != 1
+                 and groups >= 4 and (groups + 3) // 4 * chunks >= parts)
+        if quads and phase != PHASE_CARRIES:
+            task_lo, task_hi = part_range((groups + 3) // 4 * chunks, part, parts)
+            for task in range(task_lo, task_hi):
+                q4 = task // chunks
+                c = task - q4 * chunks
+                g0 = 4 * q4
+                g1 = min(g0 + 4, groups)
+                if phase == PHASE_TOTALS and c == chunks - 1:
+                    continue
+                s = c + 1 if phase == PHASE_TOTALS else c  # where the state lives
+                k = keys[g0:g1, s, 0]
+                kb = bits[g0:g1, s, 0]
+                ki = index[g0:g1, s, 0]
+                if phase == PHASE_TOTALS or chunks == 1 or c == 0:
+                    k[:] = LOWEST
+                    kb[:] = 0
+                    ki[:] = 0
+                j1 = min((c + 1) * chunk_len, n)
+                p = offset + g0 * outer_strides[0]
+                if g1 - g0 == 4:
+                    _lanes4_extreme(k, kb, ki, flat_values, flat_indices, g0 * n, n, 1, base, p,
+                                    outer_strides[0], n_stride, c * chunk_len, j1, SHIFT, fmask,
+                                    fone, xmask, expo, TOP, phase != PHASE_TOTALS)
+                    continue
+                for g in range(g0, g1):
+                    write = phase != PHASE_TOTALS
+                    _lane_extreme(k[g - g0:g - g0 + 1], kb[g - g0:g - g0 + 1], ki[g - g0:g - g0 + 1],
+                                  values[g, :, 0, 0] if write else none_bits,
+                                  indices[g, :, 0, 0] if write else none_index,
+                                  base, p + (g - g0) * outer_strides[0], n_stride, c * chunk_len, j1,
+                                  SHIFT, fmask, fone, xmask, expo, TOP)
+        elif phase == PHASE_TOTALS:
             task_lo, task_hi = part_range(tasks, part, parts)
             for task in range(task_lo, task_hi):  # A: the state at the end of every chunk but the last
                 g, b, c = _task(task, blocks, chunks)
@@ -534,7 +618,7 @@ def extreme_kernel(bits_dtype: str):
                     if n_stride != 1:  # strided lanes: four side by side
                         while i4 + 4 <= i1 - i0:
                             _lanes4_extreme(k[i4:i4 + 4], kb[i4:i4 + 4], ki[i4:i4 + 4],
-                                            flat_values, flat_indices, 0, 0, base,
+                                            flat_values, flat_indices, 0, 0, 0, base,
                                             p + (i0 + i4) * inner_stride, inner_stride, n_stride,
                                             c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo,
                                             TOP, False)
@@ -592,7 +676,7 @@ def extreme_kernel(bits_dtype: str):
                         while i4 + 4 <= i1 - i0:
                             _lanes4_extreme(k[i4:i4 + 4], kb[i4:i4 + 4], ki[i4:i4 + 4],
                                             flat_values, flat_indices,
-                                            ((o * n) * mids + m) * inner + i0 + i4, mids * inner,
+                                            ((o * n) * mids + m) * inner + i0 + i4, 1, mids * inner,
                                             base, p + (i0 + i4) * inner_stride, inner_stride, n_stride,
                                             c * chunk_len, j1, SHIFT, fmask, fone, xmask, expo,
                                             TOP, True)
@@ -652,11 +736,11 @@ def _step_extreme(b, k, v, at, j, shift, fmask, fone, xmask, expo, top):
 
 
 @helper
-def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_stride, base, p, lane_stride,
-                    stride, j0, j1, shift, fmask, fone, xmask, expo, top, write):
+def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_lane, w_stride, base, p,
+                    lane_stride, stride, j0, j1, shift, fmask, fone, xmask, expo, top, write):
     """:func:`_lane_extreme` of the four strided lanes keys[:4] (at x[p + k *
-    lane_stride]) side by side into the flat outputs at w + j * w_stride + k (only
-    the state unless *write*): each row read once, four chains overlapping.
+    lane_stride]) side by side into the flat outputs at w + k * w_lane + j * w_stride
+    (only the state unless *write*): each row read once, four chains overlapping.
 
     Positions are unsigned: a signed index costs a wraparound test per element, and
     this loop is bound by its instructions (cummax of (16K, 4) float32 along axis 0
@@ -665,6 +749,7 @@ def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_stride, base, p, 
     v0, v1, v2, v3 = bits[0], bits[1], bits[2], bits[3]
     a0, a1, a2, a3 = index[0], index[1], index[2], index[3]
     ls = np.uint64(lane_stride)
+    wl = np.uint64(w_lane)
     r = np.uint64(p + j0 * stride)
     o = np.uint64(w + j0 * w_stride)
     for j in range(j0, j1):
@@ -677,13 +762,13 @@ def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_stride, base, p, 
                                    xmask, expo, top)
         if write:
             ovalues[o] = v0
-            ovalues[o + np.uint64(1)] = v1
-            ovalues[o + np.uint64(2)] = v2
-            ovalues[o + np.uint64(3)] = v3
+            ovalues[o + wl] = v1
+            ovalues[o + wl + wl] = v2
+            ovalues[o + wl + wl + wl] = v3
             oindices[o] = a0
-            oindices[o + np.uint64(1)] = a1
-            oindices[o + np.uint64(2)] = a2
-            oindices[o + np.uint64(3)] = a3
+            oindices[o + wl] = a1
+            oindices[o + wl + wl] = a2
+            oindices[o + wl + wl + wl] = a3
         r += np.uint64(stride)
         o += np.uint64(w_stride)
     keys[0], keys[1], keys[2], keys[3] = k0, k1, k2, k3
