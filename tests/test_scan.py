@@ -725,3 +725,33 @@ def test_lanes_of_a_transposed_table_four_at_a_time(dtype, rng):
             if msg := check_call(op, v, 1, kwargs):
                 failures.append(f"{groups} lanes: {msg}")
     report(failures)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_long_logcumsumexp_lanes_in_blocks_match_torch(dtype, rng):
+    # a lane of 64 steps or more goes in blocks from the block's greatest value
+    # (kernels.scan._lane_logaddexp); blocks holding NaN or an infinity, or starting
+    # from one, go step by step. Against torch in float64: non-finite outputs exact,
+    # finite ones within the serial steps' bound.
+    torch = pytest.importorskip("torch")
+    n = 1000
+    x = rng.standard_normal((6, n)) * 30
+    x[0, :150] = -np.inf            # -inf blocks, then numbers
+    x[1, 400] = np.inf              # +inf in a later block: inf from there on
+    x[2, 130] = np.nan              # NaN from there on
+    x[3] = np.linspace(-700, 700, n)  # rising: every block takes over
+    x[4, ::2] = -float(np.finfo(dtype).max) / 10  # huge gaps
+    x[5, 64:128] = -np.inf          # one whole -inf block in the middle
+    x = x.astype(dtype)
+    for a, axis in ((x, 1), (x.T, 0), (x[:, ::-1], 1), (x[2:4].reshape(-1), 0)):
+        got = axisops.logcumsumexp(a, axis)
+        want = torch.logcumsumexp(torch.from_numpy(np.ascontiguousarray(a).astype(np.float64)),
+                                  dim=axis).numpy()
+        assert got.dtype == dtype and got.shape == a.shape
+        fin = np.isfinite(want)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+        scale = 1 + np.max(np.abs(a[np.isfinite(a)]).astype(np.float64))
+        eps = float(np.finfo(dtype).eps)
+        tol = (2 * eps * np.abs(want[fin]) + (a.shape[axis] + 2) * np.finfo(np.float64).eps * scale)
+        assert np.all(np.abs(got[fin] - want[fin]) <= tol)
