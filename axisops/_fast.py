@@ -1,4 +1,4 @@
-"""The compiled call path of the common reduction.
+"""The compiled call path of the common reduction, scan and moving window.
 
 ``reduce._value_reduction``, ``reduce._arg_reduction`` and ``missing``'s moments
 ask here first. A NumPy array of float32, float64, int32 or int64 that is
@@ -139,6 +139,69 @@ class _ExtremeScan:
 
 
 _EXTREME_SCANS: dict = _table(("cummax", "cummin"))
+
+
+class _Moving:
+    """A moving window of one dtype: the kernel's kind (``entry.moving_kernel_types``),
+    the result's dtype and the kernel's address."""
+
+    __slots__ = ("kind", "invert", "res", "address")
+
+    def __init__(self, op: str, dtype: np.dtype):
+        from .kernels import moving as MK
+
+        kind = op[len("moving_"):]
+        self.invert = kind.endswith("min")
+        self.kind = {"sum": "sum", "mean": "sum", "var": "var", "std": "var"}.get(
+            kind, "arg" if kind.startswith("arg") else "extreme")
+        self.res = np.dtype(np.int64) if self.kind == "arg" else \
+            dtype if dtype.kind == "f" else np.dtype(np.float64)
+        kern = {"sum": MK.moving_sum_kernel, "var": MK.moving_var_kernel}.get(
+            self.kind, MK.moving_extreme_kernel)
+        self.address = E.kernel_address(kern, E.moving_kernel_types(dtype, self.kind))
+
+
+_MOVING: dict = _table(("moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
+                        "moving_min", "moving_argmax", "moving_argmin"))
+#: ``moving._WORK_PER_ELEMENT``: the plan's units of work per element
+MOVING_WORK_PER_ELEMENT = 4
+
+
+def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
+    """A moving window of *x* (float32, float64, int32, int64, C-contiguous) along
+    an int *axis* with an int *window* (and *min_count*, and for the variances an
+    int *ddof*) by a compiled entry, on the calling thread as the plan would run
+    it; else None (the plan, which also raises every error)."""
+    spec = _spec(_MOVING, _Moving, op, x.dtype)
+    if spec is None or type(window) is not int or type(axis) is not int:
+        return None
+    flags = x.flags
+    size = x.size
+    ndim = x.ndim
+    if not (flags.c_contiguous and flags.aligned) or size == 0 \
+            or size * MOVING_WORK_PER_ELEMENT >= _jit.PARALLEL_MIN_WORK \
+            or not -ndim <= axis < ndim:
+        return None
+    if axis < 0:
+        axis += ndim
+    count = window if min_count is None else min_count
+    if type(count) is not int or not 1 <= count <= window <= 1 << 62 \
+            or count > x.shape[axis]:
+        return None  # the plan: its errors, or every output NaN
+    # (axisops.moving checks window and min_count first: as ints, within range)
+    out = np.empty(x.shape, spec.res)
+    if spec.kind == "sum":
+        E.moving_sum_along(x, axis, window, count, op == "moving_mean", out, spec.address)
+    elif spec.kind == "var":
+        if type(ddof) is not int or not 0 <= ddof <= 1 << 53:
+            return None
+        E.moving_var_along(x, axis, window, count, float(ddof), op == "moving_std", out,
+                           spec.address)
+    elif spec.kind == "arg":
+        E.moving_arg_along(x, axis, window, count, spec.invert, out, spec.address)
+    else:
+        E.moving_extreme_along(x, axis, window, count, spec.invert, out, spec.address)
+    return out
 
 
 def _spec(table: dict, kind, op: str, dtype):

@@ -429,6 +429,9 @@ def _pool_call(op, x, axis, np):
 def _moving_call(op, x, axis, np):
     op(x, 3, axis)
     op(x, 3, axis, min_count=1)
+    if x.flags.c_contiguous and axis in (0, -1):  # the compiled entry, per number of dimensions
+        op(x.reshape(-1), 3, -1)
+        op(x.reshape(-1, x.shape[-1]), 3, -1)
 
 
 _FLOATS = ("float16", "float32", "float64")

@@ -72,7 +72,7 @@ import operator
 
 import numpy as np
 
-from . import _alloc, _dtypes
+from . import _alloc, _dtypes, _fast
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._jit import planned_call
@@ -393,6 +393,14 @@ def check_dtype(dtype: np.dtype, op: str) -> None:
 def _moving(op: str, x, window, axis, min_count, ddof=None):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    elif (x.size and type(window) is int and type(axis) is int and window >= 1
+          and (min_count is None or (type(min_count) is int and 1 <= min_count <= window))
+          and (ddof is None or type(ddof) is int) and -x.ndim <= axis < x.ndim
+          and x.dtype in _SUPPORTED):
+        # the common call, valid (every error is the plan's): one compiled entry
+        out = _fast.moving(op, x, window, axis, min_count, 0 if ddof is None else ddof)
+        if out is not None:
+            return out
     window, min_count = check_window(op, window, min_count)
     if ddof is not None:  # the variances
         ddof = _dtypes.check_ddof(ddof, op)

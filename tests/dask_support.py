@@ -39,7 +39,7 @@ def forbid_kernels(monkeypatch) -> None:
     with ``_jit.entry_point`` at its first call: plans are made afresh (none holds
     an entry point bound earlier), and both functions raise wherever the library's
     modules took them by name; so do the compiled entries of the common
-    reductions and scans (``axisops._fast``)."""
+    reductions, scans and moving windows (``axisops._fast``)."""
     import sys
 
     from axisops import _fast, _jit, _plan
@@ -50,7 +50,7 @@ def forbid_kernels(monkeypatch) -> None:
     gates = (_jit.run, _jit.entry_point)
     monkeypatch.setattr(_plan.PlanCache, "get", lambda self, key: None)
     monkeypatch.setattr(_plan.PlanCache, "put", lambda self, key, plan: plan)
-    for entry in ("value", "arg", "moments", "scan", "cum_extreme"):
+    for entry in ("value", "arg", "moments", "scan", "cum_extreme", "moving"):
         monkeypatch.setattr(_fast, entry, forbidden)
     for name, module in list(sys.modules.items()):
         if name == "axisops" or name.startswith("axisops."):

@@ -309,3 +309,60 @@ def test_transposed_tables_take_the_entries_with_the_planned_bits(dtype):
     assert _fast.value("sum", x, 0) is not None and _fast.arg("argmin", x, -1) is not None
     assert _fast.arg("argmax", x, None) is None  # flat positions are C-ordered: the plan
     assert _fast.value("sum", np.asfortranarray(np.ones((2, 3, 4), dtype)), 1) is None
+
+
+MOVING_OPS = ("moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
+              "moving_min", "moving_argmax", "moving_argmin")
+
+
+def _planned_moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
+    from axisops import moving as MV
+
+    window, min_count = MV.check_window(op, window, min_count)
+    return MV._plan(op, x, axis, window, min_count,
+                    None if op not in ("moving_var", "moving_std") else float(ddof))(x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_moving_entries_give_the_planned_bits(dtype):
+    """The moving windows by their entry: the plan's bits, dtype and shape along every
+    axis, windows shorter and longer than the axis, min_count, ddof, NaN and -0.0;
+    what they leave to the plan (every output NaN, errors, views, float ddof)."""
+    from axisops import moving as MV
+
+    assert (E.MOVING_BLOCK_MIN, E.MOVING_BLOCK_WINDOWS, _fast.MOVING_WORK_PER_ELEMENT) == (
+        MV._BLOCK_MIN, MV._BLOCK_WINDOWS, MV._WORK_PER_ELEMENT)
+    for shape in [(1,), (7,), (1000,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
+        x = _data(shape, dtype)
+        for op in MOVING_OPS:
+            f = getattr(axisops, op)
+            for axis in range(-len(shape), len(shape)):
+                for window, min_count, ddof in [(1, None, 0), (3, None, 1), (5, 2, 0),
+                                                (2000, 1, 0)]:
+                    kw = {"ddof": ddof} if op in ("moving_var", "moving_std") else {}
+                    got = f(x, window, axis, min_count=min_count, **kw)
+                    want = _planned_moving(op, x, window, axis % len(shape), min_count, ddof)
+                    assert _same(got, want), (op, shape, axis, window, min_count)
+    x = _data((16, 64), dtype)
+    assert _fast.moving("moving_mean", x, 3, 1, None, 0) is not None
+    assert _fast.moving("moving_mean", x[:, ::2], 3, 1, None, 0) is None  # a view
+    assert _fast.moving("moving_mean", x, 3, 1, 70, 0) is None  # min_count above the axis
+    assert _fast.moving("moving_mean", x, 0, 1, None, 0) is None  # the plan's ValueError
+    assert _fast.moving("moving_var", x, 3, 1, None, 0.5) is None  # a float ddof
+    assert _fast.moving("moving_sum", x, 3, None, None, 0) is None  # the plan's TypeError
+    assert _fast.moving("moving_sum", x.astype(np.float16), 3, 1, None, 0) is None
+    with pytest.raises(ValueError, match="window"):
+        axisops.moving_mean(x, 0, 1)
+
+
+def test_moving_entries_run_the_plans_kernels():
+    from axisops.kernels import moving as MVK
+
+    x = _data((16, 64), np.float32)
+    for op in MOVING_OPS:
+        _planned_moving(op, x, 3, 1, None, 0)
+    kernels = (MVK.moving_sum_kernel, MVK.moving_var_kernel, MVK.moving_extreme_kernel)
+    before = [set(k.signatures) for k in kernels]
+    for op in MOVING_OPS:
+        assert _fast.moving(op, x, 3, 1, None, 0) is not None, op
+    assert [set(k.signatures) for k in kernels] == before

@@ -520,3 +520,81 @@ def cum_extreme_along(x, axis, masks, values, indices, address):
             keys, state_bits, state_index,
             values.reshape((before, n, 1, after)).view(bits), indices.reshape((before, n, 1, after)))
     call_kernel(address, args)
+
+
+#: ``axisops.moving``'s ``_BLOCK_MIN`` and ``_BLOCK_WINDOWS`` (the blocks its plans
+#: cut an axis into; ``tests/test_fast_path.py`` checks they agree).
+MOVING_BLOCK_MIN = 1 << 14
+MOVING_BLOCK_WINDOWS = 8
+
+
+def moving_kernel_types(dtype: np.dtype, kind: str) -> tuple:
+    """The Numba types of the arguments with which ``moving._plan`` calls its kernel
+    (``kernels.moving.moving_{sum,var,extreme}_kernel`` for *kind* ``"sum"``,
+    ``"var"``, ``"extreme"`` or ``"arg"``) for a C-contiguous array of *dtype*
+    (float32, float64, int32, int64: no float16 table, no bool view), and the
+    moving entries call it by address."""
+    vector = types.Array(types.int64, 1, "C")
+    i64 = types.int64
+    work = from_dtype(dtype if dtype.kind == "f" else np.dtype(np.float64))
+    head = (i64, i64, types.Array(from_dtype(dtype), 1, "C", readonly=True), i64, vector, vector,
+            i64, i64, vector, vector, i64, i64, i64, i64, i64)
+    if kind == "sum":
+        return head + (types.boolean, types.none, types.Array(work, 4, "C"))
+    if kind == "var":
+        return head + (types.float64, types.boolean, types.none, types.Array(work, 4, "C"))
+    values = types.float64 if kind == "arg" else work
+    return head + (types.boolean, types.none, types.Array(from_dtype(dtype), 1, "C"),
+                   types.boolean, types.Array(values, 4, "C"), types.boolean,
+                   types.Array(i64, 4, "C"))
+
+
+@njit(cache=True, nogil=True)
+def _moving_head(x, axis, window, min_count):
+    """The arguments ``moving._plan`` passes its kernel before the options, for
+    C-contiguous *x* along *axis* on the calling thread (the view of
+    :func:`scan_along`), and (before, n, after)."""
+    before, n, after = _split_at(x.shape, axis)
+    outer_shape, outer_strides, none = _scan_outer(before, n, after)
+    w = min(window, n)  # moving.fitted_window
+    head = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), np.int64(0), outer_shape,
+            outer_strides, np.int64(n), np.int64(after if n > 1 else 0), none, none,
+            np.int64(after), np.int64(1 if after > 1 else 0), np.int64(w), np.int64(min_count),
+            np.int64(max(MOVING_BLOCK_MIN, MOVING_BLOCK_WINDOWS * w)))
+    return head, before, n, after
+
+
+@njit(cache=True, nogil=True)
+def moving_sum_along(x, axis, window, min_count, mean, out, address):
+    """moving_sum or (*mean*) moving_mean of C-contiguous *x* along *axis* into
+    *out* (x's shape; x's float dtype, float64 for integers) by ``moving._plan``'s
+    kernel at *address*, as the plan runs it on the calling thread (its blocks
+    fixed by the shape and the window: the same bits). ``min_count <= n``."""
+    head, before, n, after = _moving_head(x, axis, window, min_count)
+    call_kernel(address, head + (mean, None, out.reshape((before, n, 1, after))))
+
+
+@njit(cache=True, nogil=True)
+def moving_var_along(x, axis, window, min_count, ddof, root, out, address):
+    """moving_var or (*root*) moving_std, as :func:`moving_sum_along`; *ddof* a float."""
+    head, before, n, after = _moving_head(x, axis, window, min_count)
+    call_kernel(address, head + (ddof, root, None, out.reshape((before, n, 1, after))))
+
+
+@njit(cache=True, nogil=True)
+def moving_extreme_along(x, axis, window, min_count, invert, out, address):
+    """moving_max, or (*invert*) moving_min, of C-contiguous *x* into *out* (x's
+    shape: x's float dtype, float64 for integers), as :func:`moving_sum_along`."""
+    head, before, n, after = _moving_head(x, axis, window, min_count)
+    indices = np.empty((1, 1, 1, 1), np.int64)  # unused, as the plan's
+    call_kernel(address, head + (invert, None, np.empty(0, x.dtype), True,
+                                 out.reshape((before, n, 1, after)), False, indices))
+
+
+@njit(cache=True, nogil=True)
+def moving_arg_along(x, axis, window, min_count, invert, out, address):
+    """moving_argmax or (*invert*) moving_argmin into *out* (int64, x's shape)."""
+    head, before, n, after = _moving_head(x, axis, window, min_count)
+    values = np.empty((1, 1, 1, 1), np.float64)  # unused, as the plan's
+    call_kernel(address, head + (invert, None, np.empty(0, x.dtype), False, values, True,
+                                 out.reshape((before, n, 1, after))))
