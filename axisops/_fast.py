@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _dtypes, _jit
+from ._layout import many_short_rows
 from .kernels import entry as E
 from .kernels import moments as M
 from .kernels import reduce as K
@@ -202,6 +203,48 @@ def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
     else:
         E.moving_extreme_along(x, axis, window, count, spec.invert, out, spec.address)
     return out
+
+
+class _Along:
+    """take_along_axis of one dtype: the kernel's address."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, op: str, dtype: np.dtype):
+        from .kernels import gather as G
+
+        self.address = E.kernel_address(G.take_along, E.take_along_kernel_types(dtype))
+
+
+_ALONG: dict = _table(("take_along_axis",))
+_INT64 = np.dtype(np.int64)
+
+
+def take_along(x: np.ndarray, indices, axis):
+    """take_along_axis of *x* (float32, float64, int32, int64, C-contiguous) at
+    C-contiguous int64 *indices* of x's shape but along an int *axis*, mode
+    "raise", by a compiled entry; else None (the plan: broadcasting, other modes
+    and dtypes, views, errors: an index out of range is found and left to it)."""
+    if type(indices) is not np.ndarray or indices.dtype != _INT64 or type(axis) is not int:
+        return None
+    spec = _spec(_ALONG, _Along, "take_along_axis", x.dtype)
+    if spec is None:
+        return None
+    ndim = x.ndim
+    if indices.ndim != ndim or not -ndim <= axis < ndim or not (
+            x.flags.c_contiguous and x.flags.aligned and indices.flags.c_contiguous
+            and indices.flags.aligned):
+        return None
+    if axis < 0:
+        axis += ndim
+    shape = indices.shape
+    if x.shape[:axis] != shape[:axis] or x.shape[axis + 1:] != shape[axis + 1:] \
+            or x.shape[axis] == 0 or not 0 < indices.size < _jit.PARALLEL_MIN_WORK:
+        return None
+    if shape == x.shape and many_short_rows(shape, axis):
+        return None  # the plan moves the short axis to the front: one task per row here
+    out = np.empty(shape, x.dtype)
+    return out if E.take_along_at(x, indices, axis, out, spec.address) else None
 
 
 def _spec(table: dict, kind, op: str, dtype):

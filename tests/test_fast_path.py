@@ -366,3 +366,44 @@ def test_moving_entries_run_the_plans_kernels():
     for op in MOVING_OPS:
         assert _fast.moving(op, x, 3, 1, None, 0) is not None, op
     assert [set(k.signatures) for k in kernels] == before
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_take_along_entry_gives_the_planned_result(dtype):
+    """take_along_axis by its entry: the plan's result along every axis, indices
+    shorter and longer than the axis, negative ones; what it leaves to the plan
+    (an index out of range, which the plan reports; broadcasting, other modes,
+    other index dtypes, views, many short rows)."""
+    from axisops import gather as G
+
+    assert E.GATHER_BLOCK_BYTES == G._GATHER_BLOCK_BYTES
+    rng = np.random.default_rng(3)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
+        x = _data(shape, dtype)
+        for axis in range(-len(shape), len(shape)):
+            n = shape[axis]
+            for m in (1, n, 2 * n + 1):
+                ishape = list(shape)
+                ishape[axis] = m
+                idx = rng.integers(-n, n, ishape)
+                got = axisops.take_along_axis(x, idx, axis)
+                want = G._along_plan(x, idx, axis, "raise")(x, idx, 0)
+                assert _same(got, want), (shape, axis, m)
+    from axisops.kernels import gather as GK
+
+    x = _data((16, 64), dtype)
+    idx = rng.integers(0, 64, (16, 64))
+    before = set(GK.take_along.signatures)
+    assert _fast.take_along(x, idx, 1) is not None
+    assert set(GK.take_along.signatures) == before  # the plan's compiled kernel
+    bad = idx.copy()
+    bad[3, 5] = 64
+    assert _fast.take_along(x, bad, 1) is None
+    with pytest.raises(IndexError, match="64"):
+        axisops.take_along_axis(x, bad, 1)
+    assert _fast.take_along(x, idx[:1], 1) is None  # broadcasting
+    assert _fast.take_along(x, idx.astype(np.int32), 1) is None
+    assert _fast.take_along(x[:, ::2], idx[:, ::2], 1) is None
+    assert _fast.take_along(x, idx, None) is None
+    tall = _data((300, 4), dtype)
+    assert _fast.take_along(tall, np.zeros((300, 4), np.int64), 1) is None  # short rows

@@ -598,3 +598,53 @@ def moving_arg_along(x, axis, window, min_count, invert, out, address):
     values = np.empty((1, 1, 1, 1), np.float64)  # unused, as the plan's
     call_kernel(address, head + (invert, None, np.empty(0, x.dtype), False, values, True,
                                  out.reshape((before, n, 1, after))))
+
+
+#: ``axisops.gather``'s ``_GATHER_BLOCK_BYTES`` (``tests/test_fast_path.py`` checks it)
+GATHER_BLOCK_BYTES = 4096
+
+
+def take_along_kernel_types(dtype: np.dtype) -> tuple:
+    """The Numba types of the arguments with which ``gather._along_plan_direct``
+    calls ``kernels.gather.take_along`` for C-contiguous x of *dtype* and int64
+    indices (the elements moved as signed integers of their width), and
+    :func:`take_along_at` calls it by address."""
+    bits = from_dtype(np.dtype(f"i{dtype.itemsize}"))
+    vector = types.Array(types.int64, 1, "C")
+    i64 = types.int64
+    return (i64, i64, types.Array(bits, 1, "C", readonly=True), i64, vector, vector, vector,
+            i64, i64, types.Array(i64, 1, "C", readonly=True), i64, i64, i64, vector, vector,
+            vector, i64, i64, i64, i64, i64, i64, bits, types.Array(types.uint8, 1, "C"),
+            types.Array(bits, 1, "C"))
+
+
+@njit(cache=True, nogil=True)
+def take_along_at(x, indices, axis, out, address):
+    """take_along_axis of C-contiguous *x* at C-contiguous int64 *indices* (x's shape
+    but along *axis*, where it may have any length) into *out* (C-contiguous, the
+    indices' shape, x's dtype) by ``gather._along_plan_direct``'s kernel at
+    *address*, with mode "raise", one task per block of lanes as the plan runs it
+    on the calling thread (a gather moves bits: any split gives the same result).
+    Returns False where an index is out of range (*out* then unfinished: the
+    caller goes the planned way, which raises)."""
+    before, n, after = _split_at(x.shape, axis)
+    m = indices.shape[axis]
+    outer_shape, x_outer, none = _scan_outer(before, n, after)
+    i_outer = np.empty(1, np.int64)
+    i_outer[0] = m * after
+    block = max(1, GATHER_BLOCK_BYTES // x.itemsize) if after > 1 else 1
+    lanes = before * ((after + block - 1) // block)
+    bad = np.zeros(lanes, np.uint8)
+    bits = _bits_like(x)
+    lane_stride = np.int64(1 if after > 1 else 0)
+    args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size).view(bits)), np.int64(0),
+            outer_shape, x_outer, i_outer, np.int64(n), np.int64(after if n > 1 else 0),
+            _readonly(indices.reshape(indices.size)), np.int64(0), np.int64(m),
+            np.int64(after if m > 1 else 0), none, none, none, np.int64(after), lane_stride,
+            lane_stride, np.int64(block), np.int64(max(m, 1)), np.int64(0), bits(0), bad,
+            out.reshape(out.size).view(bits))
+    call_kernel(address, args)
+    for b in bad:
+        if b:
+            return False
+    return True
