@@ -247,6 +247,49 @@ def take_along(x: np.ndarray, indices, axis):
     return out if E.take_along_at(x, indices, axis, out, spec.address) else None
 
 
+class _Take:
+    """take of one dtype: the kernel's address."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, op: str, dtype: np.dtype):
+        from .kernels import gather as G
+
+        self.address = E.kernel_address(G.take_rows, E.take_kernel_types(dtype))
+
+
+_TAKE: dict = _table(("take",))
+
+
+def take(x: np.ndarray, indices, axis):
+    """take of *x* (float32, float64, int32, int64, C-contiguous) at C-contiguous
+    int64 *indices* along an int *axis* or the flattened x (None), mode "raise", by
+    a compiled entry; else None (the plan: other modes and dtypes, views, errors:
+    an index out of range is found and left to it)."""
+    if type(indices) is not np.ndarray or indices.dtype != _INT64:
+        return None
+    spec = _spec(_TAKE, _Take, "take", x.dtype)
+    if spec is None or not (x.flags.c_contiguous and x.flags.aligned
+                            and indices.flags.c_contiguous and indices.flags.aligned):
+        return None
+    ndim = x.ndim
+    if axis is None:
+        shape = indices.shape
+        x = x.reshape(-1)
+        axis = 0
+    elif type(axis) is not int or not -ndim <= axis < ndim:
+        return None
+    else:
+        if axis < 0:
+            axis += ndim
+        shape = x.shape[:axis] + indices.shape + x.shape[axis + 1:]
+    if x.shape[axis] == 0 or not 0 < indices.size < _jit.PARALLEL_MIN_WORK \
+            or x.size // x.shape[axis] * indices.size >= _jit.PARALLEL_MIN_WORK:
+        return None
+    out = np.empty(shape, x.dtype)
+    return out if E.take_at(x, indices, axis, out, spec.address) else None
+
+
 def _spec(table: dict, kind, op: str, dtype):
     """The entries of *op* for *dtype* from *table* (made by *kind* at the first
     call), or None for another op, dtype or byte order."""

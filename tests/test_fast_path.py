@@ -407,3 +407,35 @@ def test_take_along_entry_gives_the_planned_result(dtype):
     assert _fast.take_along(x, idx, None) is None
     tall = _data((300, 4), dtype)
     assert _fast.take_along(tall, np.zeros((300, 4), np.int64), 1) is None  # short rows
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_take_entry_gives_the_planned_result(dtype):
+    """take by its entry: the plan's result along every axis and the flattened
+    array, indices of any shape, negative ones; an index out of range, other index
+    dtypes and views go the planned way."""
+    from axisops import gather as G
+    from axisops.kernels import gather as GK
+
+    rng = np.random.default_rng(4)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
+        x = _data(shape, dtype)
+        for axis in [None, *range(-len(shape), len(shape))]:
+            n = x.size if axis is None else shape[axis]
+            for ishape in [(1,), (5,), (2, 3)]:
+                idx = rng.integers(-n, n, ishape)
+                got = axisops.take(x, idx, axis)
+                want = G._take_plan("take", x, idx, axis, "raise")(x, idx, 0)
+                assert _same(got, want), (shape, axis, ishape)
+    x = _data((16, 64), dtype)
+    idx = rng.integers(0, 64, 10)
+    before = set(GK.take_rows.signatures)
+    assert _fast.take(x, idx, 1) is not None
+    assert set(GK.take_rows.signatures) == before  # the plan's compiled kernel
+    bad = idx.copy()
+    bad[4] = -65
+    assert _fast.take(x, bad, 1) is None
+    with pytest.raises(IndexError, match="-65"):
+        axisops.take(x, bad, 1)
+    assert _fast.take(x, idx.astype(np.int32), 1) is None
+    assert _fast.take(x[:, ::2], idx % 32, 1) is None

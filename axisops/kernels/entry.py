@@ -648,3 +648,44 @@ def take_along_at(x, indices, axis, out, address):
         if b:
             return False
     return True
+
+
+def take_kernel_types(dtype: np.dtype) -> tuple:
+    """The Numba types of the arguments with which ``gather._rows_plan`` calls
+    ``kernels.gather.take_rows`` for C-contiguous x of *dtype* and C-contiguous
+    int64 indices, and :func:`take_at` calls it by address."""
+    bits = from_dtype(np.dtype(f"i{dtype.itemsize}"))
+    vector = types.Array(types.int64, 1, "C")
+    i64 = types.int64
+    return (i64, i64, types.Array(bits, 1, "C", readonly=True), i64, vector, vector, vector,
+            i64, i64, i64, vector, vector, vector, vector, i64, i64, i64, i64, bits,
+            types.Array(types.uint8, 1, "C"), types.Array(bits, 1, "C"))
+
+
+@njit(cache=True, nogil=True)
+def take_at(x, indices, axis, out, address):
+    """take of C-contiguous *x* along *axis* at C-contiguous int64 *indices* (any
+    shape) into *out* (C-contiguous: x's shape with the axis replaced by the
+    indices' shape, x's dtype) by ``gather._rows_plan``'s kernel at *address*,
+    mode "raise", one task per outer row as the plan runs it on the calling
+    thread (rows of bits: any split gives the same result). Returns False where an
+    index is out of range (the caller goes the planned way, which raises)."""
+    before, n, after = _split_at(x.shape, axis)
+    outer_shape, outer_strides, none = _scan_outer(before, n, after)
+    n_shape = np.empty(1, np.int64)
+    n_shape[0] = n
+    n_strides = np.empty(1, np.int64)
+    n_strides[0] = after if n > 1 else 0
+    m = indices.size
+    bad = np.zeros(before, np.uint8)
+    bits = _bits_like(x)
+    args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size).view(bits)), np.int64(0),
+            outer_shape, outer_strides, indices.reshape(m), np.int64(0), np.int64(m),
+            np.int64(n), n_shape, n_strides, none, none, np.int64(after),
+            np.int64(1 if after > 1 else 0), np.int64(max(m, 1)), np.int64(0), bits(0), bad,
+            out.reshape(out.size).view(bits))
+    call_kernel(address, args)
+    for b in bad:
+        if b:
+            return False
+    return True
