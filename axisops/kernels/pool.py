@@ -84,6 +84,20 @@ def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels
     output still sees its window's elements in window order, with no division
     per element (the valid l3 of each k3, and each l3's count, are worked out once
     per call); each sum is divided once."""
+    k3n, l3n = geo[2, 2], geo[1, 2]
+    _avg_pool_planes_body(part, parts, base, offset, xs, geo, pad_end, batch, channels,
+                          include_pad, table, like, out, np.empty(k3n, np.int64),
+                          np.empty(k3n, np.int64), np.empty(l3n, np.int64),
+                          np.empty(l3n, like.dtype))
+
+
+@helper
+def _avg_pool_planes_body(part, parts, base, offset, xs, geo, pad_end, batch, channels,
+                          include_pad, table, like, out, lo3, hi3, count3, sums):
+    """:func:`avg_pool_planes`' loops, without reference counting (each view its
+    loops take cost two atomic operations with it), on the scratch it allocates:
+    per kernel offset k3 the outputs [lo3, hi3) that read inside, each l3's
+    element count along dimension 3, a row's sums."""
     s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
     l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
     k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
@@ -93,16 +107,13 @@ def avg_pool_planes(part, parts, base, offset, xs, geo, pad_end, batch, channels
     xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
     positions = l1n * l2n * l3n
     # per kernel offset k3: the outputs l3 in [lo3, hi3) whose element is inside
-    lo3 = np.empty(k3n, np.int64)
-    hi3 = np.empty(k3n, np.int64)
     for k3 in range(k3n):
         lo3[k3], hi3[k3] = _valid(s3, t3, k3 * d3 - p3, l3n)
-    count3 = np.empty(l3n, np.int64)  # each l3's elements along dimension 3
+    # count3: each l3's elements along dimension 3
     for l3 in range(l3n):
         a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
         count3[l3] = (_padded_count(l3, t3, p3, pad_end[2], s3, k3n, d3) if include_pad
                       else b3 - a3)
-    sums = np.empty(l3n, like.dtype)
     task_lo, task_hi = part_range(batch * channels, part, parts)
     for t in range(task_lo, task_hi):
         n = t // channels
@@ -460,6 +471,18 @@ def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, c
     loop across the channels (:func:`_add4`: the same additions in the same order
     as one at a time), and are divided once (multiplied by the reciprocal of a
     power of two, exact)."""
+    k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
+    _avg_pool_channels_last_body(part, parts, base, offset, xs, geo, pad_end, batch, channels,
+                                 include_pad, table, like, out, np.empty(channels, like.dtype),
+                                 np.empty(k1n * k2n * k3n, np.int64))
+
+
+@helper
+def _avg_pool_channels_last_body(part, parts, base, offset, xs, geo, pad_end, batch, channels,
+                                 include_pad, table, like, out, sums, qs):
+    """:func:`avg_pool_channels_last`' loops, without reference counting (as
+    :func:`_avg_pool_planes_body`), on its scratch: an output's C sums, a window's
+    elements in window order (qs)."""
     s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
     l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
     k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
@@ -467,8 +490,6 @@ def avg_pool_channels_last(part, parts, base, offset, xs, geo, pad_end, batch, c
     t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
     p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
-    sums = np.empty(channels, like.dtype)
-    qs = np.empty(k1n * k2n * k3n, np.int64)  # a window's elements, in window order
     task_lo, task_hi = part_range(batch * l1n * l2n, part, parts)
     for t in range(task_lo, task_hi):
         n = t // (l1n * l2n)
