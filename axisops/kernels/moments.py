@@ -92,7 +92,7 @@ def _total(levels, count):
     return s
 
 
-@helper(nrt=True)  # it returns a view: its callers keep reference counting too
+@helper(inline=True)  # it returns a view: inlined, it takes its caller's flags (see _jit)
 def _leaf(base, p, n_stride, j0, j1, buf):
     """Elements ``j0:j1`` of a run as a contiguous array (gathered into *buf* when
     the run is strided)."""
@@ -116,12 +116,14 @@ def moments_rows(skip: bool, second: bool):
     leaf_sum, leaf_squares = _leaf_kernels(skip)
     SECOND = second
 
-    @kernel(nrt=True, variant=f"{'nan' if skip else 'all'}_{'second' if second else 'first'}")
-    def moments(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
-                n_stride, counts, out):
+    VARIANT = f"{'nan' if skip else 'all'}_{'second' if second else 'first'}"
+
+    def body(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
+             n_stride, counts, out, levels, buf):
+        """The kernel's loops, without reference counting: each leaf's view cost two
+        atomic operations with it (60 % of nanstd of (4096, 64) float32 along axis
+        1, perf on an AMD EPYC); *levels* and *buf* are the scratch it allocates."""
         like = out[:0]
-        levels = np.empty(_LEVELS, out.dtype)
-        buf = np.empty(LEAF if n_stride != 1 else 0, base.dtype)
         lo, hi = part_range(out.size, part, parts)
         for o in range(lo, hi):
             p = _run_start(o, offset, outer_shape, outer_strides, inner, inner_stride)
@@ -145,6 +147,16 @@ def moments_rows(skip: bool, second: bool):
                 out[o] = _total(levels, leaves)
             else:
                 out[o] = mean
+
+    body.__qualname__ = f"moments_rows_body_{VARIANT}"  # a name per variant
+    body = helper(body)
+
+    @kernel(nrt=True, variant=VARIANT)
+    def moments(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
+                n_stride, counts, out):
+        body(part, parts, base, offset, outer_shape, outer_strides, inner, inner_stride, n,
+             n_stride, counts, out, np.empty(_LEVELS, out.dtype),
+             np.empty(LEAF if n_stride != 1 else 0, base.dtype))
 
     return moments
 
