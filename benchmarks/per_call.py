@@ -5,7 +5,7 @@
 Issue 41's per-call cases: one call on 1000 float64 elements (sum, mean, max,
 argmax, nanmean, nanstd) against the best of bottleneck and NumPy, a (16, 64)
 float32 array along axis 1, and a (16, 64) CPU tensor against torch's own
-operator. *planned* is the same call with the compiled entries switched off
+operator, and the moving windows, gathers and pooling on a (16, 64) array. *planned* is the same call with the compiled entries switched off
 (``axisops._fast`` answering None: the planned path), in the same process, so
 the two columns compare. Medians of 7 repeats; microseconds; one thread.
 """
@@ -37,14 +37,20 @@ def _time(f, number: int = 5000) -> float:
     return statistics.median(timeit.repeat(f, number=number, repeat=7)) / number * 1e6
 
 
+#: The entries of ``axisops._fast`` (each answers None to switch itself off).
+_ENTRIES = ("value", "arg", "moments", "scan", "cum_extreme", "moving", "take", "take_along")
+
+
 @contextmanager
 def _planned_only():
-    value, arg, moments, scan = _fast.value, _fast.arg, _fast.moments, _fast.scan
-    _fast.value = _fast.arg = _fast.moments = _fast.scan = lambda *a: None
+    saved = {name: getattr(_fast, name) for name in _ENTRIES}
+    for name in _ENTRIES:
+        setattr(_fast, name, lambda *a: None)
     try:
         yield
     finally:
-        _fast.value, _fast.arg, _fast.moments, _fast.scan = value, arg, moments, scan
+        for name, entry in saved.items():
+            setattr(_fast, name, entry)
 
 
 def _row(name, ours, peers: dict) -> str:
@@ -95,6 +101,33 @@ def main() -> None:
         print(_row(op, lambda f=ours: f(a, axis=1), {
             "numpy": lambda f=peer_np: f(a, axis=1),
             "torch": (lambda f=peer_t: f(t, 1)) if peer_t else None}))
+    print("\n## Moving windows, gathers and pooling on (16, 64) float32 (us)\n")
+    print("| op | axisops planned | axisops | bottleneck | NumPy | PyTorch | axisops / best |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    rng = np.random.default_rng(2)
+    cols = rng.integers(0, 64, 16)
+    along = rng.integers(0, 64, (16, 64))
+    img = rng.standard_normal((1, 16, 8, 8)).astype(np.float32)
+    timg = torch.from_numpy(img) if torch else None
+    cases = [
+        ("moving_mean, window 8", lambda: axisops.moving_mean(a, 8, 1),
+         {"bottleneck": (lambda: bn.move_mean(a, 8, axis=1)) if bn else None, "numpy": None,
+          "torch": None}),
+        ("moving_max, window 8", lambda: axisops.moving_max(a, 8, 1),
+         {"bottleneck": (lambda: bn.move_max(a, 8, axis=1)) if bn else None, "numpy": None,
+          "torch": None}),
+        ("take 16 columns", lambda: axisops.take(a, cols, 1),
+         {"bottleneck": None, "numpy": lambda: np.take(a, cols, 1),
+          "torch": (lambda: torch.index_select(t, 1, torch.from_numpy(cols))) if torch else None}),
+        ("take_along_axis", lambda: axisops.take_along_axis(a, along, 1),
+         {"bottleneck": None, "numpy": lambda: np.take_along_axis(a, along, 1),
+          "torch": (lambda: torch.gather(t, 1, torch.from_numpy(along))) if torch else None}),
+        ("max_pool (1, 16, 8, 8) 3x3/2", lambda: axisops.max_pool(img, 3, stride=2, padding=1),
+         {"bottleneck": None, "numpy": None,
+          "torch": (lambda: torch.nn.functional.max_pool2d(timg, 3, 2, 1)) if torch else None}),
+    ]
+    for name, ours, peers in cases:
+        print(_row(name, ours, peers))
     if torch:
         print("\n## A (16, 64) float32 CPU tensor along axis 1 (us)\n")
         print("| op | axisops planned | axisops | PyTorch | axisops / torch |")
