@@ -332,6 +332,12 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
     """
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    elif (batch_dims == 0 and type(batch_dims) is int and x.ndim and x.shape[0]
+          and type(indices) is np.ndarray and indices.ndim and indices.shape[-1] == 1):
+        # tuples of one index: take of rows, through its compiled entry
+        out = _fast.take(x, indices.reshape(indices.shape[:-1]), 0)
+        if out is not None:
+            return out
     i = _key_array(indices)
     try:
         key = ("gather_nd", *array_key(x), *array_key(i), axis_key(batch_dims))

@@ -439,3 +439,26 @@ def test_take_entry_gives_the_planned_result(dtype):
         axisops.take(x, bad, 1)
     assert _fast.take(x, idx.astype(np.int32), 1) is None
     assert _fast.take(x[:, ::2], idx % 32, 1) is None
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+def test_gather_nd_of_one_index_tuples_takes_rows_with_the_planned_result(dtype):
+    """gather_nd with tuples of one index and no batch dimensions is take of rows
+    through its entry: the plan's result and, for an index out of range, its error."""
+    from axisops import gather as G
+
+    rng = np.random.default_rng(5)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5)]:
+        x = _data(shape, dtype)
+        for ishape in [(1,), (5, 1), (2, 3, 1)]:
+            idx = rng.integers(-shape[0], shape[0], ishape)
+            got = axisops.gather_nd(x, idx)
+            want = G._gather_nd_plan(x, idx, 0)(x, idx)
+            assert _same(got, want), (shape, ishape)
+    x = _data((16, 64), dtype)
+    bad = np.array([[3], [16]])
+    with pytest.raises(IndexError) as got:
+        axisops.gather_nd(x, bad)
+    with pytest.raises(IndexError) as want:
+        G._gather_nd_plan(x, bad, 0)(x, bad)
+    assert str(got.value) == str(want.value)
