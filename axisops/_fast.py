@@ -290,6 +290,51 @@ def take(x: np.ndarray, indices, axis):
     return out if E.take_at(x, indices, axis, out, spec.address) else None
 
 
+class _Scatter:
+    """scatter of one dtype: the kernel's address."""
+
+    __slots__ = ("address",)
+
+    def __init__(self, op: str, dtype: np.dtype):
+        from .kernels import gather as G
+
+        self.address = E.kernel_address(G.scatter_lanes, E.scatter_kernel_types(dtype))
+
+
+#: float32, float64 and int64: the dtypes the scatter kernel works in as they are
+_SCATTER: dict = {"scatter": {np.dtype(t): None for t in (np.float32, np.float64, np.int64)}}
+
+
+def scatter(x: np.ndarray, indices, updates, axis, op: int):
+    """scatter of *x* (float32, float64, int64, C-contiguous) at C-contiguous int64
+    *indices* with C-contiguous *updates* of x's dtype, both x's shape but along an
+    int *axis*, mode "raise", *op* the kernel's code of ``reduce``, by a compiled
+    entry; else None (the plan: broadcasting, other dtypes, views, many short
+    rows, errors: an index out of range is found and left to it)."""
+    if type(indices) is not np.ndarray or indices.dtype != _INT64 \
+            or type(updates) is not np.ndarray or updates.dtype != x.dtype or type(axis) is not int:
+        return None
+    spec = _spec(_SCATTER, _Scatter, "scatter", x.dtype)
+    if spec is None:
+        return None
+    ndim = x.ndim
+    shape = indices.shape
+    if indices.ndim != ndim or updates.shape != shape or not -ndim <= axis < ndim or not (
+            x.flags.c_contiguous and x.flags.aligned and indices.flags.c_contiguous
+            and indices.flags.aligned and updates.flags.c_contiguous and updates.flags.aligned):
+        return None
+    if axis < 0:
+        axis += ndim
+    if x.shape[:axis] != shape[:axis] or x.shape[axis + 1:] != shape[axis + 1:] \
+            or x.shape[axis] == 0 or not 0 < indices.size < _jit.PARALLEL_MIN_WORK \
+            or x.size >= _jit.PARALLEL_MIN_WORK:
+        return None
+    if shape == x.shape and many_short_rows(shape, axis):
+        return None  # the plan moves the short axis to the front: one task per row here
+    out = np.empty(x.shape, x.dtype)
+    return out if E.scatter_at(x, indices, updates, axis, op, out, spec.address) else None
+
+
 def _spec(table: dict, kind, op: str, dtype):
     """The entries of *op* for *dtype* from *table* (made by *kind* at the first
     call), or None for another op, dtype or byte order."""

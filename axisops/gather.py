@@ -423,6 +423,11 @@ def scatter(x: ArrayLike, indices: ArrayLike, updates: ArrayLike, axis: int, *,
     """
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    elif x.size and (reduce is None or type(reduce) is str) and reduce in _REDUCES:
+        # the common call: one compiled entry
+        out = _fast.scatter(x, indices, updates, axis, _REDUCES[reduce])
+        if out is not None:
+            return out
     if not x.dtype.isnative and x.dtype.kind in "iuf":
         # the kernels combine values in native byte order: work there, answer in x's dtype
         native = scatter(x.astype(x.dtype.newbyteorder("=")), indices, updates, axis, reduce=reduce)

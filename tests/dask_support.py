@@ -51,7 +51,7 @@ def forbid_kernels(monkeypatch) -> None:
     monkeypatch.setattr(_plan.PlanCache, "get", lambda self, key: None)
     monkeypatch.setattr(_plan.PlanCache, "put", lambda self, key, plan: plan)
     for entry in ("value", "arg", "moments", "scan", "cum_extreme", "moving", "take_along",
-                  "take"):
+                  "take", "scatter"):
         monkeypatch.setattr(_fast, entry, forbidden)
     for name, module in list(sys.modules.items()):
         if name == "axisops" or name.startswith("axisops."):

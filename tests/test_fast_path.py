@@ -462,3 +462,42 @@ def test_gather_nd_of_one_index_tuples_takes_rows_with_the_planned_result(dtype)
     with pytest.raises(IndexError) as want:
         G._gather_nd_plan(x, bad, 0)(x, bad)
     assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64], ids=lambda d: np.dtype(d).name)
+def test_scatter_entry_gives_the_planned_result(dtype):
+    """scatter by its entry: the plan's result for every reduce along every axis,
+    repeated indices (the last in C order wins without a reduce), negative ones,
+    indices shorter along the axis; what it leaves to the plan."""
+    from axisops import gather as G
+    from axisops.kernels import gather as GK
+
+    assert E.SCATTER_BLOCK_BYTES == G._SCATTER_BLOCK_BYTES
+    rng = np.random.default_rng(6)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
+        x = _data(shape, dtype)
+        for axis in range(-len(shape), len(shape)):
+            n = shape[axis]
+            for m in (1, n):
+                ishape = list(shape)
+                ishape[axis] = m
+                idx = rng.integers(-n, n, ishape)
+                upd = _data(tuple(ishape), dtype, seed=7)
+                for reduce in (None, "add", "mul", "max", "min"):
+                    got = axisops.scatter(x, idx, upd, axis, reduce=reduce)
+                    want = G._scatter_plan(x, idx, upd, axis, reduce)(x, idx, upd)
+                    assert _same(got, want), (shape, axis, m, reduce)
+    x = _data((16, 64), dtype)
+    idx = rng.integers(0, 64, (16, 64))
+    before = set(GK.scatter_lanes.signatures)
+    assert _fast.scatter(x, idx, x, 1, GK.OP_ADD) is not None
+    assert set(GK.scatter_lanes.signatures) == before  # the plan's compiled kernel
+    bad = idx.copy()
+    bad[2, 9] = 64
+    assert _fast.scatter(x, bad, x, 1, GK.OP_ADD) is None
+    with pytest.raises(IndexError, match="64"):
+        axisops.scatter(x, bad, x, 1, reduce="add")
+    assert _fast.scatter(x, idx[:1], x[:1], 1, GK.OP_ADD) is None  # a smaller dimension
+    assert _fast.scatter(x, idx, x.astype(np.float16), 1, GK.OP_ADD) is None
+    with pytest.raises(ValueError, match="reduce"):
+        axisops.scatter(x, idx, x, 1, reduce="sum")

@@ -689,3 +689,60 @@ def take_at(x, indices, axis, out, address):
         if b:
             return False
     return True
+
+
+#: ``axisops.gather``'s ``_SCATTER_BLOCK_BYTES`` (``tests/test_fast_path.py`` checks it)
+SCATTER_BLOCK_BYTES = 1024
+
+
+def scatter_kernel_types(dtype: np.dtype) -> tuple:
+    """The Numba types of the arguments with which ``gather._scatter_plan_direct``
+    calls ``kernels.gather.scatter_lanes`` for x of *dtype* (float32, float64 or
+    int64: its own work dtype) and C-contiguous int64 indices and updates of x's
+    dtype, and :func:`scatter_at` calls it by address."""
+    work = from_dtype(dtype)
+    vector = types.Array(types.int64, 1, "C")
+    i64 = types.int64
+    return (i64, i64, types.Array(work, 1, "C"), vector, vector, vector, vector, i64, i64,
+            types.Array(i64, 1, "C", readonly=True), i64, i64, i64,
+            types.Array(work, 1, "C", readonly=True), i64, i64, vector, vector, vector, vector,
+            i64, i64, i64, i64, i64, i64, i64, i64, types.Array(types.uint8, 1, "C"))
+
+
+@njit(cache=True, nogil=True)
+def scatter_at(x, indices, updates, axis, op, out, address):
+    """scatter of C-contiguous *x* at C-contiguous int64 *indices* with C-contiguous
+    *updates* (x's dtype; both x's shape but along *axis*) into *out* (a fresh
+    C-contiguous array of x's shape and dtype) by ``gather._scatter_plan_direct``'s
+    kernel at *address* (*op*: ``kernels.gather.OP_*``), mode "raise", one
+    destination part per lane as the plan runs it: each lane's updates in C order,
+    the same result. Returns False where an index is out of range (the caller
+    goes the planned way, which raises)."""
+    flat = out.reshape(out.size)
+    src = x.reshape(x.size)
+    for k in range(flat.size):
+        flat[k] = src[k]
+    before, n, after = _split_at(x.shape, axis)
+    m = indices.shape[axis]
+    outer = np.empty(1, np.int64)
+    outer[0] = before
+    o_outer = np.empty(1, np.int64)
+    o_outer[0] = n * after
+    iu_outer = np.empty(1, np.int64)
+    iu_outer[0] = m * after
+    none = np.empty(0, np.int64)
+    block = max(1, SCATTER_BLOCK_BYTES // x.itemsize) if after > 1 else 1
+    lanes = before * ((after + block - 1) // block)
+    bad = np.zeros(lanes, np.uint8)
+    lane_stride = np.int64(1 if after > 1 else 0)
+    i_m = np.int64(after if m > 1 else 0)
+    args = (np.int64(0), np.int64(1), flat, outer, o_outer, iu_outer, iu_outer, np.int64(n),
+            np.int64(after), _readonly(indices.reshape(indices.size)), np.int64(0), np.int64(m),
+            i_m, _readonly(updates.reshape(updates.size)), np.int64(0), i_m, none, none, none,
+            none, np.int64(after), lane_stride, lane_stride, lane_stride, np.int64(block),
+            np.int64(1), np.int64(op), np.int64(0), bad)
+    call_kernel(address, args)
+    for b in bad:
+        if b:
+            return False
+    return True
