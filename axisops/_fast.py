@@ -205,19 +205,31 @@ def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
     return out
 
 
-class _Along:
-    """take_along_axis of one dtype: the kernel's address."""
+#: op -> (its kernel's name in kernels.gather, the entry's types of its arguments)
+_GATHER_KERNELS = {"take": ("take_rows", E.take_kernel_types),
+                   "take_along_axis": ("take_along", E.take_along_kernel_types),
+                   "scatter": ("scatter_lanes", E.scatter_kernel_types)}
+
+
+class _Gather:
+    """take, take_along_axis or scatter of one dtype: its kernel's address."""
 
     __slots__ = ("address",)
 
     def __init__(self, op: str, dtype: np.dtype):
         from .kernels import gather as G
 
-        self.address = E.kernel_address(G.take_along, E.take_along_kernel_types(dtype))
+        name, argtypes = _GATHER_KERNELS[op]
+        self.address = E.kernel_address(getattr(G, name), argtypes(dtype))
 
 
 _ALONG: dict = _table(("take_along_axis",))
 _INT64 = np.dtype(np.int64)
+
+
+def _plain(*arrays) -> bool:
+    """Whether every array is C-contiguous and aligned: what the entries read."""
+    return all(a.flags.c_contiguous and a.flags.aligned for a in arrays)
 
 
 def take_along(x: np.ndarray, indices, axis):
@@ -227,13 +239,11 @@ def take_along(x: np.ndarray, indices, axis):
     and dtypes, views, errors: an index out of range is found and left to it)."""
     if type(indices) is not np.ndarray or indices.dtype != _INT64 or type(axis) is not int:
         return None
-    spec = _spec(_ALONG, _Along, "take_along_axis", x.dtype)
+    spec = _spec(_ALONG, _Gather, "take_along_axis", x.dtype)
     if spec is None:
         return None
     ndim = x.ndim
-    if indices.ndim != ndim or not -ndim <= axis < ndim or not (
-            x.flags.c_contiguous and x.flags.aligned and indices.flags.c_contiguous
-            and indices.flags.aligned):
+    if indices.ndim != ndim or not -ndim <= axis < ndim or not _plain(x, indices):
         return None
     if axis < 0:
         axis += ndim
@@ -247,17 +257,6 @@ def take_along(x: np.ndarray, indices, axis):
     return out if E.take_along_at(x, indices, axis, out, spec.address) else None
 
 
-class _Take:
-    """take of one dtype: the kernel's address."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, op: str, dtype: np.dtype):
-        from .kernels import gather as G
-
-        self.address = E.kernel_address(G.take_rows, E.take_kernel_types(dtype))
-
-
 _TAKE: dict = _table(("take",))
 
 
@@ -268,9 +267,8 @@ def take(x: np.ndarray, indices, axis):
     an index out of range is found and left to it)."""
     if type(indices) is not np.ndarray or indices.dtype != _INT64:
         return None
-    spec = _spec(_TAKE, _Take, "take", x.dtype)
-    if spec is None or not (x.flags.c_contiguous and x.flags.aligned
-                            and indices.flags.c_contiguous and indices.flags.aligned):
+    spec = _spec(_TAKE, _Gather, "take", x.dtype)
+    if spec is None or not _plain(x, indices):
         return None
     ndim = x.ndim
     if axis is None:
@@ -290,17 +288,6 @@ def take(x: np.ndarray, indices, axis):
     return out if E.take_at(x, indices, axis, out, spec.address) else None
 
 
-class _Scatter:
-    """scatter of one dtype: the kernel's address."""
-
-    __slots__ = ("address",)
-
-    def __init__(self, op: str, dtype: np.dtype):
-        from .kernels import gather as G
-
-        self.address = E.kernel_address(G.scatter_lanes, E.scatter_kernel_types(dtype))
-
-
 #: float32, float64 and int64: the dtypes the scatter kernel works in as they are
 _SCATTER: dict = {"scatter": {np.dtype(t): None for t in (np.float32, np.float64, np.int64)}}
 
@@ -314,14 +301,13 @@ def scatter(x: np.ndarray, indices, updates, axis, op: int):
     if type(indices) is not np.ndarray or indices.dtype != _INT64 \
             or type(updates) is not np.ndarray or updates.dtype != x.dtype or type(axis) is not int:
         return None
-    spec = _spec(_SCATTER, _Scatter, "scatter", x.dtype)
+    spec = _spec(_SCATTER, _Gather, "scatter", x.dtype)
     if spec is None:
         return None
     ndim = x.ndim
     shape = indices.shape
-    if indices.ndim != ndim or updates.shape != shape or not -ndim <= axis < ndim or not (
-            x.flags.c_contiguous and x.flags.aligned and indices.flags.c_contiguous
-            and indices.flags.aligned and updates.flags.c_contiguous and updates.flags.aligned):
+    if indices.ndim != ndim or updates.shape != shape or not -ndim <= axis < ndim \
+            or not _plain(x, indices, updates):
         return None
     if axis < 0:
         axis += ndim
