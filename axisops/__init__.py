@@ -42,6 +42,19 @@ from .moving import (
     moving_sum,
     moving_var,
 )
+from .order import (
+    argpartition,
+    argsort,
+    kthvalue,
+    median,
+    nanmedian,
+    nanquantile,
+    partition,
+    quantile,
+    rank,
+    sort,
+    top_k,
+)
 from .pool import avg_pool, max_pool
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ValuesIndices, cummax, cummin, cumprod, cumsum, logcumsumexp
@@ -62,4 +75,6 @@ __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
            "moving_min", "moving_argmax", "moving_argmin",
            "max_pool", "avg_pool",
+           "sort", "argsort", "top_k", "partition", "argpartition", "kthvalue", "median",
+           "nanmedian", "quantile", "nanquantile", "rank",
            "grad", "pool_limit", "thread_limit", "__version__"]

@@ -1,0 +1,862 @@
+"""Order statistics along an axis: sort, argsort, top_k, partition, argpartition,
+kthvalue, median, nanmedian, quantile, nanquantile, rank.
+
+One order for all of them, NumPy's: -inf < numbers < +inf < NaN (NaT last for
+dates), -0.0 and +0.0 equal; NaN last in both directions; every order stable
+(ties keep the lower index first, descending too). The kernels
+(:mod:`axisops.kernels.order`) turn each element into an unsigned key of its own
+width that sorts in that order, and then either sort a lane (radix), select the
+element at a place of its stable order (radix select: a histogram of the top
+byte, then only the bucket that holds the place), or rank it. The median and the
+quantiles need only the one or two elements at the places NumPy's formulas
+name, so they select those and never sort; the arithmetic that follows (the
+mean of the two middle elements, NumPy's ``_lerp`` with its weights) is NumPy's
+own, on the selected elements, so results are NumPy's values and dtypes.
+
+Decisions where the contract is silent:
+
+* ``axis`` of ``sort``, ``argsort``, ``top_k``, ``partition``, ``argpartition``,
+  ``kthvalue`` and ``rank`` is one int or None (the flattened array in C order, a
+  1-D result, as NumPy's ``sort(axis=None)``); a tuple is a ``TypeError``, out of
+  range an ``AxisError`` (also any int axis of a 0-d array). ``median``,
+  ``nanmedian``, ``quantile`` and ``nanquantile`` take what NumPy takes (None, an
+  int, a tuple; several axes are merged into one lane in C order of the axes as
+  given sorted).
+* dtypes: bool, integers and floats for every operator; datetime64 and
+  timedelta64 (NaT last, as NaN) for the sorts, ``top_k``, the partitions and
+  ``kthvalue``. Complex (no order), object and strings: ``TypeError``.
+* ``kthvalue`` with ``axis=None`` gives 0-d arrays (and with ``keepdims`` a
+  shape of ones); its ``k`` and ``top_k``'s are ints (a bool is a ``TypeError``),
+  out of range a ``ValueError``. ``partition``'s ``kth`` is an int or a sequence
+  of ints, negative from the end, out of range a ``ValueError``; with one place
+  the lane is the elements before it in the stable order (in lane order), then
+  it, then the rest (in lane order); with several, the sorted lane.
+* ``index_dtype`` is int32 or int64 (``TypeError`` otherwise); int32 that cannot
+  index the axis is an ``OverflowError``.
+* A plain ``median``/``quantile`` of a lane holding NaN is NaN (NumPy's rule);
+  the ``nan`` twins warn ``All-NaN slice encountered`` once per call that meets
+  such a lane. Zero-size inputs to the four give exactly NumPy's results (they
+  are handed to NumPy, warnings included).
+* Results are new C-contiguous arrays (NumPy scalars where NumPy gives scalars:
+  the median and quantiles of a whole array).
+"""
+from __future__ import annotations
+
+import operator
+import warnings
+from typing import Any
+
+import numpy as np
+
+from . import _dtypes, _jit
+from ._axes import normalize_axes, normalize_axis
+from ._dispatch import dispatched
+from ._layout import scan_view
+from .kernels import order as K
+from .missing import _doc
+from .scan import ValuesIndices
+from .typing import Array, ArrayLike
+
+__all__ = ["sort", "argsort", "top_k", "partition", "argpartition", "kthvalue", "median",
+           "nanmedian", "quantile", "nanquantile", "rank"]
+
+_NUMBERS = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+    np.uint64, np.float16, np.float32, np.float64))
+#: Units of parallel work per element (a sort reads and writes each element a few times).
+_WORK_PER_ELEMENT = 8
+_FLOAT_EXPONENT = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}
+_INT64 = np.dtype(np.int64)
+_RANK_METHODS = {"average": 0, "min": 1, "max": 2, "dense": 3, "ordinal": 4}
+#: NumPy's quantile methods: the virtual index of each, and which take one element.
+_DISCRETE = frozenset({"inverted_cdf", "closest_observation", "lower", "higher", "nearest"})
+_METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
+            "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
+            "normal_unbiased", "lower", "higher", "midpoint", "nearest")
+
+
+# ------------------------------------------------------------------ the public functions
+
+_SORT_DOC = """{title}
+
+    The order is NumPy's: -inf < numbers < +inf < NaN (NaT last for dates), -0.0
+    and +0.0 equal, and it is stable: equal elements keep their input order, so
+    ties give the lower index first. ``descending=True`` lists the numbers from the
+    largest down, then the NaNs (NaN is last in both directions), still stable:
+    not a reversed ascending sort. {how}
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer, float, datetime64 or timedelta64 dtype.
+    axis : int or None, optional
+        The axis to sort along; None sorts the flattened array. Default -1.
+    descending : bool, optional
+        Largest first (NaN still last). Default False.{extra_param}
+
+    Returns
+    -------
+    numpy.ndarray
+        {returns}
+
+    Raises
+    ------
+    TypeError
+        For complex, object or string input, a tuple ``axis``{extra_error}.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range.
+
+    See Also
+    --------
+    {twin} : {twin_what}
+    top_k : The first ``k`` of the same order.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.{name}(np.array([3., np.nan, -1., 3., 0.]), descending=True)
+    {result}
+    """
+
+
+@dispatched
+@_doc(_SORT_DOC, name="sort", title="Sorted copy of an array along an axis, stable, NaN last.",
+      how="The elements come back bit for bit (-0.0 stays -0.0; NaN payloads kept).",
+      extra_param="", returns="Of ``x``'s shape and dtype (1-D for ``axis=None``).",
+      extra_error="", twin="argsort", twin_what="The positions of the same order.",
+      result="array([ 3.,  3.,  0., -1., nan])")
+def sort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False) -> Array:
+    x, axis = _one_lane_axis(x, axis, "sort", dates=True)
+    descending = _flag(descending, "descending", "sort")
+    return _sorted(x, axis, descending, values=True)
+
+
+@dispatched
+@_doc(_SORT_DOC, name="argsort", title="Positions that sort an array along an axis, stable, "
+      "NaN last.", how="``take_along_axis(x, argsort(x, axis), axis)`` is ``sort(x, axis)``.",
+      extra_param="\n    index_dtype : dtype, optional\n        int32 or int64. Default int64.",
+      returns="Positions along ``axis``, of ``x``'s shape (1-D for ``axis=None``).",
+      extra_error=", an ``index_dtype`` other than int32 or int64.\n    OverflowError\n"
+      "        If int32 cannot index the axis", twin="sort", twin_what="The sorted values.",
+      result="array([0, 3, 4, 2, 1])")
+def argsort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False,
+            index_dtype=np.int64) -> Array:
+    x, axis = _one_lane_axis(x, axis, "argsort", dates=True)
+    descending = _flag(descending, "descending", "argsort")
+    index_dtype = _index_dtype(index_dtype, x, axis, "argsort")
+    return _sorted(x, axis, descending, values=False, index_dtype=index_dtype)
+
+
+@dispatched
+def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
+          sorted: bool = True, index_dtype=np.int64) -> ValuesIndices:
+    """The ``k`` largest (or smallest) elements along an axis and their positions.
+
+    ``numpy.top_k`` and the Array API's: ``sort(x, descending=True)`` cut to ``k``
+    along ``axis``, and the positions of those elements. NaN is last in both
+    modes (so it is among the largest only when fewer than ``k`` numbers remain),
+    ties give the lower index first. The ``k`` elements are found by a radix
+    select of the ``k``-th, never by sorting the lane; only they are sorted.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer, float, datetime64 or timedelta64 dtype.
+    k : int
+        How many, ``0 <= k <= n`` (n the length of the axis).
+    axis : int or None, optional
+        The axis; None takes the flattened array. Default -1.
+    mode : {"largest", "smallest"}, optional
+        Which end of the order. Default "largest".
+    sorted : bool, optional
+        In order (True, default), or in the order of their positions (False).
+    index_dtype : dtype, optional
+        int32 or int64. Default int64.
+
+    Returns
+    -------
+    ValuesIndices
+        ``(values, indices)``, of ``x``'s shape with ``k`` along ``axis``.
+
+    Raises
+    ------
+    TypeError
+        For complex, object or string input, a non-int ``k``, a tuple ``axis``.
+    ValueError
+        If ``k`` is out of range or ``mode`` unknown.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range.
+
+    See Also
+    --------
+    kthvalue : The ``k``-th smallest alone.
+    axisops.grad.top_k : Gradient of ``top_k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.top_k(np.array([1., 5., np.nan, 5., 3.]), 3)
+    ValuesIndices(values=array([5., 5., 3.]), indices=array([1, 3, 4]))
+    """
+    x, axis = _one_lane_axis(x, axis, "top_k", dates=True)
+    n = x.shape[axis]
+    k = _count(k, "k", 0, n, "top_k")
+    if mode not in ("largest", "smallest"):
+        raise ValueError(f"top_k: mode must be 'largest' or 'smallest', got {mode!r}")
+    sorted = _flag(sorted, "sorted", "top_k")
+    index_dtype = _index_dtype(index_dtype, x, axis, "top_k")
+    shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
+    values = np.empty(shape, x.dtype)
+    indices = np.empty(shape, index_dtype)
+    if values.size:
+        args = _lane_args(x, axis, mode == "largest")
+        _run(K.top_k_kernel, x.size, *args, k, sorted,
+             values.reshape(-1).view(_bits(x.dtype)), indices.reshape(-1))
+    return ValuesIndices(values, indices)
+
+
+_PARTITION_DOC = """{title}
+
+    As ``numpy.{name}``: along each lane, the element at each place ``kth`` is the
+    one a stable sort puts there (NumPy's order: NaN last, -0.0 equal to +0.0),
+    every element before it is not greater and every one after it not smaller.
+    With one ``kth``, the others keep their input order on each side (found by a
+    radix select, no sort); with several, the lane is sorted.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer, float, datetime64 or timedelta64 dtype.
+    kth : int or sequence of ints
+        Places, negative counting from the end.
+    axis : int or None, optional
+        The axis; None takes the flattened array. Default -1.{extra_param}
+
+    Returns
+    -------
+    numpy.ndarray
+        {returns}
+
+    Raises
+    ------
+    TypeError
+        For complex, object or string input, a ``kth`` that is not ints, a tuple
+        ``axis``.
+    ValueError
+        If a ``kth`` is out of range.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.{name}(np.array([7, 1, 5, 3, 9, 2]), 2)
+    {result}
+    """
+
+
+@dispatched
+@_doc(_PARTITION_DOC, name="partition", title="Partially sorted copy: each ``kth`` element "
+      "in its sorted place.", extra_param="", returns="Of ``x``'s shape and dtype.",
+      result="array([1, 2, 3, 7, 5, 9])")
+def partition(x: ArrayLike, kth, axis: int | None = -1) -> Array:
+    x, axis = _one_lane_axis(x, axis, "partition", dates=True)
+    places = _places(kth, x.shape[axis], "partition")
+    return _partitioned(x, axis, places, values=True)
+
+
+@dispatched
+@_doc(_PARTITION_DOC, name="argpartition", title="Positions that partition an array about "
+      "each ``kth`` place.", extra_param="\n    index_dtype : dtype, optional\n        "
+      "int32 or int64. Default int64.", returns="Positions along ``axis``, of ``x``'s shape.",
+      result="array([1, 5, 3, 0, 2, 4])")
+def argpartition(x: ArrayLike, kth, axis: int | None = -1, *, index_dtype=np.int64) -> Array:
+    x, axis = _one_lane_axis(x, axis, "argpartition", dates=True)
+    places = _places(kth, x.shape[axis], "argpartition")
+    index_dtype = _index_dtype(index_dtype, x, axis, "argpartition")
+    return _partitioned(x, axis, places, values=False, index_dtype=index_dtype)
+
+
+@dispatched
+def kthvalue(x: ArrayLike, k: int, axis: int | None = -1, *, keepdims: bool = False,
+             index_dtype=np.int64) -> ValuesIndices:
+    """The ``k``-th smallest element along an axis and its position, as ``torch.kthvalue``.
+
+    The element at place ``k - 1`` (``k`` counts from 1) of the stable ascending
+    order (NaN last, -0.0 equal to +0.0): among equal elements the one of the
+    lower index comes first. Found by radix select, without sorting.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer, float, datetime64 or timedelta64 dtype.
+    k : int
+        ``1 <= k <= n`` (n the length of the axis).
+    axis : int or None, optional
+        The axis; None takes the flattened array (0-d results). Default -1.
+    keepdims : bool, optional
+        Keep ``axis`` as a dimension of size one. Default False.
+    index_dtype : dtype, optional
+        int32 or int64. Default int64.
+
+    Returns
+    -------
+    ValuesIndices
+        ``(values, indices)``: the elements (``x``'s dtype) and their positions.
+
+    Raises
+    ------
+    TypeError
+        For complex, object or string input, a non-int ``k``, a tuple ``axis``.
+    ValueError
+        If ``k`` is out of range.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range.
+
+    See Also
+    --------
+    top_k : The ``k`` smallest or largest at once.
+    axisops.grad.kthvalue : Gradient of ``kthvalue``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.kthvalue(np.array([[3, 1, 2], [0, 5, 5]]), 2, axis=1)
+    ValuesIndices(values=array([2, 5]), indices=array([2, 1]))
+    """
+    flat = axis is None
+    shape_in = np.shape(x) if flat else None
+    x, axis = _one_lane_axis(x, axis, "kthvalue", dates=True)
+    n = x.shape[axis]
+    k = _count(k, "k", 1, n, "kthvalue")
+    keepdims = _flag(keepdims, "keepdims", "kthvalue")
+    index_dtype = _index_dtype(index_dtype, x, axis, "kthvalue")
+    places = np.array([[k - 1]], np.int64)
+    values, positions, _ = _select(x, axis, places)
+    if flat:
+        shape = (1,) * len(shape_in) if keepdims else ()
+    else:
+        shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
+    return ValuesIndices(values.reshape(shape), positions.astype(index_dtype).reshape(shape))
+
+
+_MEDIAN_DOC = """{title}
+
+    Equal to ``numpy.{name}``: values, dtype, tuple axes and ``keepdims``.{nan}
+    The one or two middle elements of each lane are found by radix select (never
+    a sort), then averaged as NumPy averages them.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype.
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None reduces all. Default None.
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one. Default False.
+
+    Returns
+    -------
+    numpy.ndarray or scalar
+        float64 for integer and bool input, else ``x``'s dtype.
+
+    Raises
+    ------
+    TypeError
+        For complex, dates, object or string input.
+    numpy.exceptions.AxisError
+        If an axis is out of range.
+    ValueError
+        If an axis is repeated.
+
+    See Also
+    --------
+    {name_q} : Any quantile.
+    axisops.grad.{name} : Gradient of ``{name}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.{name}(np.array([[4., np.nan, 1., 2.], [3., 5., 7., 9.]]), axis=1)
+    {result}
+    """
+
+
+@dispatched
+@_doc(_MEDIAN_DOC, name="median", name_q="quantile", title="Median along the given axes, as "
+      "``numpy.median``.", nan=" A lane holding NaN gives NaN.", result="array([nan,  6.])")
+def median(x: ArrayLike, axis=None, *, keepdims: bool = False) -> Array:
+    return _median("median", x, axis, keepdims, skip_nan=False)
+
+
+@dispatched
+@_doc(_MEDIAN_DOC, name="nanmedian", name_q="nanquantile", title="Median along the given "
+      "axes, NaN skipped, as ``numpy.nanmedian``.", nan=" NaN is skipped; an all-NaN lane "
+      "gives NaN with NumPy's ``RuntimeWarning``.", result="array([2., 6.])")
+def nanmedian(x: ArrayLike, axis=None, *, keepdims: bool = False) -> Array:
+    return _median("nanmedian", x, axis, keepdims, skip_nan=True)
+
+
+_QUANTILE_DOC = """{title}
+
+    Equal to ``numpy.{name}``: values, dtypes, tuple axes, ``keepdims``, ``q`` a
+    scalar or a 1-D array (a leading axis of the result), and all thirteen
+    methods (``linear``, the other eight of Hyndman and Fan, ``lower``,
+    ``higher``, ``midpoint``, ``nearest``).{nan} Only the one or two elements
+    each quantile needs are found (radix select), never a sort of the lane; no
+    limit on the size.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype.
+    q : float or array_like of floats
+        Quantiles in [0, 1], a scalar or 1-D.
+    axis : int, tuple of ints or None, optional
+        The axes to reduce; None reduces all. Default None.
+    method : str, optional
+        NumPy's method name. Default "linear".
+    keepdims : bool, optional
+        Keep the reduced axes as dimensions of size one. Default False.
+
+    Returns
+    -------
+    numpy.ndarray or scalar
+        NumPy's dtype: the input's for the methods that take one element, float
+        otherwise (float64 for integers and for a ``q`` that is a NumPy array).
+
+    Raises
+    ------
+    TypeError
+        For complex, dates, object or string input.
+    ValueError
+        If ``q`` is outside [0, 1] or not 1-D, or ``method`` unknown; if an axis is
+        repeated.
+    numpy.exceptions.AxisError
+        If an axis is out of range.
+
+    See Also
+    --------
+    {name_m} : The median.
+    axisops.grad.{name} : Gradient of ``{name}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.{name}(np.array([1., 2., np.nan, 4.]), [0.25, 0.5])
+    {result}
+    """
+
+
+@dispatched
+@_doc(_QUANTILE_DOC, name="quantile", name_m="median", title="Quantiles along the given axes, "
+      "as ``numpy.quantile``.", nan=" A lane holding NaN gives NaN.",
+      result="array([nan, nan])")
+def quantile(x: ArrayLike, q, axis=None, *, method: str = "linear",
+             keepdims: bool = False) -> Array:
+    return _quantile("quantile", x, q, axis, method, keepdims, skip_nan=False)
+
+
+@dispatched
+@_doc(_QUANTILE_DOC, name="nanquantile", name_m="nanmedian", title="Quantiles along the given "
+      "axes, NaN skipped, as ``numpy.nanquantile``.", nan=" NaN is skipped; an all-NaN lane "
+      "gives NaN with NumPy's ``RuntimeWarning``.", result="array([1.5, 2. ])")
+def nanquantile(x: ArrayLike, q, axis=None, *, method: str = "linear",
+                keepdims: bool = False) -> Array:
+    return _quantile("nanquantile", x, q, axis, method, keepdims, skip_nan=True)
+
+
+@dispatched
+def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Array:
+    """Ranks along an axis, as ``scipy.stats.rankdata``, NaN given NaN.
+
+    Ranks count from 1 in the one order (-0.0 equal to +0.0); equal elements
+    share a rank by ``method``: ``average`` (their mean place), ``min``, ``max``,
+    ``dense`` (1, 2, ... over the distinct values), ``ordinal`` (their places in
+    the stable order). A NaN gets NaN and is not counted, as bottleneck's
+    ``nanrankdata``. One stable radix sort per lane.
+
+    Parameters
+    ----------
+    x : array_like
+        Input of a bool, integer or float dtype.
+    axis : int or None, optional
+        The axis; None ranks the flattened array (a 1-D result). Default -1.
+    method : {"average", "min", "max", "dense", "ordinal"}, optional
+        How ties are ranked. Default "average".
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ranks of ``x``'s shape.
+
+    Raises
+    ------
+    TypeError
+        For complex, dates, object or string input, a tuple ``axis``.
+    ValueError
+        If ``method`` is unknown.
+    numpy.exceptions.AxisError
+        If ``axis`` is out of range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import axisops
+    >>> axisops.rank(np.array([3., 1., np.nan, 3., 2.]))
+    array([3.5, 1. , nan, 3.5, 2. ])
+    """
+    x, axis = _one_lane_axis(x, axis, "rank", dates=False)
+    if method not in _RANK_METHODS:
+        raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
+                         f"got {method!r}")
+    out = np.empty(x.shape, np.float64)
+    if out.size:
+        args = _lane_args(x, axis)
+        _run(K.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1))
+    return out
+
+
+# --------------------------------------------------------------------- arguments
+
+
+def _check_dtype(dtype: np.dtype, op: str, dates: bool) -> None:
+    if dtype in _NUMBERS or (dates and dtype.kind in "mM"):
+        return
+    if dtype.kind == "c":
+        raise TypeError(f"{op}: unsupported dtype {dtype}: complex numbers have no order")
+    allowed = "bool, int, uint, float16/32/64" + (", datetime64, timedelta64" if dates else "")
+    raise TypeError(f"{op}: unsupported dtype {dtype} (expected {allowed})")
+
+
+def _one_lane_axis(x, axis, op: str, dates: bool) -> tuple[np.ndarray, int]:
+    """*x* as an array and its one axis (None: the flattened array, axis 0)."""
+    x = _dtypes.as_array(x)
+    _check_dtype(x.dtype, op, dates)
+    if axis is None:
+        return x.reshape(-1), 0
+    if isinstance(axis, (tuple, list)):
+        raise TypeError(f"{op}: axis must be an int or None, got {axis!r}")
+    return x, normalize_axis(axis, x.ndim, op)
+
+
+def _flag(value, name: str, op: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{op}: {name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+def _count(value, name: str, low: int, high: int, op: str) -> int:
+    if not _dtypes.is_int(value):
+        raise TypeError(f"{op}: {name} must be an int, got {value!r}")
+    value = operator.index(value)
+    if not low <= value <= high:
+        raise ValueError(f"{op}: {name} must be in [{low}, {high}] for an axis of {high}, "
+                         f"got {value}")
+    return value
+
+
+def _index_dtype(index_dtype, x: np.ndarray, axis: int, op: str) -> np.dtype:
+    index_dtype = _dtypes.check_index_dtype(index_dtype, op)
+    _dtypes.check_index_fits(x.shape[axis], index_dtype, op)
+    return index_dtype
+
+
+def _places(kth, n: int, op: str) -> list[int]:
+    """``kth`` as sorted distinct places in ``[0, n)``."""
+    values = [kth] if np.ndim(kth) == 0 else list(np.asarray(kth).reshape(-1))
+    places = set()
+    for k in values:
+        if not _dtypes.is_int(k):
+            raise TypeError(f"{op}: kth must be an int or a sequence of ints, got {kth!r}")
+        k = operator.index(k)
+        if not -n <= k < n:
+            raise ValueError(f"{op}: kth(={k}) out of bounds ({n})")
+        places.add(k % n)
+    return sorted(places)
+
+
+# ------------------------------------------------------------------------- the kernels
+
+
+def _bits(dtype: np.dtype) -> np.dtype:
+    return np.dtype(f"u{dtype.itemsize}")
+
+
+def _lane_args(x: np.ndarray, axis: int, descending: bool | None = None) -> tuple:
+    """The kernels' leading arguments for the lanes of *x* along *axis*: its base as
+    bits, the ``ScanView`` geometry, the key's kind, [descending,] the masks."""
+    view = scan_view(x, axis)
+    bits = _bits(x.dtype)
+    t = bits.type
+    top = t(np.iinfo(bits).max)
+    sign = t(1 << (8 * bits.itemsize - 1))
+    kind = {"b": K.UNSIGNED, "u": K.UNSIGNED, "i": K.SIGNED, "f": K.FLOAT, "M": K.DATE,
+            "m": K.DATE}[x.dtype.kind]
+    expo = t(_FLOAT_EXPONENT.get(x.itemsize, 0) if kind == K.FLOAT else 0)
+    head = (view.base.view(bits), view.offset, view.outer_shape, view.outer_strides, view.n,
+            view.n_stride, view.mid_shape, view.mid_strides, view.inner, view.inner_stride, kind)
+    masks = (top, sign, t(top ^ sign), expo, t(1))
+    if descending is None:
+        return head + masks
+    return head + (descending,) + masks
+
+
+def _run(kern, size: int, *args) -> None:
+    _jit.run(kern, size * _WORK_PER_ELEMENT, *args)
+
+
+def _sorted(x: np.ndarray, axis: int, descending: bool, *, values: bool,
+            index_dtype=_INT64) -> np.ndarray:
+    out = np.empty(x.shape, x.dtype if values else index_dtype)
+    if out.size == 0:
+        return out
+    args = _lane_args(x, axis, descending)
+    flat = out.reshape(-1)
+    unused_values = np.empty(0, _bits(x.dtype))
+    unused_positions = np.empty(0, np.int64)
+    if values:
+        _run(K.sort_kernel, x.size, *args, True, flat.view(_bits(x.dtype)), False,
+             unused_positions)
+    else:
+        _run(K.sort_kernel, x.size, *args, False, unused_values, True, flat)
+    return out
+
+
+def _partitioned(x: np.ndarray, axis: int, places: list[int], *, values: bool,
+                 index_dtype=_INT64) -> np.ndarray:
+    if len(places) != 1:  # a sorted lane is partitioned about every place
+        return _sorted(x, axis, False, values=values, index_dtype=index_dtype)
+    out = np.empty(x.shape, x.dtype if values else index_dtype)
+    if out.size == 0:
+        return out
+    args = _lane_args(x, axis)
+    flat = out.reshape(-1)
+    if values:
+        _run(K.partition_kernel, x.size, *args, places[0], True, flat.view(_bits(x.dtype)),
+             False, np.empty(0, np.int64))
+    else:
+        _run(K.partition_kernel, x.size, *args, places[0], False,
+             np.empty(0, _bits(x.dtype)), True, flat)
+    return out
+
+
+def _select(x: np.ndarray, axis: int, places: np.ndarray):
+    """``(values, positions, nans)`` of every lane of *x* along *axis* (lanes in C
+    order of the other axes): the elements at *places* ((1 or lanes, m) int64) of
+    the stable ascending order, their positions, and each lane's NaN count."""
+    args = _lane_args(x, axis)
+    lanes = x.size // x.shape[axis] if x.shape[axis] else 0
+    m = places.shape[1]
+    values = np.empty((lanes, m), _bits(x.dtype))
+    positions = np.empty((lanes, m), np.int64)
+    nans = np.empty(lanes, np.int64)
+    if lanes and m:
+        _run(K.select_kernel, x.size, *args, np.ascontiguousarray(places, np.int64), values,
+             positions, nans)
+    return values.view(x.dtype), positions, nans
+
+
+def _nan_counts(x: np.ndarray, axis: int) -> np.ndarray:
+    args = _lane_args(x, axis)
+    lanes = x.size // x.shape[axis]
+    nans = np.empty(lanes, np.int64)
+    _jit.run(K.count_nan_kernel, x.size, *args, nans)
+    return nans
+
+
+# ------------------------------------------------------------ medians and quantiles
+
+
+def _reduced_lanes(x: np.ndarray, axis, op: str) -> tuple[np.ndarray, int, tuple, tuple]:
+    """``(y, lane_axis, kept_shape, keepdims_shape)``: *x* with the reduced axes as
+    one axis of *y* (no copy for one axis), the shape of the rest and the result's
+    shape with ``keepdims``."""
+    axes = normalize_axes(axis, x.ndim, op)
+    keep_shape = tuple(1 if d in axes else s for d, s in enumerate(x.shape))
+    if len(axes) == 1:
+        a = axes[0]
+        return x, a, x.shape[:a] + x.shape[a + 1:], keep_shape
+    kept = [d for d in range(x.ndim) if d not in axes]
+    y = np.transpose(x, kept + list(axes))
+    kept_shape = tuple(x.shape[d] for d in kept)
+    y = y.reshape(kept_shape + (-1,))
+    return y, y.ndim - 1, kept_shape, keep_shape
+
+
+def _finish(result: np.ndarray, kept_shape: tuple, keep_shape: tuple, q_shape: tuple,
+            keepdims: bool):
+    """The result (q leading) in its final shape; a NumPy scalar where NumPy gives one."""
+    result = result.reshape(q_shape + (keep_shape if keepdims else kept_shape))
+    return result[()] if result.ndim == 0 else result
+
+
+def _median(op: str, x, axis, keepdims, skip_nan: bool):
+    x = _dtypes.as_array(x)
+    _check_dtype(x.dtype, op, dates=False)
+    keepdims = _flag(keepdims, "keepdims", op)
+    if x.size == 0:
+        return (np.nanmedian if skip_nan else np.median)(x, axis=axis, keepdims=keepdims)
+    y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
+    n = y.shape[a]
+    if not skip_nan or x.dtype.kind != "f":
+        if n % 2:
+            places = np.array([[(n - 1) // 2]], np.int64)
+        else:
+            places = np.array([[n // 2 - 1, n // 2]], np.int64)
+        values, _, nans = _select(y, a, places)
+        result = np.mean(values, axis=1)
+        if x.dtype.kind == "f":
+            result[nans > 0] = np.nan
+        return _finish(result, kept_shape, keep_shape, (), keepdims)
+    counts = n - _nan_counts(y, a)
+    empty = counts == 0
+    c = np.where(empty, 1, counts)
+    places = np.stack([(c - 1) // 2, c // 2], axis=1)
+    values, _, _ = _select(y, a, places)
+    odd = (c % 2) == 1
+    pairs = values.copy()
+    pairs[odd, 1] = pairs[odd, 0]
+    # NumPy: the mean of the one middle element is itself, of two their mean
+    result = np.where(odd, values[:, 0], np.mean(pairs, axis=1)).astype(
+        np.mean(values[:1], axis=1).dtype, copy=False)
+    if empty.any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+        result[empty] = np.nan
+    return _finish(result, kept_shape, keep_shape, (), keepdims)
+
+
+def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
+    x = _dtypes.as_array(x)
+    _check_dtype(x.dtype, op, dates=False)
+    weak_q = type(q) in (int, float)
+    q = np.asanyarray(q)
+    if q.ndim > 1:
+        raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
+    if q.size and not (np.all(q >= 0) and np.all(q <= 1)):
+        raise ValueError(f"{op}: quantiles must be in the range [0, 1]")
+    if method not in _METHODS:
+        raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
+                         f"{', '.join(_METHODS)}")
+    keepdims = _flag(keepdims, "keepdims", op)
+    if x.size == 0 or q.size == 0:
+        fn = np.nanquantile if skip_nan else np.quantile
+        return fn(x, q, axis=axis, method=method, keepdims=keepdims)
+    y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
+    n = y.shape[a]
+    lanes = y.size // n
+    qf = q.reshape(-1)
+    nans = None
+    if skip_nan and x.dtype.kind == "f":
+        counts = n - _nan_counts(y, a)
+    else:
+        counts = np.array([n])
+    empty = counts == 0
+    c = np.where(empty, 1, counts)  # (lanes,) or (1,)
+    index, gamma = _virtual_index(method, c[:, None], qf[None, :])  # (lanes|1, Q)
+    if method in _DISCRETE:
+        places = np.clip(index, 0, c[:, None] - 1)
+        values, _, nans = _select(y, a, places)
+        result = values  # (lanes, Q)
+    else:
+        lower, upper = _neighbours(index, c[:, None])
+        places = np.concatenate([lower, upper], axis=1)
+        values, _, nans = _select(y, a, places)
+        Q = qf.size
+        prev, nxt = values[:, :Q], values[:, Q:]
+        result = _lerp(prev, nxt, gamma, weak_q, x.dtype)
+    result = np.asarray(result)
+    if result.shape[0] != lanes:
+        result = np.broadcast_to(result, (lanes,) + result.shape[1:])
+    result = np.ascontiguousarray(result.T)  # (Q, lanes)
+    if x.dtype.kind == "f":
+        if skip_nan:
+            if empty.any():
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+                result[:, empty] = np.nan
+        elif nans[0] > 0 and q.ndim == 0 and not kept_shape:
+            # NumPy's one quantile of one lane holding NaN is that NaN element: x's dtype
+            result = np.full(1, np.nan, x.dtype)
+        else:
+            result[:, nans > 0] = np.nan
+    return _finish(result, kept_shape, keep_shape, q.shape, keepdims)
+
+
+def _virtual_index(method: str, n: np.ndarray, q: np.ndarray) -> tuple[Any, Any]:
+    """NumPy's virtual index of each quantile for lanes of *n* values (integer
+    places for the methods that take one element), and the interpolation weight
+    (``numpy.lib._function_base_impl``'s ``_QuantileMethods`` and ``_get_gamma``)."""
+    # NumPy multiplies q by a Python int n (weak: n takes q's dtype)
+    n = n.astype(q.dtype) if q.dtype.kind == "f" else n
+    if method == "inverted_cdf":
+        return _boundaries(n * q - 1, lambda g, i: g == 0), None
+    if method == "closest_observation":
+        return _boundaries(n * q - 1 - 0.5, lambda g, i: (g == 0) & (np.floor(i) % 2 == 1)), None
+    if method == "lower":
+        return np.floor((n - 1) * q).astype(np.intp), None
+    if method == "higher":
+        return np.ceil((n - 1) * q).astype(np.intp), None
+    if method == "nearest":
+        return np.around((n - 1) * q).astype(np.intp), None
+    if method == "linear":
+        v = (n - 1) * q
+    elif method == "averaged_inverted_cdf":
+        v = n * q - 1
+    elif method == "midpoint":
+        v = 0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
+    else:
+        alpha, beta = {"interpolated_inverted_cdf": (0, 1), "hazen": (0.5, 0.5),
+                       "weibull": (0, 0), "median_unbiased": (1 / 3.0, 1 / 3.0),
+                       "normal_unbiased": (3 / 8.0, 3 / 8.0)}[method]
+        v = n * q + (alpha + q * (1 - alpha - beta)) - 1
+    v = np.asanyarray(v)
+    gamma = np.asanyarray(v - np.floor(v))
+    if method == "averaged_inverted_cdf":
+        gamma = np.where(gamma == 0, 0.5, 1.0)
+    elif method == "midpoint":
+        gamma = np.where(v % 1 == 0, 0.0, 0.5)
+    return v, np.asanyarray(gamma, dtype=v.dtype)
+
+
+def _boundaries(index, condition):
+    previous = np.floor(index)
+    gamma = index - previous
+    res = np.where(condition(gamma, index), previous, previous + 1).astype(np.intp)
+    res[res < 0] = 0
+    return res
+
+
+def _neighbours(v: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy's ``_get_indexes``: the places below and above each virtual index, as
+    non-negative places (NumPy's -1, the last, given as ``n - 1``)."""
+    previous = np.floor(v)
+    nxt = previous + 1
+    above = v >= n - 1
+    last = np.broadcast_to(n - 1, v.shape).astype(np.float64)
+    previous = np.where(above, last, previous)
+    nxt = np.where(above, last, nxt)
+    below = v < 0
+    previous = np.where(below, 0, previous)
+    nxt = np.where(below, 0, nxt)
+    return previous.astype(np.intp), nxt.astype(np.intp)
+
+
+def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray, weak: bool, dtype: np.dtype):
+    """NumPy's ``_lerp(a, b, t)`` on the selected elements, in NumPy's dtypes: with a
+    ``q`` given as a Python number NumPy's weight is a Python float (weak: cast to
+    ``a``'s float dtype), else a float64 array."""
+    diff = b - a
+    if weak and dtype.kind == "f":
+        t_low, t_high = t.astype(dtype), (1 - t).astype(dtype)
+    else:
+        t_low, t_high = t, 1 - t
+    result = np.asanyarray(np.add(a, diff * t_low))
+    np.subtract(b, diff * t_high, out=result, where=t >= 0.5, casting="unsafe",
+                dtype=type(result.dtype))
+    return result
