@@ -65,7 +65,6 @@ _NUMBERS = frozenset(np.dtype(t) for t in (
     np.uint64, np.float16, np.float32, np.float64))
 #: Units of parallel work per element (a sort reads and writes each element a few times).
 _WORK_PER_ELEMENT = 8
-_FLOAT_EXPONENT = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}
 _INT64 = np.dtype(np.int64)
 _RANK_METHODS = {"average": 0, "min": 1, "max": 2, "dense": 3, "ordinal": 4}
 #: NumPy's quantile methods: the virtual index of each, and which take one element.
@@ -336,7 +335,7 @@ def kthvalue(x: ArrayLike, k: int, axis: int | None = -1, *, keepdims: bool = Fa
     keepdims = _flag(keepdims, "keepdims", "kthvalue")
     index_dtype = _index_dtype(index_dtype, x, axis, "kthvalue")
     places = np.array([[k - 1]], np.int64)
-    values, positions, _ = _select(x, axis, places)
+    values, positions, _ = _select(x, axis, places, want_positions=True)
     if flat:
         shape = (1,) * len(shape_in) if keepdims else ()
     else:
@@ -591,21 +590,15 @@ def _bits(dtype: np.dtype) -> np.dtype:
 
 def _lane_args(x: np.ndarray, axis: int, descending: bool | None = None) -> tuple:
     """The kernels' leading arguments for the lanes of *x* along *axis*: its base as
-    bits, the ``ScanView`` geometry, the key's kind, [descending,] the masks."""
+    bits, the ``ScanView`` geometry, the key's masks [and *descending*]."""
     view = scan_view(x, axis)
-    bits = _bits(x.dtype)
-    t = bits.type
-    top = t(np.iinfo(bits).max)
-    sign = t(1 << (8 * bits.itemsize - 1))
-    kind = {"b": K.UNSIGNED, "u": K.UNSIGNED, "i": K.SIGNED, "f": K.FLOAT, "M": K.DATE,
-            "m": K.DATE}[x.dtype.kind]
-    expo = t(_FLOAT_EXPONENT.get(x.itemsize, 0) if kind == K.FLOAT else 0)
-    head = (view.base.view(bits), view.offset, view.outer_shape, view.outer_strides, view.n,
-            view.n_stride, view.mid_shape, view.mid_strides, view.inner, view.inner_stride, kind)
-    masks = (top, sign, t(top ^ sign), expo, t(1))
+    head = (view.base.view(_bits(x.dtype)), view.offset, view.outer_shape, view.outer_strides,
+            view.n, view.n_stride, view.mid_shape, view.mid_strides, view.inner,
+            view.inner_stride)
+    masks = (K.key_masks(x.dtype),)
     if descending is None:
         return head + masks
-    return head + (descending,) + masks
+    return head + masks + (descending,)
 
 
 def _run(kern, size: int, *args) -> None:
@@ -647,7 +640,7 @@ def _partitioned(x: np.ndarray, axis: int, places: list[int], *, values: bool,
     return out
 
 
-def _select(x: np.ndarray, axis: int, places: np.ndarray):
+def _select(x: np.ndarray, axis: int, places: np.ndarray, want_positions: bool = False):
     """``(values, positions, nans)`` of every lane of *x* along *axis* (lanes in C
     order of the other axes): the elements at *places* ((1 or lanes, m) int64) of
     the stable ascending order, their positions, and each lane's NaN count."""
@@ -658,8 +651,8 @@ def _select(x: np.ndarray, axis: int, places: np.ndarray):
     positions = np.empty((lanes, m), np.int64)
     nans = np.empty(lanes, np.int64)
     if lanes and m:
-        _run(K.select_kernel, x.size, *args, np.ascontiguousarray(places, np.int64), values,
-             positions, nans)
+        _run(K.select_kernel, x.size, *args, np.ascontiguousarray(places, np.int64),
+             want_positions, values, positions, nans)
     return values.view(x.dtype), positions, nans
 
 

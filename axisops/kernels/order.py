@@ -34,65 +34,97 @@ import numpy as np
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
 
-#: How the bits of an element are ordered (see :func:`order_key`).
-UNSIGNED, SIGNED, FLOAT, DATE = 0, 1, 2, 3
 #: Lanes up to this length are sorted by insertion (a radix sort's histograms
-#: cost more than its passes save below it).
-INSERTION_MAX = 32
+#: cost more than its passes save below it), and selected by sorting them.
+INSERTION_MAX = 48
+#: Runs a merge sort starts from (sorted by insertion), and the longest lane it
+#: sorts (a radix sort's 2048-bucket histograms pay from there).
+RUN = 16
+MERGE_MAX = 2048
 #: More target places than this in one lane: sort it once instead of selecting each.
 SELECT_MAX = 12
+#: Bits of a radix digit: 2048 buckets (16 KiB of counts) stay in L1.
+RADIX = 11
+#: Interleaved histograms of the first selection pass (a run of equal digits
+#: would otherwise wait on its own counter's last increment).
+HISTOGRAMS = 4
+
+
+def key_masks(dtype: np.dtype) -> tuple:
+    """The constants of :func:`order_key` for *dtype* (as a tuple of its width's
+    unsigned type): ``(top, sign, negmask, flip, mag, nonzero, expo, dshift, dtop,
+    zero, one, shift)``."""
+    bits = np.dtype(f"u{dtype.itemsize}")
+    t = bits.type
+    width = 8 * bits.itemsize
+    top = (1 << width) - 1
+    sign = 1 << (width - 1)
+    kind = dtype.kind
+    floating = kind == "f"
+    dates = kind in "mM"
+    negmask = top if floating else 0
+    flip = sign if kind in "fimM" else 0
+    expo = {2: 0x7C00, 4: 0x7F800000, 8: 0x7FF0000000000000}[dtype.itemsize] if floating else top
+    nonzero = 0 if floating else 1
+    dshift = 1 if dates else 0
+    dtop = top - 1 if floating or dates else top
+    return tuple(t(v) for v in (top, sign, negmask, flip, top ^ sign, nonzero, expo, dshift,
+                                dtop, 0, 1, width - 1))
 
 
 # ----------------------------------------------------------------------------- keys
 
 
 @helper(inline=True)
-def order_key(b, kind, descending, top, sign, mag, expo, one):
-    """The unsigned key of bit pattern *b* (an unsigned int of the element's width;
-    the masks are of the same type): keys compare as NumPy orders the elements."""
-    if kind == FLOAT:
-        m = b & mag
-        if m > expo:
-            return top  # NaN, either sign, any payload
-        if m == 0:
-            k = sign  # -0.0 ties +0.0
-        elif b & sign:
-            k = b ^ top
-        else:
-            k = b | sign
-    elif kind == SIGNED:
-        k = b ^ sign
-    elif kind == DATE:
-        k = (b ^ sign) - one  # NaT (the least int64) wraps to the greatest key
-        if k == top:
-            return top
-    else:
-        k = b
+def order_key(b, masks, descending):
+    """The unsigned key of bit pattern *b* (an unsigned int of the element's width,
+    *masks* from :func:`key_masks`): keys compare as NumPy orders the elements.
+    Selects only, no branch: a loop of these vectorises.
+
+    Floats: a negative number's bits reversed, a positive one's with the sign bit
+    set, so keys grow with the value; -0.0 takes +0.0's key; every NaN ``top``.
+    Signed integers and dates: the sign bit flipped (dates then less one, so NaT,
+    the least int64, wraps to ``top``); unsigned and bool: the bits. Descending:
+    ``dtop - key``, NaN and NaT still ``top``."""
+    top, sign, negmask, flip, mag, nonzero, expo, dshift, dtop, zero, _, shift = masks
+    k = b ^ (((zero - (b >> shift)) & negmask) | flip)
+    m = b & mag
+    k = sign if (m | nonzero) == zero else k - dshift
     if descending:
-        if kind == FLOAT or kind == DATE:
-            return top - one - k  # every key but NaN's is below top
-        return k ^ top
-    return k
-
-
-@helper
-def lane_keys(base, p, n_stride, n, kind, descending, top, sign, mag, expo, one, keys):
-    """Keys of the lane ``base[p + j * n_stride]`` (j < n) into ``keys[:n]``;
-    returns how many are NaN/NaT (key ``top`` of a float or date)."""
-    nans = 0
-    for j in range(n):
-        k = order_key(base[p + j * n_stride], kind, descending, top, sign, mag, expo, one)
-        keys[j] = k
-        if k == top:
-            nans += 1
-    if kind == FLOAT or kind == DATE:
-        return nans
-    return 0
+        k = dtop - k
+    return top if m > expo else k
 
 
 @helper(inline=True)
-def _digit(k, shift):
-    return np.int64((np.uint64(k) >> np.uint64(shift)) & np.uint64(255))
+def key_bits(k, masks, descending):
+    """The bits of the element whose ascending (or *descending*) key is *k* (not NaN
+    or NaT; the zero key gives +0.0)."""
+    negmask, flip, dshift, dtop, one, shift = (masks[2], masks[3], masks[7], masks[8],
+                                               masks[10], masks[11])
+    if descending:
+        k = dtop - k
+    k = k + dshift
+    return k ^ ((((k >> shift) - one) & negmask) | flip)
+
+
+@helper
+def lane_keys(base, p, n_stride, n, masks, descending, keys):
+    """Keys of the lane ``base[p + j * n_stride]`` (j < n) into ``keys[:n]``;
+    returns how many are NaN/NaT (key ``top``; none for integers)."""
+    top = masks[0]
+    nans = 0
+    for j in range(n):
+        k = order_key(base[p + j * n_stride], masks, descending)
+        keys[j] = k
+        nans += k == top
+    floating = masks[5] == masks[9]
+    dates = masks[7] != masks[9]
+    return nans if floating or dates else 0  # an integer's key may be top
+
+
+@helper(inline=True)
+def _digit(k, shift, mask):
+    return np.int64((np.uint64(k) >> np.uint64(shift)) & np.uint64(mask))
 
 
 # ---------------------------------------------------------------------------- sorts
@@ -114,43 +146,109 @@ def _insertion_sort(keys, pay, lo, hi):
 
 
 @helper
-def sort_lane(keys, pay, n, keys2, pay2, counts, nbytes):
-    """Stable sort of ``keys[:n]`` carrying ``pay[:n]``, in place (``keys2``,
-    ``pay2`` are scratch of the same length; ``counts`` an int64 (8, 256))."""
+def _merge_sort(keys, pay, n, keys2, pay2):
+    """Stable bottom-up merge sort of ``keys[:n]`` with their payload (runs of
+    ``RUN`` by insertion first); the result ends in ``keys``/``pay``."""
+    for lo in range(0, n, RUN):
+        _insertion_sort(keys, pay, lo, min(lo + RUN, n))
+    src_k, src_p, dst_k, dst_p = keys, pay, keys2, pay2
+    swapped = False
+    width = RUN
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            w = lo
+            while i < mid and j < hi:
+                if src_k[j] < src_k[i]:  # equal keys: the left run's first (stable)
+                    dst_k[w] = src_k[j]
+                    dst_p[w] = src_p[j]
+                    j += 1
+                else:
+                    dst_k[w] = src_k[i]
+                    dst_p[w] = src_p[i]
+                    i += 1
+                w += 1
+            while i < mid:
+                dst_k[w] = src_k[i]
+                dst_p[w] = src_p[i]
+                i += 1
+                w += 1
+            while j < hi:
+                dst_k[w] = src_k[j]
+                dst_p[w] = src_p[j]
+                j += 1
+                w += 1
+        src_k, dst_k = dst_k, src_k
+        src_p, dst_p = dst_p, src_p
+        swapped = not swapped
+        width *= 2
+    if swapped:
+        for j in range(n):
+            keys[j] = keys2[j]
+            pay[j] = pay2[j]
+
+
+@helper
+def sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, carry):
+    """Stable sort of ``keys[:n]`` in place with their payload ``pay[:n]`` (``keys2``,
+    ``pay2``: scratch of the same length; ``counts`` int64 (6, 2048)). Without
+    *carry* the payload is not needed: pass the key arrays again as ``pay`` and
+    ``pay2``. Insertion sort of short lanes, merge sort up to ``MERGE_MAX``, else an
+    LSD radix sort of 11-bit digits, skipping digits every key shares."""
     if n <= INSERTION_MAX:
         _insertion_sort(keys, pay, 0, n)
         return
-    for d in range(nbytes):
-        for b in range(256):
+    if n <= MERGE_MAX:
+        _merge_sort(keys, pay, n, keys2, pay2)
+        return
+    width = 8 * nbytes
+    digits = (width + RADIX - 1) // RADIX
+    for d in range(digits):
+        for b in range(1 << RADIX):
             counts[d, b] = 0
+    mask = (1 << RADIX) - 1
     for j in range(n):
         k = keys[j]
-        for d in range(nbytes):
-            counts[d, _digit(k, 8 * d)] += 1
+        for d in range(digits):
+            counts[d, _digit(k, RADIX * d, mask)] += 1
     src_k, src_p, dst_k, dst_p = keys, pay, keys2, pay2
     swapped = False
-    for d in range(nbytes):
-        if counts[d, _digit(src_k[0], 8 * d)] == n:
+    for d in range(digits):
+        shift = RADIX * d
+        if counts[d, _digit(src_k[0], shift, mask)] == n:
             continue  # every key has this digit: the pass would copy
         total = 0
-        for b in range(256):  # counts become the first slot of each bucket
+        for b in range(1 << RADIX):  # counts become the first slot of each bucket
             c = counts[d, b]
             counts[d, b] = total
             total += c
-        for j in range(n):
-            k = src_k[j]
-            b = _digit(k, 8 * d)
-            s = counts[d, b]
-            counts[d, b] = s + 1
-            dst_k[s] = k
-            dst_p[s] = src_p[j]
+        if carry:
+            for j in range(n):
+                k = src_k[j]
+                b = _digit(k, shift, mask)
+                s = counts[d, b]
+                counts[d, b] = s + 1
+                dst_k[s] = k
+                dst_p[s] = src_p[j]
+        else:
+            for j in range(n):
+                k = src_k[j]
+                b = _digit(k, shift, mask)
+                s = counts[d, b]
+                counts[d, b] = s + 1
+                dst_k[s] = k
         src_k, dst_k = dst_k, src_k
         src_p, dst_p = dst_p, src_p
         swapped = not swapped
     if swapped:
         for j in range(n):
             keys[j] = keys2[j]
-            pay[j] = pay2[j]
+        if carry:
+            for j in range(n):
+                pay[j] = pay2[j]
 
 
 # ------------------------------------------------------------------------ selection
@@ -160,38 +258,55 @@ def sort_lane(keys, pay, n, keys2, pay2, counts, nbytes):
 def select_rank(keys, n, r, work, hist, nbytes):
     """``(key, less, equal)``: the key at place *r* (0-based) of the sorted
     ``keys[:n]``, how many keys are below it and how many equal it; by MSD radix
-    select (``work`` is scratch of n keys, ``hist`` an int64 (256,))."""
+    select of 11-bit digits (``work``: scratch of n keys; ``hist``: int64
+    (HISTOGRAMS, 2048)). Each pass counts the digits of the candidates, keeps the
+    bucket that holds place *r* (copied out in lane order) and goes on below it."""
     src = keys
     count = n
     less = 0
-    shift = 8 * (nbytes - 1)
+    width = 8 * nbytes
+    bits = min(RADIX, width)
+    shift = width - bits
     while True:
-        for b in range(256):
-            hist[b] = 0
-        for j in range(count):
-            hist[_digit(src[j], shift)] += 1
+        size_ = 1 << bits
+        mask = size_ - 1
+        for h in range(HISTOGRAMS):
+            for b in range(size_):
+                hist[h, b] = 0
+        stop = count - count % HISTOGRAMS
+        for j in range(0, stop, HISTOGRAMS):
+            for h in range(HISTOGRAMS):
+                hist[h, _digit(src[j + h], shift, mask)] += 1
+        for j in range(stop, count):
+            hist[0, _digit(src[j], shift, mask)] += 1
         below = 0
         bucket = 0
-        for b in range(256):
-            if below + hist[b] > r:
+        for b in range(size_):
+            c = hist[0, b]
+            for h in range(1, HISTOGRAMS):
+                c += hist[h, b]
+            if below + c > r:
                 bucket = b
                 break
-            below += hist[b]
+            below += c
         r -= below
         less += below
-        size = hist[bucket]
+        size = hist[0, bucket]
+        for h in range(1, HISTOGRAMS):
+            size += hist[h, bucket]
         if size != count:  # keep only the bucket (in lane order)
             w = 0
             for j in range(count):
                 k = src[j]
-                if _digit(k, shift) == bucket:
+                if _digit(k, shift, mask) == bucket:
                     work[w] = k
                     w += 1
             src = work
             count = size
         if count == 1 or shift == 0:
             return src[0], less, count
-        shift -= 8
+        bits = min(RADIX, shift)
+        shift -= bits
 
 
 @helper
@@ -229,55 +344,119 @@ def nth_position(keys, n, key, occurrence):
 
 
 @helper(inline=True)
-def _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape, mid_strides,
-                inner_stride):
-    """(first element p, o, m, i) of lane *t*."""
-    i = t % inner
-    g = t // inner
-    o = g // mids
-    m = g - o * mids
-    p = (offset + block_offset(o, outer_shape, outer_strides)
-         + block_offset(m, mid_shape, mid_strides) + i * inner_stride)
-    return p, o, m, i
+def _group_start(o, m, offset, outer_shape, outer_strides, mid_shape, mid_strides):
+    """The offset of lane group (o, m) (no division for one outer dimension and none
+    or one between the axis and the last)."""
+    if outer_shape.size == 1:
+        off = offset + o * outer_strides[0]
+    else:
+        off = offset + block_offset(o, outer_shape, outer_strides)
+    if mid_shape.size == 1:
+        return off + m * mid_strides[0]
+    if mid_shape.size > 1:
+        return off + block_offset(m, mid_shape, mid_strides)
+    return off
+
+
+@helper(inline=True)
+def _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape, outer_strides, mid_shape,
+          mid_strides):
+    """``(o, m, i, start)`` of lane *t* (``o, m, i`` its place in the (outer, mid,
+    inner) lanes, ``start`` its group's offset), from lane ``t - 1``'s: lanes are
+    walked in order, dividing only at the first."""
+    if t == lo:
+        i = t % inner
+        g = t // inner
+        o = g // mids
+        m = g - o * mids
+    else:
+        i += 1
+        if i < inner:
+            return o, m, i, start
+        i = 0
+        m += 1
+        if m == mids:
+            m = 0
+            o += 1
+    return o, m, i, _group_start(o, m, offset, outer_shape, outer_strides, mid_shape, mid_strides)
+
+
+@helper
+def _restore_specials(base, p, n_stride, n, masks, keys, nans):
+    """After a sort of keys alone turned back into bits (:func:`key_bits`), put
+    back the elements a key does not tell apart, in lane order: the zeros (the
+    block of +0.0s holds -0.0s too) and the NaNs (the last *nans*, payloads kept)."""
+    sign, mag, nonzero, zero = masks[1], masks[4], masks[5], masks[9]
+    if masks[7] != zero:  # dates: every NaT is the one bit pattern
+        for j in range(n - nans, n):
+            keys[j] = sign
+        return
+    if nonzero != zero:
+        return  # integers: keys are one to one
+    negative_zero = False
+    for j in range(n):
+        negative_zero |= base[p + j * n_stride] == sign
+    if not negative_zero and nans == 0:
+        return
+    z = 0
+    while z < n - nans and (keys[z] & mag) != zero:
+        z += 1
+    w = n - nans
+    for j in range(n):
+        b = base[p + j * n_stride]
+        m = b & mag
+        if m == zero and negative_zero:
+            keys[z] = b
+            z += 1
+        elif m > masks[6]:
+            keys[w] = b
+            w += 1
 
 
 @kernel(nrt=True)
 def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
-                mid_strides, inner, inner_stride, kind, descending, top, sign, mag, expo, one,
-                want_values, values, want_positions, positions):
+                mid_strides, inner, inner_stride, masks, descending, want_values, values,
+                want_positions, positions):
     """Stable sort of every lane: ``values`` (flat, the layout (outer, n, mid,
-    inner), the elements' bits) and/or ``positions`` (the same layout, any int
-    dtype) of the sorted order."""
+    inner), the elements' bits) or ``positions`` (the same layout, any int dtype)
+    of the sorted order. Values sort the keys alone and turn them back into bits."""
     mids = block_size(mid_shape)
     lanes = block_size(outer_shape) * mids * inner
     nbytes = base.itemsize
     keys = np.empty(n, base.dtype)
     keys2 = np.empty(n, base.dtype)
-    pay = np.empty(n, np.int64)
-    pay2 = np.empty(n, np.int64)
-    counts = np.empty((8, 256), np.int64)
+    pay = np.empty(n if want_positions else 1, np.int64)
+    pay2 = np.empty(n if want_positions else 1, np.int64)
+    counts = np.empty((6, 1 << RADIX), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
+    o = m = i = start = 0
     for t in range(lo, hi):
-        p, o, m, i = _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, inner_stride)
-        lane_keys(base, p, n_stride, n, kind, descending, top, sign, mag, expo, one, keys)
-        for j in range(n):
-            pay[j] = j
-        sort_lane(keys, pay, n, keys2, pay2, counts, nbytes)
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
+        nans = lane_keys(base, p, n_stride, n, masks, descending, keys)
         q = (o * n * mids + m) * inner + i
-        for j in range(n):
-            if want_values:
-                values[q] = base[p + pay[j] * n_stride]
-            if want_positions:
-                positions[q] = pay[j]
-            q += step
+        if want_positions:
+            for j in range(n):
+                pay[j] = j
+            sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, True)
+            for j in range(n):
+                positions[q + j * step] = pay[j]
+            continue
+        sort_lane(keys, keys, n, keys2, keys2, counts, nbytes, False)
+        for j in range(n - nans):
+            keys[j] = key_bits(keys[j], masks, descending)
+        _restore_specials(base, p, n_stride, n, masks, keys, nans)
+        if want_values:
+            for j in range(n):
+                values[q + j * step] = keys[j]
 
 
 @kernel(nrt=True)
 def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
-                 mid_strides, inner, inner_stride, kind, descending, top, sign, mag, expo, one,
-                 k, sorted_, values, positions):
+                 mid_strides, inner, inner_stride, masks, descending, k, sorted_, values,
+                 positions):
     """The first *k* of every lane in the (stable) order: their bits into
     ``values`` and positions into ``positions`` (flat, layout (outer, k, mid,
     inner)); in that order when *sorted_*, else in lane order."""
@@ -288,34 +467,41 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
     work = np.empty(n, base.dtype)
     chosen = np.empty(k, base.dtype)
     chosen2 = np.empty(k, base.dtype)
-    pay = np.empty(k, np.int64)
-    pay2 = np.empty(k, np.int64)
-    hist = np.empty(256, np.int64)
-    counts = np.empty((8, 256), np.int64)
+    pay = np.empty(max(k, n), np.int64)
+    pay2 = np.empty(max(k, n), np.int64)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
+    counts = np.empty((6, 1 << RADIX), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
+    o = m = i = start = 0
     for t in range(lo, hi):
-        p, o, m, i = _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, inner_stride)
-        lane_keys(base, p, n_stride, n, kind, descending, top, sign, mag, expo, one, keys)
-        if k == n:  # all of them
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
+        lane_keys(base, p, n_stride, n, masks, descending, keys)
+        if n <= INSERTION_MAX:  # a short lane: sorted whole
             for j in range(n):
-                chosen[j] = keys[j]
                 pay[j] = j
+            _insertion_sort(keys, pay, 0, n)
         else:
-            key, less, _ = select_rank(keys, n, k - 1, work, hist, nbytes)
-            ties = k - less  # the first `ties` keys equal to `key` are in
-            c = 0
-            for j in range(n):
-                kj = keys[j]
-                if kj < key or (kj == key and ties > 0):
-                    if kj == key:
-                        ties -= 1
-                    chosen[c] = kj
-                    pay[c] = j
-                    c += 1
-        if sorted_:
-            sort_lane(chosen, pay, k, chosen2, pay2, counts, nbytes)
+            if k == n:  # all of them
+                for j in range(n):
+                    chosen[j] = keys[j]
+                    pay[j] = j
+            else:
+                key, less, _ = select_rank(keys, n, k - 1, work, hist, nbytes)
+                ties = k - less  # the first `ties` keys equal to `key` are in
+                c = 0
+                for j in range(n):
+                    kj = keys[j]
+                    if kj < key or (kj == key and ties > 0):
+                        if kj == key:
+                            ties -= 1
+                        chosen[c] = kj
+                        pay[c] = j
+                        c += 1
+            if sorted_:
+                sort_lane(chosen, pay, k, chosen2, pay2, counts, nbytes, True)
         q = (o * k * mids + m) * inner + i
         for j in range(k):
             values[q] = base[p + pay[j] * n_stride]
@@ -325,8 +511,8 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
 
 @kernel(nrt=True)
 def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
-                     mid_shape, mid_strides, inner, inner_stride, kind, top, sign, mag, expo, one,
-                     kth, want_values, values, want_positions, positions):
+                     mid_shape, mid_strides, inner, inner_stride, masks, kth, want_values, values,
+                     want_positions, positions):
     """Every lane partitioned about place *kth* of the stable order: the elements
     before that place in lane order, then it, then the others in lane order
     (flat outputs, layout (outer, n, mid, inner))."""
@@ -335,13 +521,15 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
     nbytes = base.itemsize
     keys = np.empty(n, base.dtype)
     work = np.empty(n, base.dtype)
-    hist = np.empty(256, np.int64)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
+    o = m = i = start = 0
     for t in range(lo, hi):
-        p, o, m, i = _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, inner_stride)
-        lane_keys(base, p, n_stride, n, kind, False, top, sign, mag, expo, one, keys)
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
+        lane_keys(base, p, n_stride, n, masks, False, keys)
         key, less, _ = select_rank(keys, n, kth, work, hist, nbytes)
         ties = kth - less  # equal keys before the chosen one
         first = (o * n * mids + m) * inner + i
@@ -368,37 +556,43 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
 
 @kernel(nrt=True)
 def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
-                  mid_strides, inner, inner_stride, kind, top, sign, mag, expo, one, places,
-                  values, positions, nans):
+                  mid_strides, inner, inner_stride, masks, places, want_positions, values,
+                  positions, nans):
     """The elements at the given places of every lane's stable ascending order.
 
-    ``places`` is int64 (1 or lanes, m), ascending along its rows (a row per lane,
-    or one row for all); ``values`` (lanes, m) gets their bits, ``positions``
-    (lanes, m) their positions along the lane, ``nans`` (lanes,) the lane's count
-    of NaN/NaT. Up to ``SELECT_MAX`` places a lane is selected place by place
-    (neighbouring places cost a pass each), beyond that it is sorted once."""
+    ``places`` is int64 (1 or lanes, m), best ascending along its rows (a row per
+    lane, or one row for all); ``values`` (lanes, m) gets their bits, ``positions``
+    (lanes, m) their positions along the lane if *want_positions* (else a value
+    comes from its key, and only a zero's sign needs its position), ``nans``
+    (lanes,) the lane's count of NaN/NaT. Up to ``SELECT_MAX`` places a lane is
+    selected place by place (neighbouring places cost a pass each); more places,
+    or a short lane, and it is sorted once."""
     mids = block_size(mid_shape)
     lanes = block_size(outer_shape) * mids * inner
     nbytes = base.itemsize
     count = places.shape[1]
     shared = places.shape[0] == 1
+    top, zero_key = masks[0], masks[1]
+    floating = masks[5] == masks[9]
     keys = np.empty(n, base.dtype)
     work = np.empty(n, base.dtype)
-    hist = np.empty(256, np.int64)
-    sorting = count > SELECT_MAX
-    pay = np.empty(n if sorting else 0, np.int64)
-    pay2 = np.empty(n if sorting else 0, np.int64)
-    counts = np.empty((8, 256), np.int64)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
+    sorting = count > SELECT_MAX or n <= INSERTION_MAX
+    pay = np.empty(n if sorting else 1, np.int64)
+    pay2 = np.empty(n if sorting else 1, np.int64)
+    counts = np.empty((6, 1 << RADIX), np.int64)
     lo, hi = part_range(lanes, part, parts)
+    o = m = i = start = 0
     for t in range(lo, hi):
-        p, _, _, _ = _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, inner_stride)
-        nans[t] = lane_keys(base, p, n_stride, n, kind, False, top, sign, mag, expo, one, keys)
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
+        nans[t] = lane_keys(base, p, n_stride, n, masks, False, keys)
         row = 0 if shared else t
         if sorting:
             for j in range(n):
                 pay[j] = j
-            sort_lane(keys, pay, n, work, pay2, counts, nbytes)
+            sort_lane(keys, pay, n, work, pay2, counts, nbytes, True)
             for s in range(count):
                 j = pay[places[row, s]]
                 positions[t, s] = j
@@ -419,6 +613,9 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
             else:
                 key, less, equal = select_rank(keys, n, r, work, hist, nbytes)
                 at = -1
+            if not want_positions and key != top and not (floating and key == zero_key):
+                values[t, s] = key_bits(key, masks, False)
+                continue
             # the (r - less)-th key equal to `key`, going on from the last one found
             if at >= 0 and s > 0 and places[row, s - 1] == r - 1:
                 j = at + 1
@@ -433,25 +630,26 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
 
 @kernel
 def count_nan_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
-                     mid_shape, mid_strides, inner, inner_stride, kind, top, sign, mag, expo,
-                     one, nans):
+                     mid_shape, mid_strides, inner, inner_stride, masks, nans):
     """How many NaN/NaT each lane holds, into ``nans`` (lanes,)."""
     mids = block_size(mid_shape)
     lanes = block_size(outer_shape) * mids * inner
+    top = masks[0]
     lo, hi = part_range(lanes, part, parts)
+    o = m = i = start = 0
     for t in range(lo, hi):
-        p, _, _, _ = _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, inner_stride)
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
         c = 0
         for j in range(n):
-            if order_key(base[p + j * n_stride], kind, False, top, sign, mag, expo, one) == top:
-                c += 1
+            c += order_key(base[p + j * n_stride], masks, False) == top
         nans[t] = c
 
 
 @kernel(nrt=True)
 def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
-                mid_strides, inner, inner_stride, kind, top, sign, mag, expo, one, method, out):
+                mid_strides, inner, inner_stride, masks, method, out):
     """Ranks from 1 of every lane (``out`` flat float64, layout (outer, n, mid,
     inner)); ties by *method* (0 average, 1 min, 2 max, 3 dense, 4 ordinal); a
     NaN gets NaN and is not counted."""
@@ -462,16 +660,18 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     keys2 = np.empty(n, base.dtype)
     pay = np.empty(n, np.int64)
     pay2 = np.empty(n, np.int64)
-    counts = np.empty((8, 256), np.int64)
+    counts = np.empty((6, 1 << RADIX), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
+    o = m = i = start = 0
     for t in range(lo, hi):
-        p, o, m, i = _lane_start(t, mids, inner, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, inner_stride)
-        nans = lane_keys(base, p, n_stride, n, kind, False, top, sign, mag, expo, one, keys)
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
+        nans = lane_keys(base, p, n_stride, n, masks, False, keys)
         for j in range(n):
             pay[j] = j
-        sort_lane(keys, pay, n, keys2, pay2, counts, nbytes)
+        sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, True)
         first = (o * n * mids + m) * inner + i
         valid = n - nans
         for j in range(valid, n):
