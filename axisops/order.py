@@ -853,3 +853,61 @@ def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray, weak: bool, dtype: np.dty
     np.subtract(b, diff * t_high, out=result, where=t >= 0.5, casting="unsafe",
                 dtype=type(result.dtype))
     return result
+
+
+# ------------------------------------------------------------ for the gradients
+
+
+def chosen_elements(op: str, x: np.ndarray, q, axis, method: str, skip_nan: bool):
+    """Which elements a median or quantile reads, for its gradient.
+
+    Returns ``(lanes, positions, weights, out_shape, keep_shape, q_shape)``:
+    ``lanes`` the reduced lanes as a (lanes, n) array's layout
+    ``(y, lane_axis, kept_shape, order)`` (see :func:`_reduced_lanes`), ``positions``
+    (lanes, 2Q) the places along each lane of the elements interpolated (lower
+    ones first, then upper ones), ``weights`` (lanes or 1, 2Q) their shares of ``g``
+    (``1 - gamma`` and ``gamma``; 1 and 0 for the methods that take one element),
+    with a plain lane holding NaN given all of ``g`` at its first NaN and an
+    all-NaN lane of a ``nan`` twin nothing. ``q`` None means the median."""
+    median = q is None
+    _check_dtype(x.dtype, op, dates=False)
+    q = np.asanyarray(0.5 if median else q)
+    if q.ndim > 1:
+        raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
+    if q.size and not (np.all(q >= 0) and np.all(q <= 1)):
+        raise ValueError(f"{op}: quantiles must be in the range [0, 1]")
+    if method not in _METHODS:
+        raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
+                         f"{', '.join(_METHODS)}")
+    y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
+    n = y.shape[a]
+    lanes = y.size // n if n else int(np.prod(kept_shape, dtype=np.int64))
+    qf = np.asarray(q, np.float64).reshape(-1) if median else q.reshape(-1)
+    if n == 0 or qf.size == 0 or lanes == 0:
+        return y, a, kept_shape, keep_shape, None, None, q.shape
+    if skip_nan and x.dtype.kind == "f":
+        counts = n - _nan_counts(y, a)
+    else:
+        counts = np.full(lanes, n)
+    c = np.maximum(counts, 1)[:, None]
+    index, gamma = _virtual_index(method, c, qf[None, :])
+    if method in _DISCRETE:
+        lower = upper = np.clip(index, 0, c - 1)
+        share = np.ones(lower.shape)
+    else:
+        lower, upper = _neighbours(index, c)
+        share = 1 - np.asarray(gamma, np.float64)
+    places = np.concatenate([lower, upper], axis=1)
+    _, positions, nans = _select(y, a, places, want_positions=True)
+    weights = np.concatenate([share, 1 - share], axis=1) * np.ones((lanes, 1))
+    if x.dtype.kind == "f":
+        if skip_nan:
+            weights[counts == 0] = 0
+        elif (nans > 0).any():
+            bad = nans > 0
+            lane_view = np.moveaxis(y, a, -1).reshape(lanes, n)
+            first_nan = np.argmax(np.isnan(lane_view[bad]), axis=1)
+            positions[bad] = first_nan[:, None]
+            weights[bad] = 0
+            weights[bad, 0] = 1
+    return y, a, kept_shape, keep_shape, positions, weights, q.shape

@@ -45,6 +45,7 @@ from .moving import (
     moving_sum,
     moving_var,
 )
+from .order import kthvalue, median, nanmedian, nanquantile, partition, quantile, sort, top_k
 from .pool import avg_pool, max_pool
 from .reduce import max, mean, min, prod, sum
 from .scan import cummax, cummin, cumprod, cumsum, logcumsumexp
@@ -55,7 +56,9 @@ __all__ = ["sum", "mean", "prod", "max", "min",
            "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
            "nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nancumsum", "nancumprod",
            "var", "std", "nanvar", "nanstd", "max_pool", "avg_pool",
-           "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max", "moving_min"]
+           "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max", "moving_min",
+           "sort", "top_k", "kthvalue", "partition", "median", "nanmedian", "quantile",
+           "nanquantile"]
 
 
 # One public path: each gradient is axisops.grad.<name>, whichever module of the
