@@ -42,6 +42,7 @@ from .moving import (
     moving_sum,
     moving_var,
 )
+from .moving_order import moving_median, moving_quantile, moving_rank
 from .order import (
     argpartition,
     argsort,
@@ -76,5 +77,6 @@ __all__ = ["sum", "prod", "mean", "max", "min", "argmax", "argmin", "unravel",
            "moving_min", "moving_argmax", "moving_argmin",
            "max_pool", "avg_pool",
            "sort", "argsort", "top_k", "partition", "argpartition", "kthvalue", "median",
-           "nanmedian", "quantile", "nanquantile", "rank",
+           "nanmedian", "quantile", "nanquantile", "rank", "moving_median", "moving_quantile",
+           "moving_rank",
            "grad", "pool_limit", "thread_limit", "__version__"]

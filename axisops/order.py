@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import operator
 import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,7 @@ from ._layout import scan_view
 from .kernels import order as K
 from .missing import _doc
 from .scan import ValuesIndices
-from .typing import Array, ArrayLike
+from .typing import Array, ArrayLike, ArrayOrScalar, Axis, DTypeLike
 
 __all__ = ["sort", "argsort", "top_k", "partition", "argpartition", "kthvalue", "median",
            "nanmedian", "quantile", "nanquantile", "rank"]
@@ -140,7 +141,7 @@ def sort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False) -> Ar
       "        If int32 cannot index the axis", twin="sort", twin_what="The sorted values.",
       result="array([0, 3, 4, 2, 1])")
 def argsort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False,
-            index_dtype=np.int64) -> Array:
+            index_dtype: DTypeLike = np.int64) -> Array:
     x, axis = _one_lane_axis(x, axis, "argsort", dates=True)
     descending = _flag(descending, "descending", "argsort")
     index_dtype = _index_dtype(index_dtype, x, axis, "argsort")
@@ -149,7 +150,7 @@ def argsort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False,
 
 @dispatched
 def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
-          sorted: bool = True, index_dtype=np.int64) -> ValuesIndices:
+          sorted: bool = True, index_dtype: DTypeLike = np.int64) -> ValuesIndices:
     """The ``k`` largest (or smallest) elements along an axis and their positions.
 
     ``numpy.top_k`` and the Array API's: ``sort(x, descending=True)`` cut to ``k``
@@ -261,7 +262,7 @@ _PARTITION_DOC = """{title}
 @_doc(_PARTITION_DOC, name="partition", title="Partially sorted copy: each ``kth`` element "
       "in its sorted place.", extra_param="", returns="Of ``x``'s shape and dtype.",
       result="array([1, 2, 3, 7, 5, 9])")
-def partition(x: ArrayLike, kth, axis: int | None = -1) -> Array:
+def partition(x: ArrayLike, kth: int | Sequence[int], axis: int | None = -1) -> Array:
     x, axis = _one_lane_axis(x, axis, "partition", dates=True)
     places = _places(kth, x.shape[axis], "partition")
     return _partitioned(x, axis, places, values=True)
@@ -272,7 +273,7 @@ def partition(x: ArrayLike, kth, axis: int | None = -1) -> Array:
       "each ``kth`` place.", extra_param="\n    index_dtype : dtype, optional\n        "
       "int32 or int64. Default int64.", returns="Positions along ``axis``, of ``x``'s shape.",
       result="array([1, 5, 3, 0, 2, 4])")
-def argpartition(x: ArrayLike, kth, axis: int | None = -1, *, index_dtype=np.int64) -> Array:
+def argpartition(x: ArrayLike, kth: int | Sequence[int], axis: int | None = -1, *, index_dtype: DTypeLike = np.int64) -> Array:
     x, axis = _one_lane_axis(x, axis, "argpartition", dates=True)
     places = _places(kth, x.shape[axis], "argpartition")
     index_dtype = _index_dtype(index_dtype, x, axis, "argpartition")
@@ -281,7 +282,7 @@ def argpartition(x: ArrayLike, kth, axis: int | None = -1, *, index_dtype=np.int
 
 @dispatched
 def kthvalue(x: ArrayLike, k: int, axis: int | None = -1, *, keepdims: bool = False,
-             index_dtype=np.int64) -> ValuesIndices:
+             index_dtype: DTypeLike = np.int64) -> ValuesIndices:
     """The ``k``-th smallest element along an axis and its position, as ``torch.kthvalue``.
 
     The element at place ``k - 1`` (``k`` counts from 1) of the stable ascending
@@ -328,7 +329,7 @@ def kthvalue(x: ArrayLike, k: int, axis: int | None = -1, *, keepdims: bool = Fa
     ValuesIndices(values=array([2, 5]), indices=array([2, 1]))
     """
     flat = axis is None
-    shape_in = np.shape(x) if flat else None
+    ndim_in = np.ndim(x)
     x, axis = _one_lane_axis(x, axis, "kthvalue", dates=True)
     n = x.shape[axis]
     k = _count(k, "k", 1, n, "kthvalue")
@@ -337,7 +338,7 @@ def kthvalue(x: ArrayLike, k: int, axis: int | None = -1, *, keepdims: bool = Fa
     places = np.array([[k - 1]], np.int64)
     values, positions, _ = _select(x, axis, places, want_positions=True)
     if flat:
-        shape = (1,) * len(shape_in) if keepdims else ()
+        shape = (1,) * ndim_in if keepdims else ()
     else:
         shape = x.shape[:axis] + ((1,) if keepdims else ()) + x.shape[axis + 1:]
     return ValuesIndices(values.reshape(shape), positions.astype(index_dtype).reshape(shape))
@@ -389,7 +390,7 @@ _MEDIAN_DOC = """{title}
 @dispatched
 @_doc(_MEDIAN_DOC, name="median", name_q="quantile", title="Median along the given axes, as "
       "``numpy.median``.", nan=" A lane holding NaN gives NaN.", result="array([nan,  6.])")
-def median(x: ArrayLike, axis=None, *, keepdims: bool = False) -> Array:
+def median(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     return _median("median", x, axis, keepdims, skip_nan=False)
 
 
@@ -397,7 +398,7 @@ def median(x: ArrayLike, axis=None, *, keepdims: bool = False) -> Array:
 @_doc(_MEDIAN_DOC, name="nanmedian", name_q="nanquantile", title="Median along the given "
       "axes, NaN skipped, as ``numpy.nanmedian``.", nan=" NaN is skipped; an all-NaN lane "
       "gives NaN with NumPy's ``RuntimeWarning``.", result="array([2., 6.])")
-def nanmedian(x: ArrayLike, axis=None, *, keepdims: bool = False) -> Array:
+def nanmedian(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     return _median("nanmedian", x, axis, keepdims, skip_nan=True)
 
 
@@ -457,8 +458,8 @@ _QUANTILE_DOC = """{title}
 @_doc(_QUANTILE_DOC, name="quantile", name_m="median", title="Quantiles along the given axes, "
       "as ``numpy.quantile``.", nan=" A lane holding NaN gives NaN.",
       result="array([nan, nan])")
-def quantile(x: ArrayLike, q, axis=None, *, method: str = "linear",
-             keepdims: bool = False) -> Array:
+def quantile(x: ArrayLike, q: float | ArrayLike, axis: Axis = None, *,
+             method: str = "linear", keepdims: bool = False) -> ArrayOrScalar:
     return _quantile("quantile", x, q, axis, method, keepdims, skip_nan=False)
 
 
@@ -466,8 +467,8 @@ def quantile(x: ArrayLike, q, axis=None, *, method: str = "linear",
 @_doc(_QUANTILE_DOC, name="nanquantile", name_m="nanmedian", title="Quantiles along the given "
       "axes, NaN skipped, as ``numpy.nanquantile``.", nan=" NaN is skipped; an all-NaN lane "
       "gives NaN with NumPy's ``RuntimeWarning``.", result="array([1.5, 2. ])")
-def nanquantile(x: ArrayLike, q, axis=None, *, method: str = "linear",
-                keepdims: bool = False) -> Array:
+def nanquantile(x: ArrayLike, q: float | ArrayLike, axis: Axis = None, *,
+                method: str = "linear", keepdims: bool = False) -> ArrayOrScalar:
     return _quantile("nanquantile", x, q, axis, method, keepdims, skip_nan=True)
 
 
@@ -569,12 +570,8 @@ def _index_dtype(index_dtype, x: np.ndarray, axis: int, op: str) -> np.dtype:
 
 def _places(kth, n: int, op: str) -> list[int]:
     """``kth`` as sorted distinct places in ``[0, n)``."""
-    values = [kth] if np.ndim(kth) == 0 else list(np.asarray(kth).reshape(-1))
     places = set()
-    for k in values:
-        if not _dtypes.is_int(k):
-            raise TypeError(f"{op}: kth must be an int or a sequence of ints, got {kth!r}")
-        k = operator.index(k)
+    for k in kth_list(kth, op):
         if not -n <= k < n:
             raise ValueError(f"{op}: kth(={k}) out of bounds ({n})")
         places.add(k % n)
@@ -687,7 +684,7 @@ def _finish(result: np.ndarray, kept_shape: tuple, keep_shape: tuple, q_shape: t
             keepdims: bool):
     """The result (q leading) in its final shape; a NumPy scalar where NumPy gives one."""
     result = result.reshape(q_shape + (keep_shape if keepdims else kept_shape))
-    return result[()] if result.ndim == 0 else result
+    return result[()] if result.ndim == 0 and not keepdims else result
 
 
 def _median(op: str, x, axis, keepdims, skip_nan: bool):
@@ -729,6 +726,7 @@ def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
     x = _dtypes.as_array(x)
     _check_dtype(x.dtype, op, dates=False)
     weak_q = type(q) in (int, float)
+    q_given = q
     q = np.asanyarray(q)
     if q.ndim > 1:
         raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
@@ -738,9 +736,15 @@ def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
         raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
                          f"{', '.join(_METHODS)}")
     keepdims = _flag(keepdims, "keepdims", op)
-    if x.size == 0 or q.size == 0:
+    if x.dtype == np.bool_ and method not in _DISCRETE:
+        raise TypeError(f"{op}: bool input cannot be interpolated (method {method!r}); cast it "
+                        "to an integer or float dtype, or use a method that takes one element "
+                        "(inverted_cdf, closest_observation, lower, higher, nearest)")
+    if x.size == 0 or q.size == 0 or q.dtype.kind != "f":
+        # NumPy's own answer: an empty result, or an integer q (0 or 1), with which NumPy
+        # takes the element itself (for 'linear') and computes in integers
         fn = np.nanquantile if skip_nan else np.quantile
-        return fn(x, q, axis=axis, method=method, keepdims=keepdims)
+        return fn(x, q_given, axis=axis, method=method, keepdims=keepdims)
     y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
     n = y.shape[a]
     lanes = y.size // n
@@ -855,7 +859,28 @@ def _lerp(a: np.ndarray, b: np.ndarray, t: np.ndarray, weak: bool, dtype: np.dty
     return result
 
 
-# ------------------------------------------------------------ for the gradients
+# ------------------------------------------- for the other array types and gradients
+
+
+def quantile_of_list(x, q, scalar_q, axis=None, method="linear", keepdims=False):
+    """:func:`quantile` with ``q`` given as a list and whether it was one Python
+    number (the form in which ``axisops.torch``'s operator schema carries it)."""
+    return quantile(x, q[0] if scalar_q else np.array(q, np.float64), axis, method=method,
+                    keepdims=keepdims)
+
+
+def nanquantile_of_list(x, q, scalar_q, axis=None, method="linear", keepdims=False):
+    """:func:`nanquantile` as :func:`quantile_of_list`."""
+    return nanquantile(x, q[0] if scalar_q else np.array(q, np.float64), axis, method=method,
+                       keepdims=keepdims)
+
+
+def kth_list(kth, op: str) -> list[int]:
+    """``kth`` of a partition as a list of ints (``TypeError`` for anything else)."""
+    values = [kth] if np.ndim(kth) == 0 else list(np.asarray(kth).reshape(-1))
+    if not all(_dtypes.is_int(k) for k in values):
+        raise TypeError(f"{op}: kth must be an int or a sequence of ints, got {kth!r}")
+    return [int(k) for k in values]
 
 
 def chosen_elements(op: str, x: np.ndarray, q, axis, method: str, skip_nan: bool):
@@ -908,6 +933,7 @@ def chosen_elements(op: str, x: np.ndarray, q, axis, method: str, skip_nan: bool
             lane_view = np.moveaxis(y, a, -1).reshape(lanes, n)
             first_nan = np.argmax(np.isnan(lane_view[bad]), axis=1)
             positions[bad] = first_nan[:, None]
+            half = weights.shape[1] // 2
             weights[bad] = 0
-            weights[bad, 0] = 1
+            weights[np.ix_(bad.nonzero()[0], np.arange(half))] = 1
     return y, a, kept_shape, keep_shape, positions, weights, q.shape

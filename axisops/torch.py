@@ -61,10 +61,13 @@ from . import gather as _gather
 from . import grad as _grad
 from . import missing as _missing
 from . import moving as _moving
+from . import moving_order as _moving_order
+from . import order as _order
 from . import pool as _pool
 from . import reduce as _reduce
 from . import scan as _scan
 from . import window as _window
+from .grad import order as _grad_order
 
 __all__ = ["call", "OPERATORS"]
 
@@ -189,10 +192,47 @@ _SPECS.update({
                                        "bool reverse")
        for name in ("nancumsum", "nancumprod")},
 })
+# The order statistics (axisops.order, axisops.moving_order) and their gradients. A
+# quantile's q goes through the schema as a list and whether it was a Python number
+# (NumPy's weak q: a float32 input keeps float32), the operator's function puts it back.
+_ORDER_INDEX = "ScalarType index_dtype"
+_QUANTILE = "float[] q, bool scalar_q, int[]? axis, str method, bool keepdims"
+_SPECS.update({
+    "sort": _Spec(_order.sort, "Tensor x, int? axis, bool descending"),
+    "argsort": _Spec(_order.argsort, f"Tensor x, int? axis, bool descending, {_ORDER_INDEX}"),
+    "top_k": _Spec(_order.top_k, f"Tensor x, int k, int? axis, str mode, bool sorted, "
+                                 f"{_ORDER_INDEX}", "(Tensor, Tensor)"),
+    "partition": _Spec(_order.partition, "Tensor x, int[] kth, int? axis"),
+    "argpartition": _Spec(_order.argpartition, f"Tensor x, int[] kth, int? axis, {_ORDER_INDEX}"),
+    "kthvalue": _Spec(_order.kthvalue, f"Tensor x, int k, int? axis, bool keepdims, "
+                                       f"{_ORDER_INDEX}", "(Tensor, Tensor)"),
+    "median": _Spec(_order.median, _REDUCE),
+    "nanmedian": _Spec(_order.nanmedian, _REDUCE),
+    "quantile": _Spec(_order.quantile_of_list, f"Tensor x, {_QUANTILE}"),
+    "nanquantile": _Spec(_order.nanquantile_of_list, f"Tensor x, {_QUANTILE}"),
+    "rank": _Spec(_order.rank, "Tensor x, int? axis, str method"),
+    "moving_median": _Spec(_moving_order.moving_median, f"Tensor x, {_MOVING}"),
+    "moving_quantile": _Spec(_moving_order.moving_quantile,
+                             "Tensor x, int window, float q, int axis, int? min_count"),
+    "moving_rank": _Spec(_moving_order.moving_rank, f"Tensor x, {_MOVING}"),
+    "grad_sort": _Spec(_g("sort"), "Tensor g, Tensor x, int? axis, bool descending"),
+    "grad_top_k": _Spec(_g("top_k"), "Tensor g, Tensor indices, int[] x_shape, int? axis"),
+    "grad_kthvalue": _Spec(_g("kthvalue"), "Tensor g, Tensor indices, int[] x_shape, int? axis, "
+                                           "bool keepdims"),
+    "grad_partition": _Spec(_g("partition"), "Tensor g, Tensor x, int[] kth, int? axis"),
+    "grad_median": _Spec(_g("median"), "Tensor g, Tensor x, int[]? axis, bool keepdims"),
+    "grad_nanmedian": _Spec(_g("nanmedian"), "Tensor g, Tensor x, int[]? axis, bool keepdims"),
+    "grad_quantile": _Spec(_grad_order.quantile_of_list, f"Tensor g, Tensor x, {_QUANTILE}"),
+    "grad_nanquantile": _Spec(_grad_order.nanquantile_of_list, f"Tensor g, Tensor x, {_QUANTILE}"),
+    "grad_moving_median": _Spec(_g("moving_median"), f"Tensor g, Tensor x, {_MOVING}"),
+    "grad_moving_quantile": _Spec(_g("moving_quantile"), "Tensor g, Tensor x, int window, "
+                                                         "float q, int axis, int? min_count"),
+})
 #: Operators with no CUDA kernel yet (on CUDA tensors their registered CUDA kernel
-#: would raise NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU):
-#: none since the moving windows' device kernels landed.
-NO_CUDA_KERNEL: frozenset[str] = frozenset()
+#: raises NotImplementedError, ``axisops.cuda.run``, naming the way to the CPU): the
+#: order statistics, whose device kernels are still to come.
+NO_CUDA_KERNEL: frozenset[str] = frozenset(
+    n for n in _SPECS if n.removeprefix("grad_") in _order.__all__ + _moving_order.__all__)
 
 
 def _param_types(spec: _Spec) -> dict[str, str]:
@@ -426,6 +466,27 @@ def _grads(name: str, ctx, *grads):
     elif name in ("moving_var", "moving_std"):
         out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["window"], args["axis"],
                                        args["min_count"], args["ddof"])
+    elif name == "sort":
+        out["x"] = _op("grad_sort")(grads[0], args["x"], args["axis"], args["descending"])
+    elif name == "partition":
+        out["x"] = _op("grad_partition")(grads[0], args["x"], args["kth"], args["axis"])
+    elif name == "top_k":
+        out["x"] = _op("grad_top_k")(grads[0], saved_indices, list(args["x"].shape),
+                                     args["axis"])
+    elif name == "kthvalue":
+        out["x"] = _op("grad_kthvalue")(grads[0], saved_indices, list(args["x"].shape),
+                                        args["axis"], args["keepdims"])
+    elif name in ("median", "nanmedian"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["axis"], args["keepdims"])
+    elif name in ("quantile", "nanquantile"):
+        out["x"] = _op(f"grad_{name}")(grads[0], args["x"], args["q"], args["scalar_q"],
+                                       args["axis"], args["method"], args["keepdims"])
+    elif name == "moving_median":
+        out["x"] = _op("grad_moving_median")(grads[0], args["x"], args["window"], args["axis"],
+                                             args["min_count"])
+    elif name == "moving_quantile":
+        out["x"] = _op("grad_moving_quantile")(grads[0], args["x"], args["window"], args["q"],
+                                               args["axis"], args["min_count"])
     elif name == "grad_avg_pool":  # linear in g: its gradient is the pooling of gg
         out["g"] = _op("avg_pool")(grads[0], *_pool_args(args))
     # the gradients that are linear in g: their own gradient is the forward operator
@@ -479,7 +540,9 @@ DIFFERENTIABLE = ("sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cum
                   "grad_unfold", "grad_fold", "nansum", "nanmean", "nanprod", "nanmax", "nanmin",
                   "var", "std", "nanvar", "nanstd", "nancumsum", "nancumprod", "max_pool",
                   "avg_pool", "grad_avg_pool", "moving_sum", "moving_mean", "moving_var",
-                  "moving_std", "moving_max", "moving_min")
+                  "moving_std", "moving_max", "moving_min", "sort", "partition", "top_k",
+                  "kthvalue", "median", "nanmedian", "quantile", "nanquantile", "moving_median",
+                  "moving_quantile")
 
 for _name in DIFFERENTIABLE:
     OPERATORS[_name].register_autograd(functools.partial(_grads, _name),
@@ -489,6 +552,10 @@ for _name in DIFFERENTIABLE:
 # ---------------------------------------------------- the call: user args -> operator
 
 _NAMES = {_dispatch.numpy_function(s.func): n for n, s in _SPECS.items()}
+# the quantiles' operators run a wrapper taking q as a list (see _QUANTILE)
+_NAMES.update({_dispatch.numpy_function(f): n for n, f in (
+    ("quantile", _order.quantile), ("nanquantile", _order.nanquantile),
+    ("grad_quantile", _grad.quantile), ("grad_nanquantile", _grad.nanquantile))})
 
 
 _SIGNATURES = {func: inspect.signature(func) for func in _NAMES}
@@ -534,7 +601,7 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     like = given[first] if isinstance(given[first], torch.Tensor) else tensors[0]
     op_args = _normalise(name, given, types, like)
     result = _op(name)(*op_args)
-    if name in ("cummax", "cummin"):
+    if name in ("cummax", "cummin", "top_k", "kthvalue"):
         return _scan.ValuesIndices(*result)
     if name == "unravel":
         return tuple(result)
@@ -634,6 +701,13 @@ def _normalise(name: str, given: dict, types: dict[str, str], like: torch.Tensor
     if "window" in types:  # the NumPy path's checks; a huge window as the int64 it means
         values["window"], values["min_count"] = _moving.check_window(
             op, given["window"], given["min_count"])
+    if "scalar_q" in types:  # a quantile's q: a list, and whether it was a Python number
+        q = given["q"]
+        values["scalar_q"] = type(q) in (int, float)
+        q = q.detach().cpu().numpy() if isinstance(q, torch.Tensor) else np.asarray(q)
+        values["q"] = [float(v) for v in q.reshape(-1)] if q.ndim <= 1 else q.tolist()
+    if "kth" in types:  # an int or ints (the NumPy path's TypeError for anything else)
+        values["kth"] = _order.kth_list(given["kth"], op)
     if "all_nan_index" in types:  # one that does not fit: the NumPy path's OverflowError
         index_dtype = given["index_dtype"]
         if isinstance(index_dtype, torch.dtype):

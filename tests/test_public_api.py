@@ -18,13 +18,15 @@ def test_the_lists_are_what_the_contract_names():
     names = {f.__name__ for f in PUBLIC}
     assert {"sum", "argmax", "unravel", "cummax", "take_along_axis", "scatter", "unfold", "fold",
             "thread_limit", "pool_limit"} <= names
-    assert len(PUBLIC) == 45
+    assert len(PUBLIC) == 59
     assert {f.__name__ for f in GRADIENTS} == {
         "sum", "mean", "prod", "max", "min", "cumsum", "cumprod", "cummax", "cummin",
         "logcumsumexp", "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
         "nansum", "nanmean", "nanprod", "nanmax", "nanmin", "nancumsum", "nancumprod", "var",
         "std", "nanvar", "nanstd", "max_pool", "avg_pool", "moving_sum", "moving_mean",
-        "moving_var", "moving_std", "moving_max", "moving_min"}
+        "moving_var", "moving_std", "moving_max", "moving_min", "sort", "top_k", "kthvalue",
+        "partition", "median", "nanmedian", "quantile", "nanquantile", "moving_median",
+        "moving_quantile"}
 
 
 @pytest.mark.parametrize("func", PUBLIC + GRADIENTS, ids=lambda f: f"{f.__module__}.{f.__name__}")

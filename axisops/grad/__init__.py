@@ -45,6 +45,7 @@ from .moving import (
     moving_sum,
     moving_var,
 )
+from .moving_order import moving_median, moving_quantile
 from .order import kthvalue, median, nanmedian, nanquantile, partition, quantile, sort, top_k
 from .pool import avg_pool, max_pool
 from .reduce import max, mean, min, prod, sum
@@ -58,7 +59,7 @@ __all__ = ["sum", "mean", "prod", "max", "min",
            "var", "std", "nanvar", "nanstd", "max_pool", "avg_pool",
            "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max", "moving_min",
            "sort", "top_k", "kthvalue", "partition", "median", "nanmedian", "quantile",
-           "nanquantile"]
+           "nanquantile", "moving_median", "moving_quantile"]
 
 
 # One public path: each gradient is axisops.grad.<name>, whichever module of the

@@ -30,6 +30,8 @@ gradients of ``max``/``min``.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .. import _dtypes
@@ -37,7 +39,7 @@ from .. import order as _order
 from .._axes import normalize_axes, normalize_axis
 from .._dispatch import dispatched
 from ..missing import _doc
-from ..typing import Array, ArrayLike
+from ..typing import Array, ArrayLike, Axis, Shape
 from ._common import _shape
 
 __all__ = ["sort", "top_k", "kthvalue", "partition", "median", "nanmedian", "quantile",
@@ -113,7 +115,7 @@ def sort(g: ArrayLike, x: ArrayLike, axis: int | None = -1, *, descending: bool 
 
 
 @dispatched
-def partition(g: ArrayLike, x: ArrayLike, kth, axis: int | None = -1) -> Array:
+def partition(g: ArrayLike, x: ArrayLike, kth: int | Sequence[int], axis: int | None = -1) -> Array:
     """Gradient of ``axisops.partition``: ``g`` put back through ``argpartition``.
 
     Parameters
@@ -157,7 +159,7 @@ def partition(g: ArrayLike, x: ArrayLike, kth, axis: int | None = -1) -> Array:
 
 
 @dispatched
-def top_k(g: ArrayLike, indices: ArrayLike, x_shape, axis: int | None = -1) -> Array:
+def top_k(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -1) -> Array:
     """Gradient of ``axisops.top_k``: ``g`` put at the forward's ``indices``.
 
     Parameters
@@ -194,7 +196,7 @@ def top_k(g: ArrayLike, indices: ArrayLike, x_shape, axis: int | None = -1) -> A
 
 
 @dispatched
-def kthvalue(g: ArrayLike, indices: ArrayLike, x_shape, axis: int | None = -1,
+def kthvalue(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -1,
              keepdims: bool = False) -> Array:
     """Gradient of ``axisops.kthvalue``: ``g`` put at the forward's ``indices``.
 
@@ -260,8 +262,13 @@ def _at_indices(op: str, g, indices, x_shape, axis, keepdims: bool) -> np.ndarra
                          f"out of range [0, {n})")
     dtype = _float_dtype(g, None, op)
     out = np.zeros(work_shape, dtype)
-    if g.size:
-        np.put_along_axis(out, indices.astype(np.intp), g.astype(dtype), a)
+    if g.size:  # a scatter-add: indices given twice add up
+        lanes = np.moveaxis(out, a, -1)
+        idx = np.moveaxis(indices.astype(np.intp), a, -1)
+        grids: tuple[np.ndarray, ...] = np.indices(idx.shape[:-1], sparse=True)
+        rows = [r[..., None] for r in grids]
+        np.add.at(lanes, (*rows, idx),
+                  np.moveaxis(g.astype(dtype), a, -1))
     return out.reshape(x_shape)
 
 
@@ -317,14 +324,14 @@ _METHOD_PARAM = """
 @_doc(_MEDIAN_DOC, name="median", what=_MEDIAN_WHAT + " A lane holding NaN gives all of "
       "``g`` to its first NaN.", q_param="", method_param="", q_arg="",
       result="0. , 0. , 0.5, 0.5")
-def median(g: ArrayLike, x: ArrayLike, axis=None, keepdims: bool = False) -> Array:
+def median(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     return _split("grad.median", g, x, None, axis, "linear", keepdims, skip_nan=False)
 
 
 @dispatched
 @_doc(_MEDIAN_DOC, name="nanmedian", what=_MEDIAN_WHAT + " NaN gets nothing (nor does an "
       "all-NaN lane).", q_param="", method_param="", q_arg="", result="0. , 0. , 0.5, 0.5")
-def nanmedian(g: ArrayLike, x: ArrayLike, axis=None, keepdims: bool = False) -> Array:
+def nanmedian(g: ArrayLike, x: ArrayLike, axis: Axis = None, keepdims: bool = False) -> Array:
     return _split("grad.nanmedian", g, x, None, axis, "linear", keepdims, skip_nan=True)
 
 
@@ -332,7 +339,7 @@ def nanmedian(g: ArrayLike, x: ArrayLike, axis=None, keepdims: bool = False) -> 
 @_doc(_MEDIAN_DOC, name="quantile", what=_QUANTILE_WHAT + " A lane holding NaN gives all "
       "of ``g`` to its first NaN.", q_param=_Q_PARAM, method_param=_METHOD_PARAM,
       q_arg=", 0.25", result="0.  , 0.25, 0.  , 0.75")
-def quantile(g: ArrayLike, x: ArrayLike, q, axis=None, *, method: str = "linear",
+def quantile(g: ArrayLike, x: ArrayLike, q: float | ArrayLike, axis: Axis = None, *, method: str = "linear",
              keepdims: bool = False) -> Array:
     return _split("grad.quantile", g, x, q, axis, method, keepdims, skip_nan=False)
 
@@ -341,9 +348,21 @@ def quantile(g: ArrayLike, x: ArrayLike, q, axis=None, *, method: str = "linear"
 @_doc(_MEDIAN_DOC, name="nanquantile", what=_QUANTILE_WHAT + " NaN gets nothing (nor does "
       "an all-NaN lane).", q_param=_Q_PARAM, method_param=_METHOD_PARAM, q_arg=", 0.25",
       result="0.  , 0.25, 0.  , 0.75")
-def nanquantile(g: ArrayLike, x: ArrayLike, q, axis=None, *, method: str = "linear",
+def nanquantile(g: ArrayLike, x: ArrayLike, q: float | ArrayLike, axis: Axis = None, *, method: str = "linear",
                 keepdims: bool = False) -> Array:
     return _split("grad.nanquantile", g, x, q, axis, method, keepdims, skip_nan=True)
+
+
+def quantile_of_list(g, x, q, scalar_q, axis=None, method="linear", keepdims=False):
+    """:func:`quantile` with ``q`` as a list (``axisops.torch``'s operator schema)."""
+    return quantile(g, x, q[0] if scalar_q else np.array(q, np.float64), axis, method=method,
+                    keepdims=keepdims)
+
+
+def nanquantile_of_list(g, x, q, scalar_q, axis=None, method="linear", keepdims=False):
+    """:func:`nanquantile` as :func:`quantile_of_list`."""
+    return nanquantile(g, x, q[0] if scalar_q else np.array(q, np.float64), axis,
+                       method=method, keepdims=keepdims)
 
 
 def _split(op: str, g, x, q, axis, method, keepdims, skip_nan: bool) -> np.ndarray:
@@ -367,8 +386,8 @@ def _split(op: str, g, x, q, axis, method, keepdims, skip_nan: bool) -> np.ndarr
     # back from (lanes, n) to x's layout: y's lanes are x's kept axes in order
     moved = out.reshape(kept_shape + (n,))
     if y is x:  # one reduced axis: the lanes are x along it
-        return np.ascontiguousarray(np.moveaxis(moved, -1, a))
+        return np.moveaxis(moved, -1, a).copy()  # C order, 0-d kept
     axes = normalize_axes(axis, x.ndim, op)
     kept = [d for d in range(x.ndim) if d not in axes]
     full = moved.reshape(kept_shape + tuple(x.shape[d] for d in axes))
-    return np.ascontiguousarray(np.transpose(full, np.argsort(kept + list(axes))))
+    return np.transpose(full, np.argsort(kept + list(axes))).copy()

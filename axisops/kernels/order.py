@@ -676,18 +676,18 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
         valid = n - nans
         for j in range(valid, n):
             out[first + pay[j] * step] = np.nan
-        start = 0
+        begin = 0
         dense = 0
-        while start < valid:
-            end = start + 1
-            while end < valid and keys[end] == keys[start]:
+        while begin < valid:
+            end = begin + 1
+            while end < valid and keys[end] == keys[begin]:
                 end += 1
             dense += 1
-            for j in range(start, end):
+            for j in range(begin, end):
                 if method == 0:
-                    r = 0.5 * (start + 1 + end)
+                    r = 0.5 * (begin + 1 + end)
                 elif method == 1:
-                    r = start + 1.0
+                    r = begin + 1.0
                 elif method == 2:
                     r = float(end)
                 elif method == 3:
@@ -695,4 +695,4 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
                 else:
                     r = j + 1.0
                 out[first + pay[j] * step] = r
-            start = end
+            begin = end

@@ -168,6 +168,20 @@ from .moving import (
     moving_sum,
     moving_var,
 )
+from .moving_order import moving_median, moving_quantile, moving_rank
+from .order import (
+    argpartition,
+    argsort,
+    kthvalue,
+    median,
+    nanmedian,
+    nanquantile,
+    partition,
+    quantile,
+    rank,
+    sort,
+    top_k,
+)
 from .reduce import argmax, argmin, max, mean, min, prod, sum, unravel
 from .scan import ScanResult, cummax, cummin, cumprod, cumsum, logcumsumexp
 from .window import _kernel, fold, unfold  # noqa: F401  (_kernel: the tests check its errors)
@@ -180,5 +194,7 @@ __all__ = [
     "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count", "var", "std",
     "moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max", "moving_min",
     "moving_argmax", "moving_argmin",
+    "sort", "argsort", "top_k", "partition", "argpartition", "kthvalue", "median", "nanmedian",
+    "quantile", "nanquantile", "rank", "moving_median", "moving_quantile", "moving_rank",
     "SUPPORTED_DTYPES",
 ]

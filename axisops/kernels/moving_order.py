@@ -1,0 +1,516 @@
+"""Moving order statistics over a ``ScanView``: medians, quantiles and ranks of
+trailing windows (see ``axisops.moving_order`` for the contract).
+
+Tasks are those of ``axisops.kernels.moving``: ``(lane group g = (o, m), lane i,
+axis block c)``, a block a fixed run of ``block_len`` positions, fixed by the
+shape and the window, never by the thread count. A task copies its *walk* (the
+``window - 1`` positions before its block, then the block) into a contiguous row
+in the dtype elements are compared in, and works on it alone. Every output is an
+exact function of its window's values (a selection, then one fixed formula), so
+the bits never depend on how the tasks are split.
+
+The walk is cut into *chunks* of ``chunk >= window`` positions (from the walk's
+first position), so that every window spans at most two neighbouring chunks:
+
+1. ``group`` chunks at a time (a *span* of about 2048 positions, with the chunk
+   before it again), the values that are not NaN are sorted once by an LSD
+   radix sort of order keys (:func:`_key`: -0.0 and +0.0 alike; integers
+   exact in their own width; 8-bit digits, those every key shares skipped;
+   stable, so ties keep the lower position first): a few passes per element
+   whatever the window, at most the keys' bytes (:func:`_sort_span`);
+2. the span's order is distributed to the *pairs* of neighbouring chunks
+   (t - 1, t): each pair's order is the span's restricted to it, so every
+   element gets a rank in the pair of its own chunk (where it enters windows)
+   and in the next chunk's (where it leaves them), and the rank order is the
+   window's order restricted to the elements present;
+3. the window slides through chunk t, one element in and one out, and the
+   window is kept as a set of ranks:
+
+   * order statistics (median, quantile): a 64-ary hierarchy of bitmaps over
+     the ranks (:func:`_bits_set`, :func:`_bits_clear`; the next and the
+     previous rank present found by ``cttz``/``ctlz`` of one word per level,
+     ``log64`` levels) and a *pointer*: a rank ``p`` with ``below``, the number
+     of ranks present under it. An element entering or leaving under ``p``
+     moves ``below`` by one; the k-th smallest is then found by moving ``p`` to
+     the neighbouring ranks present, one step per unit of ``|below - k|`` (one
+     or two steps per output: k changes by at most one, and each element in or
+     out moves ``below`` by at most one). That is Suomela's "median filtering is
+     sorting" (2014) with a bitmap hierarchy in place of his linked lists;
+   * ranks: a Fenwick tree of counts over the ranks (insert, remove and the
+     count of ranks present under a bound, each O(log chunk)), and each rank's
+     tie group (its first and last rank), so that the latest element's count
+     of values below it and of values equal to it are two prefix sums.
+
+Per output: the sort's passes, O(1) for the distribution and (typically)
+for the pointer (at most ``log64`` words per step); the ranks' Fenwick tree is
+O(log window). (Merge-sorting each chunk, then merging pairs, cost twice the
+radix sort at window 100: its comparisons are a dependency chain.)
+
+One body serves the three operations (``mode``) and, for the gradients, also
+emits per output the positions of the one or two elements chosen and the
+weight of the second (``want_picks``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros, viewer
+from numba.extending import overload
+
+from .._jit import helper, kernel, part_range
+from .common import block_size, load
+from .moving import _task_lane
+
+#: The three operations one kernel body serves.
+MEDIAN, QUANTILE, RANK = 0, 1, 2
+#: Chunks are at least this long (short windows: fewer, larger sorts and merges).
+CHUNK_MIN = 64
+#: Levels of the bitmap hierarchy kept in one array: enough for 64**11 ranks.
+MAX_LEVELS = 12
+
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_ONE = np.uint64(1)
+
+
+# ------------------------------------------------------------------------ sorting
+
+
+def _bits(v):
+    """The bits of a float as an int64 (float32's sign-extended), an integer's value
+    as an int64 (uint64 bit for bit)."""
+
+
+@overload(_bits, inline="always")
+def _bits_impl(v):
+    if isinstance(v, types.Float):
+        if v.bitwidth == 64:
+            return lambda v: viewer(v, types.int64)
+        return lambda v: np.int64(viewer(v, types.int32))
+    return lambda v: np.int64(v)
+
+
+@helper
+def _key(v, mask, bias):
+    """An unsigned key of the value *v* (not NaN) that orders as the values do,
+    -0.0 and +0.0 alike: a float's magnitude bits flipped where it is negative
+    (``mask``: the bits below the sign; 0 for integers), plus ``bias`` (the sign
+    bit of the width, 0 for unsigned integers) so that keys are unsigned."""
+    b = _bits(v)
+    b = b ^ ((b >> 63) & mask)
+    b = b if v != 0 else 0
+    return np.uint64(b) + bias
+
+
+@helper
+def _radix_sort(keys, pos, m, nbytes, hist):
+    """LSD radix sort (8-bit digits, stable) of ``keys[0, :m]`` with ``pos[0, :m]``
+    carried along, ping-ponging between rows 0 and 1; returns the row holding
+    the result. Digits every key shares are skipped; ``hist`` is (8, 256)."""
+    for d in range(nbytes):
+        for b in range(256):
+            hist[d, b] = 0
+    k0 = keys[0]
+    for i in range(m):
+        k = k0[i]
+        for d in range(nbytes):
+            hist[d, (k >> np.uint64(8 * d)) & np.uint64(255)] += 1
+    row = 0
+    for d in range(nbytes):
+        h = hist[d]
+        if m == 0 or h[(k0[0] >> np.uint64(8 * d)) & np.uint64(255)] == m:
+            continue  # one digit for all
+        total = 0
+        for b in range(256):
+            c = h[b]
+            h[b] = total
+            total += c
+        sk = keys[row]
+        sp = pos[row]
+        dk = keys[1 - row]
+        dp = pos[1 - row]
+        shift = np.uint64(8 * d)
+        for i in range(m):
+            k = sk[i]
+            b = (k >> shift) & np.uint64(255)
+            o = h[b]
+            h[b] = o + 1
+            dk[o] = k
+            dp[o] = sp[i]
+        row = 1 - row
+        k0 = keys[row]
+    return row
+
+
+# ------------------------------------------------------------- the bitmap hierarchy
+
+
+@helper
+def _bits_levels(size, off):
+    """Lay out a hierarchy of bitmaps over *size* ranks: level l's words are
+    ``bits[off[l]:off[l + 1]]`` (a bit of level l + 1 says a word of level l is
+    not zero); returns the number of levels."""
+    levels = 0
+    total = 0
+    words = (size + 63) >> 6
+    while True:
+        off[levels] = total
+        total += words
+        levels += 1
+        if words == 1:
+            break
+        words = (words + 63) >> 6
+    off[levels] = total
+    return levels
+
+
+@helper
+def _bits_set(bits, off, levels, r):
+    pos = r
+    for lev in range(levels):
+        at = off[lev] + (pos >> 6)
+        w = bits[at]
+        bits[at] = w | (_ONE << np.uint64(pos & 63))
+        if w != 0:
+            return
+        pos >>= 6
+
+
+@helper
+def _bits_clear(bits, off, levels, r):
+    pos = r
+    for lev in range(levels):
+        at = off[lev] + (pos >> 6)
+        w = bits[at] & ~(_ONE << np.uint64(pos & 63))
+        bits[at] = w
+        if w != 0:
+            return
+        pos >>= 6
+
+
+@helper
+def _next_set(bits, off, levels, p):
+    """The least rank present >= p, or -1."""
+    pos = p
+    for lev in range(levels):
+        wi = pos >> 6
+        if wi >= off[lev + 1] - off[lev]:
+            return -1
+        word = bits[off[lev] + wi] & (_ALL << np.uint64(pos & 63))
+        if word != 0:
+            pos = (wi << 6) + np.int64(trailing_zeros(word))
+            for d in range(lev - 1, -1, -1):
+                pos = (pos << 6) + np.int64(trailing_zeros(bits[off[d] + pos]))
+            return pos
+        pos = wi + 1
+    return -1
+
+
+@helper
+def _prev_set(bits, off, levels, p):
+    """The greatest rank present <= p, or -1."""
+    pos = p
+    for lev in range(levels):
+        if pos < 0:
+            return -1
+        wi = pos >> 6
+        word = bits[off[lev] + wi] & (_ALL >> np.uint64(63 - (pos & 63)))
+        if word != 0:
+            pos = (wi << 6) + 63 - np.int64(leading_zeros(word))
+            for d in range(lev - 1, -1, -1):
+                pos = (pos << 6) + 63 - np.int64(leading_zeros(bits[off[d] + pos]))
+            return pos
+        pos = wi - 1
+    return -1
+
+
+# ------------------------------------------------------------------- Fenwick tree
+
+
+@helper
+def _fen_add(tree, size, r, d):
+    i = r + 1
+    while i <= size:
+        tree[i] += d
+        i += i & -i
+
+
+@helper
+def _fen_below(tree, r):
+    """How many ranks present are < r."""
+    s = 0
+    i = r
+    while i > 0:
+        s += tree[i]
+        i &= i - 1
+    return s
+
+
+# ------------------------------------------------------------------------- a walk
+
+
+@helper
+def _load_walk(base, p, stride, js, length, table, like, vals):
+    """Positions [js, js + length) of a lane (first element ``base[p]``) into
+    ``vals[:length]`` in the dtype they are compared in."""
+    if stride == 1:
+        seg = base[p + js:p + js + length]
+        for k in range(length):
+            vals[k] = load(seg[k], table, like)
+    else:
+        for k in range(length):
+            vals[k] = load(base[p + (js + k) * stride], table, like)
+
+
+@helper
+def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, keys, kpos, hist,
+               rank_new, rank_old, order, cnt):
+    """Sort the positions [p0, p1) of the walk (chunks ``c_lo - 1`` or ``c_lo`` to
+    ``c_hi``) and give each pair of chunks (c - 1, c), c in [c_lo, c_hi), its rank
+    space: ``order[c - c_lo, r]`` the position at rank r; ``rank_new[k - p0]`` the
+    rank of position k in the pair of its own chunk, ``rank_old[k - p0]`` in the
+    pair of the next chunk (-1 for NaN). One stable sort of the span, then the
+    order distributed to the pairs (each pair's order is the span's restricted
+    to it); ``cnt[c - c_lo]`` the number of ranks of pair c."""
+    m = 0
+    k0 = keys[0]
+    q0 = kpos[0]
+    for k in range(p0, p1):
+        v = vals[k]
+        k0[m] = _key(v, mask, bias) if v == v else np.uint64(0)
+        q0[m] = k - p0
+        rank_new[k - p0] = -1
+        rank_old[k - p0] = -1
+        m += 1 if v == v else 0
+    row = _radix_sort(keys, kpos, m, nbytes, hist)
+    sp = kpos[row]
+    pairs = c_hi - c_lo
+    for j in range(pairs):
+        cnt[j] = 0
+    for i in range(m):
+        rel = sp[i]
+        e = (rel + p0) // chunk
+        j = e - c_lo
+        if j >= 0:  # new in the pair of its own chunk
+            r = cnt[j]
+            cnt[j] = r + 1
+            rank_new[rel] = r
+            order[j, r] = rel + p0
+        if j + 1 < pairs:  # old in the next chunk's pair
+            r = cnt[j + 1]
+            cnt[j + 1] = r + 1
+            rank_old[rel] = r
+            order[j + 1, r] = rel + p0
+
+
+@helper
+def _ties(vals, order, j, total, glo, ghi):
+    """First and last rank of each rank's tie group in pair j's order."""
+    prev = vals[order[j, 0]]
+    glo[0] = 0
+    for r in range(1, total):
+        v = vals[order[j, r]]
+        glo[r] = glo[r - 1] if v == prev else r
+        prev = v
+    ghi[total - 1] = total - 1
+    for r in range(total - 2, -1, -1):
+        ghi[r] = ghi[r + 1] if glo[r + 1] == glo[r] else r
+
+
+@helper
+def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, bias, nbytes,
+          want_picks, flat, start, step, origin, pick_a, pick_b, weight, keys, kpos, hist,
+          rank_new, rank_old, order, cnt, bits, off, tree, glo, ghi):
+    """The outputs of one walk (``vals[:length]``) from position ``first`` on, into
+    ``flat[start + k * step]`` (and the picks, positions absolute: ``origin + k``):
+    ``group`` chunks at a time, each span sorted once (with the chunk before)."""
+    size = 2 * chunk
+    levels = _bits_levels(size, off)
+    nwords = off[levels]
+    nchunks = (length + chunk - 1) // chunk
+    for c_lo in range(0, nchunks, group):
+        c_hi = min(c_lo + group, nchunks)
+        p0 = max(c_lo - 1, 0) * chunk
+        _sort_span(vals, p0, min(c_hi * chunk, length), c_lo, c_hi, chunk, mask, bias, nbytes,
+                   keys, kpos, hist, rank_new, rank_old, order, cnt)
+        for c in range(c_lo, c_hi):
+            j = c - c_lo
+            c0 = c * chunk
+            c1 = min(c0 + chunk, length)
+            total = cnt[j]
+            pair = order[j]
+            if mode == RANK:
+                for u in range(total + 1):
+                    tree[u] = 0
+                if total > 0:
+                    _ties(vals, order, j, total, glo, ghi)
+            else:
+                for u in range(nwords):
+                    bits[u] = 0
+            count = 0
+            for k in range(max(0, c0 - window), c0):  # the window ending at c0 - 1
+                r = rank_old[k - p0]
+                if r >= 0:
+                    count += 1
+                    if mode == RANK:
+                        _fen_add(tree, total, r, 1)
+                    else:
+                        _bits_set(bits, off, levels, r)
+            if mode == RANK:
+                _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old,
+                            tree, total, glo, ghi, flat, start, step)
+            else:
+                _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q,
+                             want_picks, rank_new, rank_old, pair, bits, off, levels, flat,
+                             start, step, origin, pick_a, pick_b, weight)
+
+
+@helper
+def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old, tree, total,
+                glo, ghi, flat, start, step):
+    """moving_rank over the positions [c0, c1) of a pair (its Fenwick tree holding
+    the window ending at c0 - 1, of *count* values)."""
+    for k in range(c0, c1):
+        r = rank_new[k - p0]
+        if r >= 0:
+            count += 1
+            _fen_add(tree, total, r, 1)
+        kw = k - window
+        if kw >= 0:
+            rw = rank_new[kw - p0] if kw >= c0 else rank_old[kw - p0]
+            if rw >= 0:
+                count -= 1
+                _fen_add(tree, total, rw, -1)
+        if k < first:
+            continue
+        o = start + k * step
+        if count < min_count or r < 0:
+            flat[o] = np.nan
+        elif count == 1:
+            flat[o] = 0.0
+        else:
+            less = _fen_below(tree, glo[r])
+            equal = _fen_below(tree, ghi[r] + 1) - less
+            v = 0.5 * (2.0 * less + equal - 1.0)  # bottleneck's move_rank
+            v = v / (count - 1.0)
+            flat[o] = 2.0 * (v - 0.5)
+
+
+@helper
+def _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q, want_picks,
+                 rank_new, rank_old, pair, bits, off, levels, flat, start, step, origin,
+                 pick_a, pick_b, weight):
+    """moving_median or moving_quantile over the positions [c0, c1) of a pair (its
+    bitmaps holding the window ending at c0 - 1, of *count* values): the pointer
+    ``p`` (a rank) and ``below`` (the ranks present under it) walked to the k-th
+    rank present."""
+    p = 0
+    below = 0
+    for k in range(c0, c1):
+        r = rank_new[k - p0]
+        if r >= 0:
+            count += 1
+            _bits_set(bits, off, levels, r)
+            below += 1 if r < p else 0
+        kw = k - window
+        if kw >= 0:
+            rw = rank_new[kw - p0] if kw >= c0 else rank_old[kw - p0]
+            if rw >= 0:
+                count -= 1
+                _bits_clear(bits, off, levels, rw)
+                below -= 1 if rw < p else 0
+        if k < first:
+            continue
+        o = start + k * step
+        if count < min_count:
+            flat[o] = np.nan
+            if want_picks:
+                pick_a[o] = -1
+                pick_b[o] = -1
+                weight[o] = 0.0
+            continue
+        if mode == MEDIAN:
+            kth = (count - 1) >> 1
+            frac = 0.0 if count & 1 else 0.5
+        else:
+            idx = q * (count - 1.0)
+            kth = np.int64(idx)
+            frac = idx - kth
+        while below > kth:
+            p = _prev_set(bits, off, levels, p - 1)
+            below -= 1
+        while True:
+            p = _next_set(bits, off, levels, p)
+            if below == kth:
+                break
+            below += 1
+            p += 1
+        at = pair[p]
+        a = np.float64(vals[at])
+        if frac == 0.0:
+            flat[o] = a
+            if want_picks:
+                pick_a[o] = origin + at
+                pick_b[o] = -1
+                weight[o] = 0.0
+            continue
+        at2 = pair[_next_set(bits, off, levels, p + 1)]
+        b = np.float64(vals[at2])
+        if mode == MEDIAN:
+            flat[o] = (a + b) / 2.0
+        else:
+            flat[o] = a + (b - a) * frac
+        if want_picks:
+            pick_a[o] = origin + at
+            pick_b[o] = origin + at2
+            weight[o] = frac
+
+
+@kernel(nrt=True)
+def moving_order_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
+                        mid_shape, mid_strides, inner, inner_stride, window, min_count,
+                        block_len, chunk, group, mode, q, mask, bias, nbytes, table, like,
+                        values, want_picks, pick_a, pick_b, weight):
+    """Moving medians (``mode`` MEDIAN), ``q``-quantiles (QUANTILE) or ranks (RANK)
+    of a ``ScanView`` into ``values`` (outer, n, mid, inner) of float32/float64.
+    With ``want_picks`` (not RANK), also ``pick_a``/``pick_b`` (int64, the same
+    shape: the absolute positions along the axis of the element at the lower
+    place of the window's order and of the one above it, -1 where none) and
+    ``weight`` (float64: the second's share); else those are (1, 1, 1, 1)
+    arrays, never written. ``like`` is a zero-size array of the dtype elements
+    are compared in; ``mask``, ``bias`` (uint64) and ``nbytes`` make their sort
+    keys (see :func:`_key`)."""
+    mids = block_size(mid_shape)
+    blocks = (n + block_len - 1) // block_len
+    groups = block_size(outer_shape) * mids
+    flat = values.reshape(values.size)
+    flat_a = pick_a.reshape(pick_a.size)
+    flat_b = pick_b.reshape(pick_b.size)
+    flat_w = weight.reshape(weight.size)
+    step = mids * inner
+    width = min(n, block_len + window - 1)
+    size = 2 * chunk
+    span = min(width, (group + 1) * chunk)
+    vals = np.empty(width, like.dtype)
+    keys = np.empty((2, span), np.uint64)
+    kpos = np.empty((2, span), np.int64)
+    hist = np.empty((8, 256), np.int64)
+    rank_new = np.empty(span, np.int64)
+    rank_old = np.empty(span, np.int64)
+    order = np.empty((group, size), np.int64)
+    cnt = np.empty(group + 1, np.int64)
+    rank = mode == RANK
+    bits = np.empty(1 if rank else (size + 63) // 64 * 2 + MAX_LEVELS, np.uint64)
+    off = np.empty(MAX_LEVELS + 1, np.int64)
+    tree = np.empty(size + 1 if rank else 1, np.int64)
+    glo = np.empty(size if rank else 1, np.int64)
+    ghi = np.empty(size if rank else 1, np.int64)
+    lo, hi = part_range(groups * inner * blocks, part, parts)
+    for task in range(lo, hi):
+        p, o, m, i, j0, j1, js = _task_lane(task, inner, blocks, mids, offset, outer_shape,
+                                            outer_strides, mid_shape, mid_strides,
+                                            inner_stride, block_len, n, window)
+        _load_walk(base, p, n_stride, js, j1 - js, table, like, vals)
+        _walk(vals, j1 - js, j0 - js, window, min_count, chunk, group, mode, q, mask, bias,
+              nbytes, want_picks, flat, ((o * n + js) * mids + m) * inner + i, step, js,
+              flat_a, flat_b, flat_w, keys, kpos, hist, rank_new, rank_old, order, cnt, bits,
+              off, tree, glo, ghi)

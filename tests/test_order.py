@@ -1,0 +1,679 @@
+"""The order statistics (``axisops.order``) against their NumPy twins,
+``axisops.reference.order``, and against NumPy, PyTorch, SciPy and bottleneck:
+``sort``, ``argsort``, ``top_k``, ``partition``, ``argpartition``, ``kthvalue``,
+``median``, ``nanmedian``, ``quantile``, ``nanquantile`` and ``rank`` over the dtype
+classes, shapes from 0-d to 3-D and strided views, every axis and ``None``; data with
+ties, NaN, +-inf and mixed signed zeros; lanes of 2000 and 70000 elements (the radix
+paths); every quantile method; the order's rules (NaN last both ways, stable ties,
+-0.0 == +0.0, the elements' own bits); the results' type and layout, the input left
+alone; and the errors, raised as the twin raises them.
+
+``partition``/``argpartition`` order each side as the library likes, so they are
+checked by their properties, not against the twin's (fully sorted) partition.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from cases import EXHAUSTIVE, AxisError, changed, compare_outcomes, mismatch, outcome, snapshot
+
+import axisops
+from axisops import order as O
+from axisops.reference import order as R
+
+DTYPES = [np.bool_, np.int8, np.int32, np.uint64, np.float16, np.float32, np.float64]
+if EXHAUSTIVE:
+    DTYPES += [np.int16, np.int64, np.uint8, np.uint16, np.uint32]
+DTYPES = [np.dtype(d) for d in DTYPES]
+METHODS = tuple(R.QUANTILE_METHODS)
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+# ----------------------------------------------------------------------------- data
+
+def data(rng, shape, dtype, kind="special"):
+    """*dtype* values of *shape*: ``"special"`` mixes NaN, +-inf, -0.0/+0.0 and ties
+    (small integers for ints, both values for bool); ``"ties"`` has only 0, 1, 2;
+    ``"normal"`` is float noise (few ties)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if dtype.kind in "iu":
+        hi = 3 if kind == "ties" else 9
+        x = rng.integers(0, hi, shape)
+        if dtype.kind == "i" and kind != "ties":
+            x = x - 4
+        return x.astype(dtype)
+    if dtype.kind in "Mm":
+        x = rng.integers(0, 5, shape).astype(dtype)
+        x[rng.random(shape) < 0.2] = np.array("NaT", dtype)
+        return x
+    if kind == "ties":
+        return rng.integers(0, 3, shape).astype(dtype)
+    if kind == "normal":
+        return rng.standard_normal(shape).astype(dtype)
+    pool = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -1.0, 2.0, 2.0, 7.25, -3.5, -0.0],
+                    dtype)
+    return rng.choice(pool, shape)
+
+
+def arrays(dtype, seed=0):
+    """``(name, array)``: 0-d to 3-D, zero-size, and views that are not C-contiguous."""
+    rng = np.random.default_rng(seed)
+    for shape in [(), (0,), (1,), (7,), (33,), (300,), (5, 40), (3, 4, 5), (2, 0, 3)]:
+        yield str(shape), data(rng, shape, dtype)
+    yield "transposed", data(rng, (3, 4, 5), dtype).transpose(2, 0, 1)
+    yield "negstride", data(rng, (6, 35), dtype)[::-1, ::-2]
+    yield "sliced", data(rng, (4, 9, 5), dtype)[:, 2:7, 1:]
+    yield "ties", data(rng, (4, 40), dtype, "ties")
+
+
+def axes_of(x):
+    return [None] + list(range(x.ndim)) + ([-1] if x.ndim else [])
+
+
+def lanes(a, axis):
+    """*a* as ``(lanes, n)``, the axis last (``None``: the flattened array)."""
+    a = np.asarray(a)
+    if axis is None:
+        return a.reshape(1, -1)
+    m = np.moveaxis(a, axis, -1)
+    return m.reshape(-1, m.shape[-1]) if m.size else m.reshape(0, m.shape[-1])
+
+
+def bits(a):
+    """The bit patterns of *a* (integers), NaN of any sign and payload made one."""
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        b = a.view(_UINT[a.itemsize]).copy()
+        b[np.isnan(a)] = np.array(np.nan, a.dtype).view(_UINT[a.itemsize])
+        return b
+    if a.dtype.kind in "Mm":
+        return a.view(np.int64)
+    return a.view(_UINT[a.itemsize]) if a.dtype != np.bool_ else a.view(np.uint8)
+
+
+def missing(a):
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        return np.isnan(a)
+    if a.dtype.kind in "Mm":
+        return np.isnat(a)
+    return np.zeros(a.shape, bool)
+
+
+def le(a, b):
+    """``a <= b`` in the one order (NaN/NaT greatest, -0.0 == +0.0), elementwise."""
+    ma, mb = missing(a), missing(b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return mb | (~ma & (a <= b))
+
+
+def problem(got, want, *, exact_bits=True):
+    """``None`` if *got* is a C-contiguous ndarray like *want* (shape, dtype; values
+    bit for bit with *exact_bits*, else as values with NaN == NaN), else a message."""
+    if type(got) is not np.ndarray:
+        return f"returned a {type(got).__name__}, expected an ndarray"
+    if not got.flags.c_contiguous:
+        return f"not C-contiguous (strides {got.strides})"
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return f"shape/dtype {got.shape} {got.dtype}, expected {want.shape} {want.dtype}"
+    if exact_bits or want.dtype.kind in "Mm":
+        bad = bits(got) != bits(want)
+    else:
+        return mismatch(got, want)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        return (f"{int(bad.sum())} of {want.size} differ; first at {first}: got {got[first]!r}, "
+                f"expected {want[first]!r}")
+    return None
+
+
+def run(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return outcome(fn, *args, **kwargs)
+
+
+def compare_calls(op, args, kwargs, label, check, errors):
+    """Call ``O.op`` and ``R.op``; both raise alike, or *check* (got, want) -> message."""
+    x = args[0]
+    before = snapshot(x) if isinstance(x, np.ndarray) else None
+    got, want = run(getattr(O, op), *args, **kwargs), run(getattr(R, op), *args, **kwargs)
+    if before is not None and (msg := changed(x, before)):
+        errors.append(f"{op}{label}: {msg}")
+    if got[0] == "raised" or want[0] == "raised":
+        if msg := compare_outcomes(got, want):
+            errors.append(f"{op}{label}: {msg}")
+        return
+    if msg := check(got[1], want[1]):
+        errors.append(f"{op}{label}: {msg}")
+
+
+def report(errors):
+    assert not errors, f"{len(errors)} failures:\n" + "\n".join(errors[:25])
+
+
+def pair_problem(got, want, exact_values=True):
+    if not isinstance(got, tuple) or len(got) != 2:
+        return f"returned {type(got).__name__}, expected a (values, indices) tuple"
+    if got.values is not got[0] or got.indices is not got[1]:
+        return "fields values/indices are not the tuple's items"
+    return (problem(got.values, want.values, exact_bits=exact_values)
+            or problem(got.indices, want.indices))
+
+
+# ----------------------------------------------------------------------------- sweeps
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_sort_and_argsort(dtype):
+    errors = []
+    for name, x in arrays(dtype, 1):
+        for axis in axes_of(x):
+            for desc in (False, True):
+                label = f"({name}, {dtype}, axis={axis}, descending={desc})"
+                compare_calls("sort", (x, axis), {"descending": desc}, label, problem, errors)
+                compare_calls("argsort", (x, axis), {"descending": desc}, label, problem, errors)
+            compare_calls("argsort", (x, axis), {"index_dtype": np.int32}, f"{label} int32",
+                          problem, errors)
+    report(errors)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_top_k(dtype):
+    errors = []
+    for name, x in arrays(dtype, 2):
+        for axis in axes_of(x):
+            n = x.size if axis is None else x.shape[axis]
+            for k in sorted({0, 1, n // 3, n - 1, n}):
+                for mode in ("largest", "smallest"):
+                    label = f"({name}, {dtype}, k={k}, axis={axis}, mode={mode})"
+                    compare_calls("top_k", (x, k, axis), {"mode": mode}, label, pair_problem,
+                                  errors)
+                    compare_calls("top_k", (x, k, axis), {"mode": mode, "sorted": False},
+                                  label + " unsorted", unsorted_problem(axis), errors)
+    report(errors)
+
+
+def unsorted_problem(axis):
+    """``sorted=False``: the same k (value, index) pairs in each lane, any order."""
+    def check(got, want):
+        if msg := pair_problem(got, want):  # checks types, shapes and dtypes first
+            if "differ" not in msg:
+                return msg
+        gi, wi = lanes(got.indices, axis), lanes(want.indices, axis)
+        gv, wv = lanes(got.values, axis), lanes(want.values, axis)
+        go, wo = np.argsort(gi, axis=-1), np.argsort(wi, axis=-1)
+        if not (np.take_along_axis(gi, go, -1) == np.take_along_axis(wi, wo, -1)).all():
+            return "unsorted: not the same indices"
+        if (bits(np.take_along_axis(gv, go, -1)) != bits(np.take_along_axis(wv, wo, -1))).any():
+            return "unsorted: not the same values"
+        return None
+    return check
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_kthvalue(dtype):
+    errors = []
+    for name, x in arrays(dtype, 3):
+        for axis in axes_of(x):
+            n = x.size if axis is None else x.shape[axis]
+            for k in sorted({1, 2, n // 2, n, n + 1} - {0} if n else {1}):
+                for keepdims in (False, True):
+                    label = f"({name}, {dtype}, k={k}, axis={axis}, keepdims={keepdims})"
+                    compare_calls("kthvalue", (x, k, axis), {"keepdims": keepdims}, label,
+                                  pair_problem, errors)
+    report(errors)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_rank(dtype):
+    errors = []
+    for name, x in arrays(dtype, 4):
+        for axis in axes_of(x):
+            for method in R.RANK_METHODS:
+                label = f"({name}, {dtype}, axis={axis}, method={method})"
+                compare_calls("rank", (x, axis), {"method": method}, label,
+                              lambda g, w: problem(g, w, exact_bits=False), errors)
+    report(errors)
+
+
+def partition_problem(x, kths, axis, op):
+    """The properties of a partition of *x* at the places *kths* along *axis*."""
+    def check(got, want):
+        if type(got) is not np.ndarray or not got.flags.c_contiguous:
+            return f"returned a {type(got).__name__} (C-contiguous ndarray expected)"
+        if got.shape != want.shape or got.dtype != want.dtype:
+            return f"shape/dtype {got.shape} {got.dtype}, expected {want.shape} {want.dtype}"
+        if op == "argpartition":
+            idx = lanes(got, axis)
+            n = idx.shape[-1]
+            if not (np.sort(idx, axis=-1) == np.arange(n)).all():
+                return "indices are not a permutation of each lane"
+            vals = np.take_along_axis(lanes(x, axis), idx.astype(np.intp), -1)
+            part = O.partition(x, kths, axis)
+            if (bits(vals) != bits(lanes(part, axis))).any():
+                return "take_along_axis(x, argpartition) != partition (same kth, axis)"
+        else:
+            vals = lanes(got, axis)
+        xl = lanes(x, axis)
+        n = xl.shape[-1]
+        if (np.sort(bits(vals), -1) != np.sort(bits(xl), -1)).any():
+            return "not a permutation of each lane's elements"
+        ref = lanes(R.sort(x, axis), axis)
+        for k in np.atleast_1d(np.asarray(kths, dtype=np.int64)).tolist():
+            k %= n
+            pivot, want_pivot = vals[:, k], ref[:, k]
+            if not (le(pivot, want_pivot) & le(want_pivot, pivot)).all():
+                return f"place {k} holds {pivot}, expected {want_pivot}"
+            if not le(vals[:, :k], pivot[:, None]).all():
+                return f"an element before place {k} is greater than it"
+            if not le(pivot[:, None], vals[:, k + 1:]).all():
+                return f"an element after place {k} is less than it"
+        again = getattr(O, op)(x, kths, axis)
+        if (bits(again) != bits(got)).any():
+            return "not deterministic: two calls differ"
+        return None
+    return check
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", ["partition", "argpartition"])
+def test_partition_properties(op, dtype):
+    errors = []
+    for name, x in arrays(dtype, 5):
+        for axis in axes_of(x):
+            n = x.size if axis is None else x.shape[axis]
+            kth_list = [0, n - 1, n // 2, -1, [0, n // 3, -1], [n // 2, 1 % max(n, 1)], [], n,
+                        -n - 1] if n else [0, []]
+            for kth in kth_list:
+                label = f"({name}, {dtype}, kth={kth}, axis={axis})"
+                compare_calls(op, (x, kth, axis), {}, label,
+                              partition_problem(x, kth, axis, op), errors)
+    report(errors)
+
+
+def numpy_result_problem(got, want):
+    """Like NumPy's result: an ndarray where NumPy gives one (C-contiguous), else the
+    same scalar type; dtype; values equal (NaN == NaN, -0.0 == +0.0)."""
+    if isinstance(want, np.ndarray):
+        if type(got) is not np.ndarray:
+            return f"returned a {type(got).__name__}, expected an ndarray"
+        if not got.flags.c_contiguous:
+            return "not C-contiguous"
+    elif type(got) is not type(want):
+        return f"returned a {type(got).__name__}, expected {type(want).__name__}"
+    return mismatch(got, want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", ["median", "nanmedian"])
+def test_median(op, dtype):
+    errors = []
+    for name, x in arrays(dtype, 6):
+        for axis in axes_of(x) + ([(0, x.ndim - 1)] if x.ndim >= 2 else []):
+            for keepdims in (False, True):
+                label = f"({name}, {dtype}, axis={axis}, keepdims={keepdims})"
+                compare_calls(op, (x, axis), {"keepdims": keepdims}, label,
+                              numpy_result_problem, errors)
+    report(errors)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("op", ["quantile", "nanquantile"])
+def test_quantile_sweep(op, dtype):
+    """Every shape and axis with the linear method, q a scalar and a list."""
+    errors = []
+    for name, x in arrays(dtype, 7):
+        for axis in axes_of(x):
+            for q in (0.3, [0.0, 0.5, 1.0]):
+                label = f"({name}, {dtype}, q={q}, axis={axis})"
+                compare_calls(op, (x, q, axis), {}, label, numpy_result_problem, errors)
+    report(errors)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("op", ["quantile", "nanquantile"])
+def test_quantile_methods(op, method):
+    """Every method: q scalars (0, 1, Python ints, float32), lists and arrays; keepdims;
+    tuple axes; lanes of 1 to 9 values; float64, float32, float16, int16, uint8, bool."""
+    rng = np.random.default_rng(8)
+    errors = []
+    qs = [0, 1, 0.0, 1.0, 0.25, 0.5, 0.999, np.float32(0.4), [0.1, 0.5, 0.9],
+          np.linspace(0, 1, 11), np.array([0.3, 0.7], np.float32), []]
+    dtypes = [np.float64, np.float32, np.float16, np.int16, np.uint8, np.bool_]
+    if EXHAUSTIVE:
+        dtypes += [np.int8, np.int32, np.int64, np.uint16, np.uint32, np.uint64]
+    for dtype in dtypes:
+        x3 = data(rng, (3, 4, 6), dtype)
+        for axis in (None, -1, 1, (0, 2), (2, 0)):
+            for q in qs:
+                for keepdims in (False, True):
+                    label = f"({dtype.__name__}, q={q}, axis={axis}, keepdims={keepdims})"
+                    compare_calls(op, (x3, q, axis), {"method": method, "keepdims": keepdims},
+                                  label, numpy_result_problem, errors)
+        for n in range(1, 10):
+            x = data(rng, (5, n), dtype)
+            for q in (np.linspace(0, 1, 21), 0.5):
+                compare_calls(op, (x, q, 1), {"method": method}, f"({dtype.__name__}, n={n})",
+                              numpy_result_problem, errors)
+    report(errors)
+
+
+# ----------------------------------------------------------------------------- long lanes
+
+LONG_DTYPES = [np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.uint8,
+               np.uint64, np.bool_]
+
+
+@pytest.mark.parametrize("n", [2000, 70000])
+@pytest.mark.parametrize("dtype", LONG_DTYPES, ids=lambda d: np.dtype(d).name)
+def test_long_lanes(dtype, n):
+    """The radix paths: one lane of *n* (a strided view of twice that), two of n/2."""
+    rng = np.random.default_rng(9)
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        x = rng.standard_normal(2 * n).astype(dtype)
+        tie = rng.random(2 * n) < 0.3
+        x[tie] = np.round(x[tie])  # ties
+        special = rng.random(2 * n)
+        x[special < 0.02] = np.nan
+        x[(special > 0.5) & (special < 0.52)] = -0.0
+        x[(special > 0.6) & (special < 0.62)] = 0.0
+        x[(special > 0.7) & (special < 0.705)] = np.inf
+        x[(special > 0.8) & (special < 0.805)] = -np.inf
+    elif dtype == np.bool_:
+        x = rng.random(2 * n) < 0.5
+    else:
+        info = np.iinfo(dtype)
+        x = rng.integers(info.min, info.max, 2 * n, dtype=dtype, endpoint=True)
+        x[: n // 2] = rng.integers(0, 50, n // 2).astype(dtype)  # ties
+    view = x[::-2]
+    two = x[: n].reshape(2, n // 2)
+    errors = []
+    for arr, axis in ((view, -1), (two, 1), (two.T, 0)):
+        label = f"({dtype}, n={n}, strides={arr.strides}, axis={axis})"
+        for desc in (False, True):
+            compare_calls("sort", (arr, axis), {"descending": desc}, label, problem, errors)
+            compare_calls("argsort", (arr, axis), {"descending": desc}, label, problem, errors)
+        for k in (1, 10, 600):
+            compare_calls("top_k", (arr, k, axis), {}, label, pair_problem, errors)
+            compare_calls("top_k", (arr, k, axis), {"mode": "smallest"}, label, pair_problem,
+                          errors)
+        for kth in (0, 777, -1, [5, 900, -3]):
+            compare_calls("partition", (arr, kth, axis), {}, label,
+                          partition_problem(arr, kth, axis, "partition"), errors)
+        compare_calls("kthvalue", (arr, 99, axis), {}, label, pair_problem, errors)
+        compare_calls("median", (arr, axis), {}, label, numpy_result_problem, errors)
+        compare_calls("nanmedian", (arr, axis), {}, label, numpy_result_problem, errors)
+        for method in ("linear", "lower", "nearest", "hazen"):
+            compare_calls("quantile", (arr, [0.0, 0.01, 0.5, 0.99, 1.0], axis),
+                          {"method": method}, label, numpy_result_problem, errors)
+            compare_calls("nanquantile", (arr, 0.37, axis), {"method": method}, label,
+                          numpy_result_problem, errors)
+        if n == 2000:
+            compare_calls("rank", (arr, axis), {}, label,
+                          lambda g, w: problem(g, w, exact_bits=False), errors)
+    report(errors)
+
+
+# ----------------------------------------------------------------------------- dates
+
+@pytest.mark.parametrize("dtype", ["M8[D]", "m8[s]"])
+def test_dates(dtype):
+    """datetime64/timedelta64 for the sorting and selecting operators (NaT last both
+    ways); the quantiles and rank refuse them."""
+    rng = np.random.default_rng(10)
+    x = data(rng, (4, 37), np.dtype(dtype))
+    errors = []
+    for axis in (None, 0, 1):
+        for desc in (False, True):
+            compare_calls("sort", (x, axis), {"descending": desc}, f"(axis={axis})", problem,
+                          errors)
+            compare_calls("argsort", (x, axis), {"descending": desc}, f"(axis={axis})",
+                          problem, errors)
+        compare_calls("top_k", (x, 3, axis), {}, f"(axis={axis})", pair_problem, errors)
+        compare_calls("top_k", (x, 3, axis), {"mode": "smallest"}, f"(axis={axis})",
+                      pair_problem, errors)
+        compare_calls("kthvalue", (x, 4, axis), {}, f"(axis={axis})", pair_problem, errors)
+        compare_calls("partition", (x, [1, -2], axis), {}, f"(axis={axis})",
+                      partition_problem(x, [1, -2], axis, "partition"), errors)
+        compare_calls("argpartition", (x, 3, axis), {}, f"(axis={axis})",
+                      partition_problem(x, 3, axis, "argpartition"), errors)
+    report(errors)
+    for op, args in (("median", ()), ("nanmedian", ()), ("quantile", (0.5,)),
+                     ("nanquantile", (0.5,)), ("rank", ())):
+        with pytest.raises(TypeError, match=op):
+            getattr(O, op)(x, *args)
+
+
+# ----------------------------------------------------------------------------- the order
+
+def test_the_order_nan_last_both_ways_stable_ties_and_signed_zeros():
+    nan, inf = np.nan, np.inf
+    x = np.array([2.0, nan, -0.0, 0.0, -inf, 2.0, inf, nan, -0.0, 1.0])
+    np.testing.assert_array_equal(O.argsort(x), [4, 2, 3, 8, 9, 0, 5, 6, 1, 7])
+    np.testing.assert_array_equal(O.argsort(x, descending=True), [6, 0, 5, 9, 2, 3, 8, 4, 1, 7])
+    assert O.sort(x).tobytes() == x[[4, 2, 3, 8, 9, 0, 5, 6, 1, 7]].tobytes()  # -0.0 kept
+    assert O.sort(np.array([0.0, -0.0])).tobytes() == np.array([0.0, -0.0]).tobytes()
+    assert O.sort(np.array([-0.0, 0.0])).tobytes() == np.array([-0.0, 0.0]).tobytes()
+    v, i = O.top_k(x, 4)
+    np.testing.assert_array_equal(i, [6, 0, 5, 9])
+    v, i = O.top_k(x, 10)
+    np.testing.assert_array_equal(i[-2:], [1, 7])  # NaN last also for "largest"
+    v, i = O.top_k(x, 3, mode="smallest")
+    np.testing.assert_array_equal(i, [4, 2, 3])
+    assert O.top_k(x, 3, mode="smallest").values.tobytes() == x[[4, 2, 3]].tobytes()
+    v, i = O.kthvalue(x, 3)
+    assert i == 3 and v.tobytes() == np.float64(0.0).tobytes()
+    np.testing.assert_array_equal(O.rank(x, method="min"), [6, nan, 2, 2, 1, 6, 8, nan, 2, 5])
+    np.testing.assert_array_equal(O.rank(x), [6.5, nan, 3, 3, 1, 6.5, 8, nan, 3, 5])
+    ints = np.array([3, 1, 3, 2, 1, 3], np.uint8)
+    np.testing.assert_array_equal(O.argsort(ints, descending=True), [0, 2, 5, 3, 1, 4])
+    np.testing.assert_array_equal(O.argsort(ints[::-1], descending=True), [0, 3, 5, 2, 1, 4])
+    b = np.array([True, False, True, False])
+    np.testing.assert_array_equal(O.argsort(b, descending=True), [0, 2, 1, 3])
+    np.testing.assert_array_equal(O.top_k(b, 3).indices, [0, 2, 1])
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16, np.uint64, np.bool_],
+                         ids=lambda d: np.dtype(d).name)
+def test_descending_sort_cut_is_top_k_and_ties_give_the_lower_index_first(dtype):
+    rng = np.random.default_rng(11)
+    for shape, kind in (((6, 50), "ties"), ((3, 400), "special"), ((2, 3000), "ties")):
+        x = data(rng, shape, dtype, kind)
+        for desc in (False, True):
+            s, a = O.sort(x, descending=desc), O.argsort(x, descending=desc)
+            np.testing.assert_array_equal(bits(np.take_along_axis(x, a, 1)), bits(s))
+            sv = np.take_along_axis(x, a, 1)
+            tied = ((sv[:, 1:] == sv[:, :-1]) | (np.isnan(sv[:, 1:]) & np.isnan(sv[:, :-1]))
+                    if x.dtype.kind == "f" else sv[:, 1:] == sv[:, :-1])
+            assert (a[:, 1:][tied] > a[:, :-1][tied]).all(), f"ties not stable, desc={desc}"
+            first, then = sv[:, :-1], sv[:, 1:]
+            if desc:  # numbers from the largest down, then NaN
+                in_order = missing(then) | (~missing(first) & le(then, first))
+            else:
+                in_order = le(first, then)
+            assert in_order.all(), f"not in order, desc={desc}"
+            for k in (0, 1, 17, shape[1]):
+                t = O.top_k(x, k, mode="largest" if desc else "smallest")
+                assert bits(t.values).tobytes() == bits(np.ascontiguousarray(s[:, :k])).tobytes()
+                np.testing.assert_array_equal(t.indices, a[:, :k])
+            kv = O.kthvalue(x, shape[1] // 2, axis=1)
+            np.testing.assert_array_equal(kv.indices, O.argsort(x)[:, shape[1] // 2 - 1])
+
+
+def test_against_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    for dtype in (np.float64, np.float32):
+        x = np.round(rng.standard_normal((4, 7, 300)), 1).astype(dtype)  # ties, no NaN
+        for dim in (0, 1, 2, -1):
+            n = x.shape[dim]
+            for k in sorted({1, 3, n // 2, n}):
+                for largest in (True, False):
+                    got = O.top_k(x, k, dim, mode="largest" if largest else "smallest")
+                    want = torch.topk(torch.from_numpy(x), k, dim, largest=largest).values
+                    np.testing.assert_array_equal(got.values, want.numpy())
+                got = O.kthvalue(x, k, dim)
+                want = torch.kthvalue(torch.from_numpy(x), k, dim)
+                np.testing.assert_array_equal(got.values, want.values.numpy())
+                got = O.kthvalue(x, k, dim, keepdims=True)
+                want = torch.kthvalue(torch.from_numpy(x), k, dim, keepdim=True)
+                np.testing.assert_array_equal(got.values, want.values.numpy())
+            s = torch.sort(torch.from_numpy(x), dim=dim, stable=True)
+            np.testing.assert_array_equal(O.sort(x, dim), s.values.numpy())
+            np.testing.assert_array_equal(O.argsort(x, dim), s.indices.numpy())
+
+
+def test_rank_against_scipy_and_bottleneck():
+    st = pytest.importorskip("scipy.stats")
+    bn = pytest.importorskip("bottleneck")
+    rng = np.random.default_rng(13)
+    for dtype in (np.float64, np.float32, np.int32, np.uint8, np.bool_):
+        x = data(rng, (5, 60), dtype, "ties" if dtype != np.bool_ else "special")
+        if np.dtype(dtype).kind == "f":
+            x[1, ::7] = np.nan
+            x[3] = np.nan
+        for method in R.RANK_METHODS:
+            got = O.rank(x, 1, method=method)
+            assert got.dtype == np.float64 and got.shape == x.shape
+            for lane in range(x.shape[0]):
+                ok = ~missing(x[lane])
+                np.testing.assert_array_equal(got[lane][ok], st.rankdata(x[lane][ok],
+                                                                       method=method))
+                assert np.isnan(got[lane][~ok]).all()
+            got = O.rank(x, None, method=method)
+            if not missing(x).any():
+                np.testing.assert_array_equal(got, st.rankdata(x, method=method, axis=None))
+        if np.dtype(dtype).kind == "f":
+            np.testing.assert_array_equal(O.rank(x, 1), bn.nanrankdata(x, axis=1))
+            np.testing.assert_array_equal(O.rank(x.T, 0), bn.nanrankdata(x.T, axis=0))
+    zeros = np.array([0.0, -0.0, 1.0, -0.0])
+    np.testing.assert_array_equal(O.rank(zeros), [2, 2, 4, 2])
+    np.testing.assert_array_equal(O.rank(zeros, method="ordinal"), [1, 2, 4, 3])
+
+
+# ----------------------------------------------------------------------------- results
+
+def test_results_are_fresh_arrays_and_named_tuples():
+    x = np.arange(12.0).reshape(3, 4)[:, ::-1]
+    x.flags.writeable = False
+    before = snapshot(x)
+    results = [O.sort(x), O.argsort(x), O.partition(x, 1), O.argpartition(x, 1), O.rank(x),
+               O.sort(x, None), O.quantile(x, [0.5], 1), O.median(x, 0)]
+    t, kv = O.top_k(x, 2), O.kthvalue(x, 2)
+    for res in (t, kv):
+        assert isinstance(res, tuple) and len(res) == 2
+        values, indices = res
+        assert values is res.values and indices is res.indices
+        results += [values, indices]
+    assert isinstance(t, axisops.ValuesIndices) and isinstance(kv, axisops.ValuesIndices)
+    for r in results:
+        assert type(r) is np.ndarray and r.flags.c_contiguous and r.flags.writeable
+        assert not np.shares_memory(r, x)
+    assert changed(x, before) is None
+    v, i = O.kthvalue(np.array([3.0, 1.0, 2.0]), 2, None)
+    assert type(v) is np.ndarray and v.shape == () and v == 2.0 and i.shape == () and i == 2
+    v, i = O.kthvalue(np.ones((2, 3)), 1, None, keepdims=True)
+    assert v.shape == (1, 1) and i.shape == (1, 1)
+    assert O.sort(np.array(5.0), None).shape == (1,)
+    assert O.top_k(np.array(5), 1, None).values.shape == (1,)
+    assert O.rank(np.array(5.0), None).shape == (1,)
+    for op in ("argsort", "argpartition"):
+        for idt in (np.int32, "int32", np.dtype("int64"), "int64"):
+            got = getattr(O, op)(x, 1, index_dtype=idt) if op == "argpartition" else \
+                getattr(O, op)(x, index_dtype=idt)
+            assert got.dtype == np.dtype(idt)
+    assert O.top_k(x, 2, index_dtype=np.int32).indices.dtype == np.int32
+    assert O.kthvalue(x, 2, index_dtype="int32").indices.dtype == np.int32
+    assert O.top_k(x, 0).values.shape == (3, 0) and O.top_k(x, 0).indices.dtype == np.int64
+    assert O.sort([3, 1, 2]).tolist() == [1, 2, 3]  # array-likes
+
+
+def test_nan_variants_warn_like_numpy_on_all_nan_slices():
+    x = np.array([[np.nan, np.nan], [1.0, np.nan]])
+    for op, args in (("nanmedian", ()), ("nanquantile", (0.5,))):
+        with pytest.warns(RuntimeWarning):
+            got = getattr(O, op)(x, *args, axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = getattr(R, op)(x, *args, axis=1)
+        assert mismatch(got, want) is None, op
+    with pytest.warns(RuntimeWarning):
+        assert np.isnan(O.nanmedian(np.full(3, np.nan)))
+
+
+# ----------------------------------------------------------------------------- errors
+
+def error_calls():
+    """``(op, args, kwargs, exception)``: calls every operator must refuse."""
+    x = np.arange(12.0).reshape(3, 4)
+    c = x.astype(complex)
+    yield from ((op, (c,) + a, {}, TypeError) for op, a in (
+        ("sort", ()), ("argsort", ()), ("top_k", (1,)), ("partition", (1,)),
+        ("argpartition", (1,)), ("kthvalue", (1,)), ("median", ()), ("nanmedian", ()),
+        ("quantile", (0.5,)), ("nanquantile", (0.5,)), ("rank", ())))
+    obj = np.array([1, "a", None], dtype=object)
+    yield from ((op, (obj,) + a, {}, TypeError) for op, a in (
+        ("sort", ()), ("top_k", (1,)), ("median", ()), ("rank", ())))
+    yield "sort", (np.array(["b", "a"]),), {}, TypeError
+    for op, a in (("sort", ()), ("argsort", ()), ("top_k", (1,)), ("partition", (1,)),
+                  ("argpartition", (1,)), ("kthvalue", (1,)), ("rank", ())):
+        for axis, exc in ((2, AxisError), (-3, AxisError), ((0, 1), TypeError),
+                          ((1,), TypeError), (1.0, TypeError)):
+            yield op, (x,) + a + (axis,), {}, exc
+        yield op, (np.array(1.0),) + a + (0,), {}, AxisError
+        yield op, (np.array(1.0),) + a + (-1,), {}, AxisError
+    for op in ("median", "nanmedian"):
+        yield op, (x, 2), {}, AxisError
+        yield op, (x, (0, 0)), {}, ValueError
+        yield op, (np.array(1.0), 0), {}, AxisError
+    for op in ("quantile", "nanquantile"):
+        yield op, (x, 0.5, 2), {}, AxisError
+        yield op, (x, 1.5), {}, ValueError
+        yield op, (x, -0.1), {}, ValueError
+        yield op, (x, [0.5, 2.0]), {}, ValueError
+        yield op, (x, 0.5), {"method": "nope"}, ValueError
+        yield op, (x, 0.5), {"method": "linear"}, None
+    for k, exc in ((5, ValueError), (-1, ValueError), (1.0, TypeError), (True, TypeError),
+                   (np.int64(4), None), (0, None), (4, None)):
+        yield "top_k", (x, k), {}, exc
+    yield "top_k", (x, 2), {"mode": "biggest"}, ValueError
+    yield "top_k", (x, 13, None), {}, ValueError
+    yield "top_k", (x, 12, None), {}, None
+    for k, exc in ((0, ValueError), (5, ValueError), (1.5, TypeError), (False, TypeError),
+                   (np.uint8(4), None), (1, None)):
+        yield "kthvalue", (x, k), {}, exc
+    for op in ("partition", "argpartition"):
+        for kth, exc in ((4, ValueError), (-5, ValueError), ([0, 4], ValueError), (1.0, TypeError),
+                         (True, TypeError), (-4, None), ([3, -4], None)):
+            yield op, (x, kth), {}, exc
+        yield op, (np.zeros(0), 0), {}, ValueError
+    for op, a in (("argsort", ()), ("top_k", (1,)), ("argpartition", (1,)), ("kthvalue", (1,))):
+        for idt in (np.int16, np.uint64, np.float64, "float32", bool):
+            yield op, (x,) + a, {"index_dtype": idt}, TypeError
+    yield "rank", (x,), {"method": "first"}, ValueError
+    yield "quantile", (np.zeros((2, 0)), 0.5, 1), {}, IndexError  # NumPy's
+    yield "nanquantile", (np.zeros((2, 0)), 0.5, 1), {}, None
+    yield "median", (np.zeros((2, 0)), 1), {}, None
+    yield "kthvalue", (np.zeros((2, 0)), 1), {}, ValueError
+
+
+@pytest.mark.parametrize("case", list(error_calls()),
+                         ids=lambda c: f"{c[0]}-{c[3].__name__ if c[3] else 'ok'}")
+def test_errors_as_the_twin(case):
+    op, args, kwargs, exc = case
+    want = run(getattr(R, op), *args, **kwargs)
+    got = run(getattr(O, op), *args, **kwargs)
+    if exc is None:
+        assert want[0] == "ok", f"the twin raised {want[1]!r}"
+        assert got[0] == "ok", f"{op} raised {got[1]!r}"
+        return
+    assert want[0] == "raised" and isinstance(want[1], exc), f"the twin gave {want}"
+    assert compare_outcomes(got, want) is None, compare_outcomes(got, want)
+    if exc is TypeError and np.asarray(args[0]).dtype.kind in "cOU":
+        assert op in str(got[1]), f"TypeError does not name {op}: {got[1]}"
