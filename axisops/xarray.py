@@ -25,6 +25,9 @@ Decisions (the contract leaves them to xarray's habits):
 * ``cummax``/``cummin`` return ``(values, indices)``, two DataArrays;
 * on a Dataset, each data variable holding the dimensions is reduced; the others
   are kept as they are, as xarray does;
+* ``median``/``quantile`` skip NaN by default for floats (``skipna``) and, with
+  ``rank``, keep the attributes, as xarray's; ``sort``, ``argsort`` and ``top_k`` drop the coordinates along their
+  dimension (its positions no longer hold their labels);
 * the moving windows keep every coordinate (a window's result sits at its last
   position, as ``rolling``'s default ``center=False``); there is no ``skipna``:
   a moving window always skips NaN, and ``min_count`` (default ``window``) is
@@ -95,8 +98,11 @@ class AxisopsDataArrayAccessor:
     and the trailing moving windows ``moving_sum``, ``moving_mean``,
     ``moving_var``, ``moving_std``, ``moving_max``, ``moving_min``,
     ``moving_argmax``, ``moving_argmin`` (one ``dim``, ``window``, ``min_count``;
-    NaN skipped, as xarray's ``rolling``). Each returns a DataArray (two for
-    ``cummax``/``cummin``).
+    NaN skipped, as xarray's ``rolling``); the order statistics ``median``,
+    ``quantile`` (xarray's: a ``quantile`` coordinate), ``sort``, ``argsort``,
+    ``top_k``, ``kthvalue``, ``rank``, ``moving_median``, ``moving_quantile``,
+    ``moving_rank``. Each returns a DataArray (two for ``cummax``/``cummin``,
+    ``top_k`` and ``kthvalue``).
 
     Parameters
     ----------
@@ -289,6 +295,87 @@ class AxisopsDataArrayAccessor:
     def moving_argmin(self, dim: Hashable, window: int, *, min_count: int | None = None):
         """Index along *dim* of each trailing window's minimum."""
         return self._moving("moving_argmin", dim, window, min_count)
+
+
+    # ----------------------------------------------------------- order statistics
+    def median(self, dim: Dims = None, *, skipna: bool | None = None, keepdims: bool = False):
+        """Median over *dim* (NaN skipped by default for floats, as xarray's)."""
+        obj = self._obj
+        dims = _dims(obj, dim)
+        op = axisops.nanmedian if _skips(obj, skipna) else axisops.median
+        out = _reduced(obj, op(obj.data, axis=_axes(obj, dims), keepdims=keepdims), dims,
+                       keepdims)
+        return out.assign_attrs(obj.attrs)  # as xarray's median
+
+    def quantile(self, q, dim: Dims = None, *, method: str = "linear",
+                 skipna: bool | None = None, keepdims: bool = False):
+        """Quantiles over *dim*, exact on dask-backed data too, as xarray's
+        ``quantile``: a scalar *q* gives a scalar ``quantile`` coordinate, a 1-D one a
+        leading ``quantile`` dimension with *q* as its coordinate."""
+        obj = self._obj
+        dims = _dims(obj, dim)
+        op = axisops.nanquantile if _skips(obj, skipna) else axisops.quantile
+        data = op(obj.data, q, axis=_axes(obj, dims), method=method, keepdims=keepdims)
+        qs = np.asarray(q, dtype=np.float64)
+        if qs.ndim == 0:
+            out = _reduced(obj, data, dims, keepdims).assign_coords(quantile=float(qs))
+            return out.assign_attrs(obj.attrs)
+        inner = _reduced(obj, data[0], dims, keepdims)
+        return xr.DataArray(data, dims=("quantile", *inner.dims),
+                            coords={**inner.coords, "quantile": qs}, name=obj.name,
+                            attrs=obj.attrs)
+
+    def _lane(self, dim: Hashable, data: Any):
+        """*data* with *obj*'s dimensions, the coordinates along *dim* dropped (its
+        positions no longer hold their elements)."""
+        obj = self._obj
+        coords = {n: c for n, c in obj.coords.items() if dim not in c.dims}
+        return xr.DataArray(data, dims=obj.dims, coords=coords, name=obj.name)
+
+    def sort(self, dim: Hashable, *, descending: bool = False):
+        """The values sorted along *dim* (stable, NaN last)."""
+        (axis,) = _axes(self._obj, (dim,))
+        return self._lane(dim, axisops.sort(self._obj.data, axis, descending=descending))
+
+    def argsort(self, dim: Hashable, *, descending: bool = False):
+        """The positions along *dim* that sort the values."""
+        (axis,) = _axes(self._obj, (dim,))
+        return self._lane(dim, axisops.argsort(self._obj.data, axis, descending=descending))
+
+    def top_k(self, k: int, dim: Hashable, *, mode: str = "largest", sorted: bool = True):
+        """``(values, indices)`` of the *k* largest (or smallest) along *dim*."""
+        (axis,) = _axes(self._obj, (dim,))
+        values, indices = axisops.top_k(self._obj.data, k, axis, mode=mode, sorted=sorted)
+        return self._lane(dim, values), self._lane(dim, indices)
+
+    def kthvalue(self, k: int, dim: Hashable):
+        """``(values, indices)`` of the *k*-th smallest along *dim* (from 1)."""
+        obj = self._obj
+        (axis,) = _axes(obj, (dim,))
+        values, indices = axisops.kthvalue(obj.data, k, axis)
+        return _reduced(obj, values, (dim,)), _reduced(obj, indices, (dim,))
+
+    def rank(self, dim: Hashable, *, method: str = "average"):
+        """Ranks from 1 along *dim*, NaN given NaN (xarray's ``rank``)."""
+        (axis,) = _axes(self._obj, (dim,))
+        out = _scanned(self._obj, axisops.rank(self._obj.data, axis, method=method))
+        return out.assign_attrs(self._obj.attrs)  # as xarray's rank
+
+    def moving_median(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Median of the trailing *window* elements along *dim*, NaN skipped."""
+        return self._moving("moving_median", dim, window, min_count)
+
+    def moving_quantile(self, dim: Hashable, window: int, q: float, *,
+                        min_count: int | None = None):
+        """Quantile *q* (linear, as ``rolling().quantile``) of each trailing window."""
+        obj = self._obj
+        (axis,) = _axes(obj, (dim,))
+        return _scanned(obj, axisops.moving_quantile(obj.data, window, q, axis,
+                                                     min_count=min_count))
+
+    def moving_rank(self, dim: Hashable, window: int, *, min_count: int | None = None):
+        """Rank of each element in its trailing window, scaled to [-1, 1]."""
+        return self._moving("moving_rank", dim, window, min_count)
 
 
 class AxisopsDatasetAccessor:

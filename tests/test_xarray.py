@@ -110,3 +110,51 @@ def test_moving_argmax_indexes_along_the_dimension():
     assert np.array_equal(picked[ok], arr.axisops.moving_max("time", 3).values[ok])
     with pytest.raises(ValueError, match="not a dimension"):
         arr.axisops.moving_mean("depth", 3)
+
+
+@pytest.mark.parametrize("chunks", [None, {"time": 5, "lat": 2}], ids=["numpy", "dask"])
+@pytest.mark.parametrize("dim", ["time", ("lat", "lon"), None])
+def test_medians_and_quantiles_match_xarray(chunks, dim):
+    """Along a chunked dimension too, where xarray's own quantile refuses dask data."""
+    arr = field(chunks)
+    plain = field()
+    for skipna in (None, False):
+        got = quiet(arr.axisops.median, dim=dim, skipna=skipna)
+        same(got, quiet(plain.median, dim=dim, skipna=skipna))
+        for q in (0.3, [0.1, 0.5, 0.9]):
+            for method in ("linear", "nearest", "hazen"):
+                got = quiet(arr.axisops.quantile, q, dim=dim, method=method, skipna=skipna)
+                want = quiet(plain.quantile, q, dim=dim, method=method, skipna=skipna)
+                same(got, want)
+
+
+def same(got, want):
+    """Names, dimensions, coordinates and attributes as xarray's; values to rounding
+    (xarray's quantile moves the axis last and runs NumPy's on that copy: its
+    interpolations may round once differently from NumPy's on the array itself)."""
+    xr.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    assert got.dims == want.dims and got.name == want.name and got.attrs == want.attrs
+    assert set(got.coords) == set(want.coords)
+
+
+def test_sorts_ranks_and_moving_order_statistics():
+    arr = field()
+    ranks = arr.axisops.rank("time")
+    xr.testing.assert_identical(ranks, arr.rank("time"))
+    values, indices = arr.axisops.top_k(3, "time")
+    assert values.dims == arr.dims and values.sizes["time"] == 3 and "time" not in values.coords
+    np.testing.assert_array_equal(values.values, axisops.top_k(arr.values, 3, 0).values)
+    np.testing.assert_array_equal(indices.values, axisops.top_k(arr.values, 3, 0).indices)
+    kth, where = arr.axisops.kthvalue(2, "lat")
+    assert kth.dims == ("time", "lon") and where.dtype == np.int64
+    ordered = arr.axisops.sort("lon", descending=True)
+    np.testing.assert_array_equal(ordered.values, axisops.sort(arr.values, 2, descending=True))
+    assert "station" not in ordered.coords and "time" in ordered.coords
+    rolled = arr.axisops.moving_median("time", 3, min_count=1)
+    want = arr.rolling(time=3, min_periods=1).median()
+    np.testing.assert_allclose(rolled.values, want.values, equal_nan=True)
+    assert rolled.dims == arr.dims and set(rolled.coords) == set(arr.coords)
+    q = arr.axisops.moving_quantile("time", 4, 0.25, min_count=2)
+    np.testing.assert_array_equal(q.values, axisops.moving_quantile(arr.values, 4, 0.25, 0,
+                                                                    min_count=2))
+    assert q.dims == arr.dims
