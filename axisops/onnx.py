@@ -5,7 +5,7 @@
 operator: ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean,
 ReduceProd, CumSum, CumProd, Gather, GatherElements, GatherND,
 ScatterElements, Col2Im, MaxPool (with its Indices output), AveragePool,
-GlobalMaxPool and GlobalAveragePool. Pass it as ``new_ops`` and
+GlobalMaxPool, GlobalAveragePool and TopK. Pass it as ``new_ops`` and
 :class:`onnx.reference.ReferenceEvaluator` runs those nodes on axisops instead
 of its own NumPy code:
 
@@ -139,6 +139,13 @@ version of an operator):
   AveragePool adds a window in float32 in window order, so it differs from the
   reference's NumPy mean in the last bits. The 43 pooling cases of onnx 1.23's
   backend tests pass (within their tolerance for the averages).
+
+* TopK (opsets 1 to 11 and on; ``axisops.top_k``): ``K`` the second input, one
+  integer; ``axis`` (default -1), ``largest`` and ``sorted`` (default 1). Ties give
+  the lower index first, as ONNX specifies; NaN is last in both directions (the
+  contract's order; ONNX leaves it open). Values keep the input's element type,
+  indices are int64. ``sorted=0`` gives the same elements in the order of their
+  positions.
 
 * ONNX's extra element types that NumPy lacks (bfloat16, float8: ``ml_dtypes``,
   which axisops does not take) run in float32 and come back in their own type.
@@ -540,6 +547,19 @@ class GlobalAveragePool(_GlobalPool):
     op_name = "mean"
 
 
+class TopK(OpRun):
+    """TopK: ``axisops.top_k`` with ``K`` a 1-D int64 tensor of one element."""
+
+    def _run(self, x, k, axis=-1, largest=1, sorted=1):
+        k = np.asarray(k)
+        if k.size != 1 or k.dtype.kind not in "iu":
+            raise ValueError(f"TopK: K must be one integer, got {k!r}")
+        values, indices = axisops.top_k(_widen(np.asarray(x)), int(k.reshape(-1)[0]), int(axis),
+                                        mode="largest" if largest else "smallest",
+                                        sorted=bool(sorted), index_dtype=np.int64)
+        return (values.astype(x.dtype, copy=False), indices)
+
+
 OPS = [ArgMax, ArgMin, ReduceSum, ReduceMax, ReduceMin, ReduceMean, ReduceProd, CumSum, CumProd,
        Gather, GatherElements, GatherND, ScatterElements, Col2Im, MaxPool, AveragePool,
-       GlobalMaxPool, GlobalAveragePool]
+       GlobalMaxPool, GlobalAveragePool, TopK]

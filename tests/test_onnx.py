@@ -106,7 +106,7 @@ def test_backend_cases_found():
     assert len(names) == len(BACKEND_CASES)
     for op in ("argmax", "argmin", "reduce_sum", "reduce_max", "reduce_min",
                "reduce_mean", "reduce_prod", "cumsum", "cumprod", "gather",
-               "gather_elements", "gathernd", "scatter_elements", "col2im"):
+               "gather_elements", "gathernd", "scatter_elements", "col2im", "top_k"):
         assert any(name.startswith(f"test_{op}_") for name in names), op
     scans = {name for name in names if name.startswith(("test_cumsum_", "test_cumprod_"))}
     assert len(scans) >= 18, sorted(scans)  # 9 each in onnx 1.19-1.23
@@ -216,7 +216,7 @@ POOL_OPS = ["MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"]
 
 @pytest.mark.parametrize("opset", range(11, 19))
 @pytest.mark.parametrize("op", sorted(OP_TYPES - set(SCAN_OPS) - set(GATHER_OPS) - set(POOL_OPS)
-                                      - {"Col2Im"}))
+                                      - {"Col2Im", "TopK"}))
 def test_our_class_runs_for_every_opset(op, opset, calls):
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     model = _model(op, opset, x.dtype, axes=[1] if op.startswith("Reduce") else None)
@@ -1453,7 +1453,7 @@ def test_ops_are_opruns_named_as_onnx_ops():
     assert OP_TYPES == {"ArgMax", "ArgMin", "ReduceSum", "ReduceMax", "ReduceMin",
                         "ReduceMean", "ReduceProd", "CumSum", "CumProd", "Gather",
                         "GatherElements", "GatherND", "ScatterElements", "Col2Im", "MaxPool",
-                        "AveragePool", "GlobalMaxPool", "GlobalAveragePool"}
+                        "AveragePool", "GlobalMaxPool", "GlobalAveragePool", "TopK"}
     for cls in aonnx.OPS:
         assert issubclass(cls, OpRun) and cls.op_domain == ""
 
@@ -1518,3 +1518,49 @@ def test_pool_auto_pad_and_errors():
     bad = _pool_model("MaxPool", 12, x.shape, kernel_shape=[3])
     with pytest.raises(ValueError, match="spatial dimensions"):
         ReferenceEvaluator(bad, new_ops=aonnx.OPS).run(None, {"x": x})
+
+
+# ----------------------------------------------------------------------- TopK
+
+
+def _top_k_model(opset, dtype, **attributes):
+    node = helper.make_node("TopK", ["x", "k"], ["values", "indices"], **attributes)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    graph = helper.make_graph(
+        [node], "top_k",
+        [helper.make_tensor_value_info("x", elem, None),
+         helper.make_tensor_value_info("k", TensorProto.INT64, [1])],
+        [helper.make_tensor_value_info("values", elem, None),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+@pytest.mark.parametrize("opset", [11, 18])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.uint8])
+@pytest.mark.parametrize("largest", [0, 1])
+@pytest.mark.parametrize("axis", [0, -1])
+def test_top_k_matches_onnx(opset, dtype, largest, axis, calls):
+    """Against ONNX's reference, with ties (the lower index first in both)."""
+    x = np.random.default_rng(3).integers(0, 5, (6, 7)).astype(dtype)
+    model = _top_k_model(opset, dtype, axis=axis, largest=largest)
+    feeds = {"x": x, "k": np.array([3], np.int64)}
+    ref = ReferenceEvaluator(model).run(None, feeds)
+    sess = ReferenceEvaluator(model, new_ops=aonnx.OPS)
+    got = sess.run(None, feeds)
+    for g, r in zip(got, ref):
+        _assert_same(g, r)
+    _assert_ran_axisops(sess, calls)
+
+
+def test_top_k_nan_last_and_unsorted():
+    x = np.array([[1.0, np.nan, 3.0, 2.0]], np.float32)
+    sess = ReferenceEvaluator(_top_k_model(11, np.float32, largest=1, sorted=0),
+                              new_ops=aonnx.OPS)
+    values, indices = sess.run(None, {"x": x, "k": np.array([3], np.int64)})
+    np.testing.assert_array_equal(indices, [[0, 2, 3]])  # the three numbers, in position order
+    assert values.dtype == np.float32
+    sess = ReferenceEvaluator(_top_k_model(11, np.float32), new_ops=aonnx.OPS)
+    values, indices = sess.run(None, {"x": x, "k": np.array([4], np.int64)})
+    np.testing.assert_array_equal(indices, [[2, 3, 0, 1]])  # NaN last
+    with pytest.raises(ValueError, match="k must be in"):
+        sess.run(None, {"x": x, "k": np.array([5], np.int64)})

@@ -483,6 +483,8 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
             for j in range(n):
                 pay[j] = j
             _insertion_sort(keys, pay, 0, n)
+            if not sorted_:  # the k chosen in lane order, as a long lane gives them
+                _insertion_sort(pay, keys, 0, k)
         else:
             if k == n:  # all of them
                 for j in range(n):
