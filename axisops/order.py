@@ -42,6 +42,7 @@ Decisions where the contract is silent:
 """
 from __future__ import annotations
 
+import functools
 import operator
 import warnings
 from collections.abc import Sequence
@@ -210,7 +211,14 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     values = np.empty(shape, x.dtype)
     indices = np.empty(shape, index_dtype)
-    if values.size:
+    if values.size and _short_lanes(x, axis):
+        _network(x, axis, mode == "largest", K.FIRST_K, k,
+                 values=values.reshape(-1).view(_bits(x.dtype)), positions=indices.reshape(-1))
+        if not sorted:  # in lane order, as a long lane gives them
+            order = np.argsort(indices, axis=axis, kind="stable")
+            values = np.take_along_axis(values, order, axis)
+            indices = np.take_along_axis(indices, order, axis)
+    elif values.size:
         args = _lane_args(x, axis, mode == "largest")
         _run(K.top_k_kernel, x.size, *args, k, sorted,
              values.reshape(-1).view(_bits(x.dtype)), indices.reshape(-1))
@@ -517,7 +525,9 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
         raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
                          f"got {method!r}")
     out = np.empty(x.shape, np.float64)
-    if out.size:
+    if out.size and _short_lanes(x, axis):
+        _network(x, axis, False, K.RANKS, _RANK_METHODS[method], ranks=out.reshape(-1))
+    elif out.size:
         args = _lane_args(x, axis)
         _run(K.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1))
     return out
@@ -607,10 +617,15 @@ def _sorted(x: np.ndarray, axis: int, descending: bool, *, values: bool,
     out = np.empty(x.shape, x.dtype if values else index_dtype)
     if out.size == 0:
         return out
-    args = _lane_args(x, axis, descending)
     flat = out.reshape(-1)
     unused_values = np.empty(0, _bits(x.dtype))
     unused_positions = np.empty(0, np.int64)
+    if _short_lanes(x, axis):
+        _network(x, axis, descending, K.SORTED, x.shape[axis],
+                 values=flat.view(_bits(x.dtype)) if values else unused_values,
+                 positions=unused_positions if values else flat)
+        return out
+    args = _lane_args(x, axis, descending)
     if values:
         _run(K.sort_kernel, x.size, *args, True, flat.view(_bits(x.dtype)), False,
              unused_positions)
@@ -647,10 +662,42 @@ def _select(x: np.ndarray, axis: int, places: np.ndarray, want_positions: bool =
     values = np.empty((lanes, m), _bits(x.dtype))
     positions = np.empty((lanes, m), np.int64)
     nans = np.empty(lanes, np.int64)
-    if lanes and m:
+    if lanes and m and _short_lanes(x, axis):
+        _network(x, axis, False, K.PLACES, 0, places=np.ascontiguousarray(places, np.int64),
+                 values=values.reshape(-1), positions=positions.reshape(-1), nans=nans)
+    elif lanes and m:
         _run(K.select_kernel, x.size, *args, np.ascontiguousarray(places, np.int64),
              want_positions, values, positions, nans)
     return values.view(x.dtype), positions, nans
+
+
+def _short_lanes(x: np.ndarray, axis: int) -> bool:
+    """Whether *x*'s lanes along *axis* are sorted ``LANES`` at a time by a network
+    (:func:`axisops.kernels.order.network_kernel`): short, and enough of them."""
+    n = x.shape[axis]
+    return 2 <= n <= K.NETWORK_MAX and x.size // n >= K.LANES // 2
+
+
+@functools.cache
+def _pairs(size: int) -> np.ndarray:
+    return K.network_pairs(size)
+
+
+_NO_PLACES = np.zeros((1, 1), np.int64)
+_NO_COUNTS = np.empty(0, np.int64)
+_NO_RANKS = np.empty(0, np.float64)
+
+
+def _network(x: np.ndarray, axis: int, descending: bool, mode: int, k: int, *, values=None,
+             positions=None, places=_NO_PLACES, nans=_NO_COUNTS, ranks=_NO_RANKS) -> None:
+    n = x.shape[axis]
+    size = 1 << (n - 1).bit_length()
+    if values is None:
+        values = np.empty(0, _bits(x.dtype))
+    if positions is None:
+        positions = np.empty(0, np.int64)
+    _run(K.network_kernel, x.size, *_lane_args(x, axis, descending), _pairs(size), mode, k,
+         places, values, positions, nans, ranks)
 
 
 def _nan_counts(x: np.ndarray, axis: int) -> np.ndarray:

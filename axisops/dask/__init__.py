@@ -46,6 +46,16 @@ arrays; their chunks follow the input's where the shape allows.
   (:mod:`axisops.dask.missing_grad`, composed of the lazy pieces above); dates
   and times (:mod:`axisops.dask.dates`): the lazy int64 operators on their keys,
   NaT as NaN.
+* Order statistics (:mod:`axisops.dask.order`, gradients in
+  :mod:`axisops.dask.order_grad`, moving ones in :mod:`axisops.dask.moving_order`):
+  ``sort``, ``argsort``, ``partition``, ``argpartition``, ``rank`` per block, the
+  axis in one chunk (else a ``ValueError`` naming ``x.rechunk({axis: -1})``);
+  ``top_k`` exact along a chunked axis by a tree of candidate sets with global
+  indices; ``kthvalue``, ``median``, ``nanmedian``, ``quantile``, ``nanquantile``
+  exact along chunked axes (tuple axes too) by a lazy selection by counting: pass
+  by pass histograms of 16-bit digits of the elements' order keys, then of their
+  positions, summed over the chunks, never gathering an axis; the moving ones and
+  every gradient with the NumPy path's bits.
 
 Every public function and gradient has a lazy version here.
 """
@@ -63,6 +73,9 @@ from . import missing as _missing
 from . import missing_grad as _missing_grad
 from . import moving as _moving
 from . import moving_grad as _moving_grad
+from . import moving_order as _moving_order
+from . import order as _order
+from . import order_grad as _order_grad
 from . import pool as _pool
 from . import pool_grad as _pool_grad
 from . import reduce as _reduce
@@ -74,7 +87,8 @@ from . import window_grad as _window_grad
 #: implements in ``SERVES`` (default: ``axisops.<its own name>``) and lists them in
 #: ``__all__``.
 MODULES = (_reduce, _scan, _gather, _grad, _gather_grad, _window, _window_grad, _missing,
-           _missing_grad, _pool, _pool_grad, _moving, _moving_grad)
+           _missing_grad, _pool, _pool_grad, _moving, _moving_grad, _order, _order_grad,
+           _moving_order)
 
 
 def _serves(module) -> str:

@@ -113,10 +113,16 @@ def lane_keys(base, p, n_stride, n, masks, descending, keys):
     returns how many are NaN/NaT (key ``top``; none for integers)."""
     top = masks[0]
     nans = 0
-    for j in range(n):
-        k = order_key(base[p + j * n_stride], masks, descending)
-        keys[j] = k
-        nans += k == top
+    if n_stride == 1:  # a loop LLVM vectorises
+        for j in range(n):
+            k = order_key(base[p + j], masks, descending)
+            keys[j] = k
+            nans += k == top
+    else:
+        for j in range(n):
+            k = order_key(base[p + j * n_stride], masks, descending)
+            keys[j] = k
+            nans += k == top
     floating = masks[5] == masks[9]
     dates = masks[7] != masks[9]
     return nans if floating or dates else 0  # an integer's key may be top
@@ -310,21 +316,17 @@ def select_rank(keys, n, r, work, hist, nbytes):
 
 
 @helper
-def next_key(keys, n, key):
+def next_key(keys, n, key, top):
     """``(k, equal)``: the least key above *key* in ``keys[:n]`` and how many equal
-    it (the caller knows there is one)."""
-    best = key
-    found = False
-    equal = 0
+    it (the caller knows there is one). Two passes of selects, no branch: half the
+    keys are above *key*, a branch on it would be mispredicted half the time."""
+    best = top
     for j in range(n):
         k = keys[j]
-        if k > key:
-            if not found or k < best:
-                best = k
-                equal = 1
-                found = True
-            elif k == best:
-                equal += 1
+        best = min(best, k if k > key else top)
+    equal = 0
+    for j in range(n):
+        equal += keys[j] == best
     return best, equal
 
 
@@ -610,7 +612,7 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
                 pass
             elif less >= 0 and r == less + equal:
                 less += equal
-                key, equal = next_key(keys, n, key)
+                key, equal = next_key(keys, n, key, top)
                 at = -1
             else:
                 key, less, equal = select_rank(keys, n, r, work, hist, nbytes)
@@ -644,8 +646,12 @@ def count_nan_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
                                outer_strides, mid_shape, mid_strides)
         p = start + i * inner_stride
         c = 0
-        for j in range(n):
-            c += order_key(base[p + j * n_stride], masks, False) == top
+        if n_stride == 1:  # vectorised
+            for j in range(n):
+                c += order_key(base[p + j], masks, False) == top
+        else:
+            for j in range(n):
+                c += order_key(base[p + j * n_stride], masks, False) == top
         nans[t] = c
 
 
@@ -698,3 +704,161 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
                     r = j + 1.0
                 out[first + pay[j] * step] = r
             begin = end
+
+
+# ------------------------------------------------------- short lanes, 16 at a time
+
+#: Lanes sorted together by one sorting network, each comparator a vector
+#: min/max across them (lanes are the SIMD lanes: a 512-bit register holds 16
+#: 32-bit keys), and the longest lane sorted that way.
+LANES = 16
+NETWORK_MAX = 256
+#: What :func:`network_kernel` writes.
+SORTED, FIRST_K, PLACES, RANKS = 0, 1, 2, 3
+
+
+def network_pairs(size: int) -> np.ndarray:
+    """Batcher's odd-even merge sort for *size* (a power of two) elements: its
+    comparators ``(a, b)``, ``a < b``, in an order that sorts (int64 (c, 2))."""
+    out = []
+    p = 1
+    while p < size:
+        k = p
+        while k >= 1:
+            for j in range(k % p, size - k, 2 * k):
+                for i in range(min(k, size - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        out.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return np.array(out, np.int64).reshape(-1, 2)
+
+
+@helper
+def _network(keys, pos, pairs):
+    """Sort each column of ``keys`` (size, LANES) by the comparators *pairs*,
+    ties by ``pos`` (so the order is the stable one), ``pos`` moving along."""
+    for c in range(pairs.shape[0]):
+        a = pairs[c, 0]
+        b = pairs[c, 1]
+        for lane in range(LANES):
+            ka = keys[a, lane]
+            kb = keys[b, lane]
+            pa = pos[a, lane]
+            pb = pos[b, lane]
+            swap = (kb < ka) | ((kb == ka) & (pb < pa))
+            keys[a, lane] = kb if swap else ka
+            keys[b, lane] = ka if swap else kb
+            pos[a, lane] = pb if swap else pa
+            pos[b, lane] = pa if swap else pb
+
+
+@kernel(nrt=True)
+def network_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
+                   mid_strides, inner, inner_stride, masks, descending, pairs, mode, k, places,
+                   values, positions, nans, ranks):
+    """Short lanes, ``LANES`` at a time: each block's keys laid out (size, LANES)
+    with the lanes as columns, padded to a power of two with the greatest key
+    (after every real one: ties go by position), sorted by one network, then
+    written by *mode*:
+
+    * ``SORTED``/``FIRST_K``: the first *k* (n for a sort) in order, bits into
+      ``values`` and/or positions into ``positions`` (each empty if unwanted;
+      layout (outer, k, mid, inner));
+    * ``PLACES``: the elements at ``places`` ((1 or lanes, m)) into ``values``
+      and ``positions`` (flat (lanes, m)), NaN counts into ``nans``;
+    * ``RANKS``: float64 ranks (``k`` the method of :func:`rank_kernel`) into
+      ``ranks`` (layout (outer, n, mid, inner)).
+    """
+    mids = block_size(mid_shape)
+    lanes = block_size(outer_shape) * mids * inner
+    size = 1
+    while size < n:
+        size *= 2
+    top = masks[0]
+    keys = np.empty((size, LANES), base.dtype)
+    pos = np.empty((size, LANES), np.int32)
+    starts = np.empty(LANES, np.int64)
+    firsts = np.empty(LANES, np.int64)
+    counts = np.empty(LANES, np.int64)
+    step = mids * inner
+    blocks = (lanes + LANES - 1) // LANES
+    lo, hi = part_range(blocks, part, parts)
+    o = m = i = start = 0
+    for blk in range(lo, hi):
+        t0 = blk * LANES
+        used = min(LANES, lanes - t0)
+        for lane in range(used):
+            t = t0 + lane
+            o, m, i, start = _lane(t, t0 if lane == 0 else t0 - 1, o, m, i, start, mids, inner,
+                                   offset, outer_shape, outer_strides, mid_shape, mid_strides)
+            starts[lane] = start + i * inner_stride
+            firsts[lane] = ((o * (k if mode == FIRST_K else n) * mids + m) * inner + i)
+        for j in range(size):
+            for lane in range(LANES):
+                pos[j, lane] = j
+        for lane in range(LANES):
+            if lane < used:
+                p = starts[lane]
+                c = 0
+                for j in range(n):
+                    kk = order_key(base[p + j * n_stride], masks, descending)
+                    keys[j, lane] = kk
+                    c += kk == top
+                counts[lane] = c
+                for j in range(n, size):
+                    keys[j, lane] = top
+            else:
+                for j in range(size):
+                    keys[j, lane] = top
+        _network(keys, pos, pairs)
+        for lane in range(used):
+            p = starts[lane]
+            if mode == PLACES:
+                t = t0 + lane
+                row = 0 if places.shape[0] == 1 else t
+                nans[t] = counts[lane]
+                width = places.shape[1]
+                for s in range(width):
+                    j = pos[places[row, s], lane]
+                    positions[t * width + s] = j
+                    values[t * width + s] = base[p + j * n_stride]
+            elif mode == RANKS:
+                _rank_column(keys, pos, lane, n - counts[lane] if masks[5] == masks[9]
+                             or masks[7] != masks[9] else n, n, k, ranks, firsts[lane], step)
+            else:
+                q = firsts[lane]
+                for j in range(k if mode == FIRST_K else n):
+                    at = pos[j, lane]
+                    if values.size:
+                        values[q] = base[p + at * n_stride]
+                    if positions.size:
+                        positions[q] = at
+                    q += step
+
+
+@helper
+def _rank_column(keys, pos, lane, valid, n, method, out, first, step):
+    """Ranks of one sorted column (see :func:`rank_kernel`)."""
+    for j in range(valid, n):
+        out[first + pos[j, lane] * step] = np.nan
+    begin = 0
+    dense = 0
+    while begin < valid:
+        end = begin + 1
+        while end < valid and keys[end, lane] == keys[begin, lane]:
+            end += 1
+        dense += 1
+        for j in range(begin, end):
+            if method == 0:
+                r = 0.5 * (begin + 1 + end)
+            elif method == 1:
+                r = begin + 1.0
+            elif method == 2:
+                r = float(end)
+            elif method == 3:
+                r = float(dense)
+            else:
+                r = j + 1.0
+            out[first + pos[j, lane] * step] = r
+        begin = end
