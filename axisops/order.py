@@ -662,7 +662,7 @@ def _select(x: np.ndarray, axis: int, places: np.ndarray, want_positions: bool =
     values = np.empty((lanes, m), _bits(x.dtype))
     positions = np.empty((lanes, m), np.int64)
     nans = np.empty(lanes, np.int64)
-    if lanes and m and _short_lanes(x, axis):
+    if lanes and m and _short_lanes(x, axis, K.SELECT_NETWORK_MAX):
         _network(x, axis, False, K.PLACES, 0, places=np.ascontiguousarray(places, np.int64),
                  values=values.reshape(-1), positions=positions.reshape(-1), nans=nans)
     elif lanes and m:
@@ -671,11 +671,12 @@ def _select(x: np.ndarray, axis: int, places: np.ndarray, want_positions: bool =
     return values.view(x.dtype), positions, nans
 
 
-def _short_lanes(x: np.ndarray, axis: int) -> bool:
+def _short_lanes(x: np.ndarray, axis: int, longest: int = K.NETWORK_MAX) -> bool:
     """Whether *x*'s lanes along *axis* are sorted ``LANES`` at a time by a network
-    (:func:`axisops.kernels.order.network_kernel`): short, and enough of them."""
+    (:func:`axisops.kernels.order.network_kernel`): short (up to *longest*), and
+    enough of them."""
     n = x.shape[axis]
-    return 2 <= n <= K.NETWORK_MAX and x.size // n >= K.LANES // 2
+    return 2 <= n <= longest and x.size // n >= K.LANES // 2
 
 
 @functools.cache

@@ -40,7 +40,7 @@ INSERTION_MAX = 48
 #: Runs a merge sort starts from (sorted by insertion), and the longest lane it
 #: sorts (a radix sort's 2048-bucket histograms pay from there).
 RUN = 16
-MERGE_MAX = 2048
+MERGE_MAX = 256
 #: More target places than this in one lane: sort it once instead of selecting each.
 SELECT_MAX = 12
 #: Bits of a radix digit: 2048 buckets (16 KiB of counts) stay in L1.
@@ -128,6 +128,46 @@ def lane_keys(base, p, n_stride, n, masks, descending, keys):
     return nans if floating or dates else 0  # an integer's key may be top
 
 
+#: Lanes whose elements lie ``n_stride`` apart (an axis that is not the last) are
+#: read ``LANES`` neighbours at a time into a block of keys (each element of the
+#: axis one run of adjacent elements: a cache line, not one line per element),
+#: up to lanes of this length (a block of 65536 keys per lane is 4 MiB of uint32).
+BLOCK_MAX = 1 << 16
+
+
+@helper
+def blocked(n, n_stride, inner, inner_stride):
+    """Whether the lanes are read by :func:`lane_keys_blocked` in blocks."""
+    return n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= BLOCK_MAX
+
+
+@helper
+def lane_keys_blocked(base, p, n_stride, n, masks, descending, keys, cache, cached, i, inner,
+                      inner_stride):
+    """:func:`lane_keys` of lane *i* of its group (at *p*), through ``cache``
+    (LANES, n): the keys of ``LANES`` neighbouring lanes, filled when lane *i* is
+    not in the block that starts at *cached*. Returns ``(nans, cached)``."""
+    if not blocked(n, n_stride, inner, inner_stride):
+        return lane_keys(base, p, n_stride, n, masks, descending, keys), cached
+    lane = i % LANES
+    p0 = p - lane
+    if p0 != cached:
+        width = min(LANES, inner - (i - lane))
+        for j in range(n):
+            for w in range(width):
+                cache[w, j] = order_key(base[p0 + j * n_stride + w], masks, descending)
+        cached = p0
+    top = masks[0]
+    nans = 0
+    for j in range(n):
+        k = cache[lane, j]
+        keys[j] = k
+        nans += k == top
+    floating = masks[5] == masks[9]
+    dates = masks[7] != masks[9]
+    return (nans if floating or dates else 0), cached
+
+
 @helper(inline=True)
 def _digit(k, shift, mask):
     return np.int64((np.uint64(k) >> np.uint64(shift)) & np.uint64(mask))
@@ -167,15 +207,14 @@ def _merge_sort(keys, pay, n, keys2, pay2):
             i = lo
             j = mid
             w = lo
-            while i < mid and j < hi:
-                if src_k[j] < src_k[i]:  # equal keys: the left run's first (stable)
-                    dst_k[w] = src_k[j]
-                    dst_p[w] = src_p[j]
-                    j += 1
-                else:
-                    dst_k[w] = src_k[i]
-                    dst_p[w] = src_p[i]
-                    i += 1
+            while i < mid and j < hi:  # selects, no branch on the data
+                ki = src_k[i]
+                kj = src_k[j]
+                right = kj < ki  # equal keys: the left run's first (stable)
+                dst_k[w] = kj if right else ki
+                dst_p[w] = src_p[j] if right else src_p[i]
+                j += right
+                i += not right
                 w += 1
             while i < mid:
                 dst_k[w] = src_k[i]
@@ -426,6 +465,8 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     lanes = block_size(outer_shape) * mids * inner
     nbytes = base.itemsize
     keys = np.empty(n, base.dtype)
+    cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
+    cached = -1
     keys2 = np.empty(n, base.dtype)
     pay = np.empty(n if want_positions else 1, np.int64)
     pay2 = np.empty(n if want_positions else 1, np.int64)
@@ -437,7 +478,8 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
         o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
                                outer_strides, mid_shape, mid_strides)
         p = start + i * inner_stride
-        nans = lane_keys(base, p, n_stride, n, masks, descending, keys)
+        nans, cached = lane_keys_blocked(base, p, n_stride, n, masks, descending, keys, cache,
+                                          cached, i, inner, inner_stride)
         q = (o * n * mids + m) * inner + i
         if want_positions:
             for j in range(n):
@@ -466,6 +508,8 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
     lanes = block_size(outer_shape) * mids * inner
     nbytes = base.itemsize
     keys = np.empty(n, base.dtype)
+    cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
+    cached = -1
     work = np.empty(n, base.dtype)
     chosen = np.empty(k, base.dtype)
     chosen2 = np.empty(k, base.dtype)
@@ -480,7 +524,8 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
         o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
                                outer_strides, mid_shape, mid_strides)
         p = start + i * inner_stride
-        lane_keys(base, p, n_stride, n, masks, descending, keys)
+        _, cached = lane_keys_blocked(base, p, n_stride, n, masks, descending, keys, cache,
+                                          cached, i, inner, inner_stride)
         if n <= INSERTION_MAX:  # a short lane: sorted whole
             for j in range(n):
                 pay[j] = j
@@ -524,6 +569,8 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
     lanes = block_size(outer_shape) * mids * inner
     nbytes = base.itemsize
     keys = np.empty(n, base.dtype)
+    cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
+    cached = -1
     work = np.empty(n, base.dtype)
     hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
     step = mids * inner
@@ -533,7 +580,8 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
         o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
                                outer_strides, mid_shape, mid_strides)
         p = start + i * inner_stride
-        lane_keys(base, p, n_stride, n, masks, False, keys)
+        _, cached = lane_keys_blocked(base, p, n_stride, n, masks, False, keys, cache,
+                                          cached, i, inner, inner_stride)
         key, less, _ = select_rank(keys, n, kth, work, hist, nbytes)
         ties = kth - less  # equal keys before the chosen one
         first = (o * n * mids + m) * inner + i
@@ -579,6 +627,8 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
     top, zero_key = masks[0], masks[1]
     floating = masks[5] == masks[9]
     keys = np.empty(n, base.dtype)
+    cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
+    cached = -1
     work = np.empty(n, base.dtype)
     hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
     sorting = count > SELECT_MAX or n <= INSERTION_MAX
@@ -591,7 +641,9 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
         o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
                                outer_strides, mid_shape, mid_strides)
         p = start + i * inner_stride
-        nans[t] = lane_keys(base, p, n_stride, n, masks, False, keys)
+        lane_nans, cached = lane_keys_blocked(base, p, n_stride, n, masks, False, keys, cache,
+                                              cached, i, inner, inner_stride)
+        nans[t] = lane_nans
         row = 0 if shared else t
         if sorting:
             for j in range(n):
@@ -665,6 +717,8 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     lanes = block_size(outer_shape) * mids * inner
     nbytes = base.itemsize
     keys = np.empty(n, base.dtype)
+    cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
+    cached = -1
     keys2 = np.empty(n, base.dtype)
     pay = np.empty(n, np.int64)
     pay2 = np.empty(n, np.int64)
@@ -676,7 +730,8 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
         o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
                                outer_strides, mid_shape, mid_strides)
         p = start + i * inner_stride
-        nans = lane_keys(base, p, n_stride, n, masks, False, keys)
+        nans, cached = lane_keys_blocked(base, p, n_stride, n, masks, False, keys, cache,
+                                          cached, i, inner, inner_stride)
         for j in range(n):
             pay[j] = j
         sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, True)
@@ -712,7 +767,9 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
 #: min/max across them (lanes are the SIMD lanes: a 512-bit register holds 16
 #: 32-bit keys), and the longest lane sorted that way.
 LANES = 16
-NETWORK_MAX = 256
+NETWORK_MAX = 512
+#: The longest lane selected by sorting it in a network (a radix select wins above).
+SELECT_NETWORK_MAX = 256
 #: What :func:`network_kernel` writes.
 SORTED, FIRST_K, PLACES, RANKS = 0, 1, 2, 3
 
