@@ -497,6 +497,34 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
                 values[q + j * step] = keys[j]
 
 
+#: ``top_k`` of at most this many keeps them in order while it reads the lane (a
+#: later key displaces one only when it is better than the k-th so far: rare after
+#: the first few, so the loop is a compare per key), instead of selecting.
+SMALL_K = 32
+
+
+@helper
+def _best_k(keys, n, k, chosen, pay):
+    """The first *k* of ``keys[:n]`` in the stable order, into ``chosen[:k]`` and
+    their positions into ``pay[:k]`` (in order)."""
+    for j in range(k):  # the first k, sorted
+        chosen[j] = keys[j]
+        pay[j] = j
+    _insertion_sort(chosen, pay, 0, k)
+    worst = chosen[k - 1]
+    for j in range(k, n):
+        kj = keys[j]
+        if kj < worst:  # better than the k-th (an equal one comes later: not better)
+            q = k - 1
+            while q > 0 and chosen[q - 1] > kj:
+                chosen[q] = chosen[q - 1]
+                pay[q] = pay[q - 1]
+                q -= 1
+            chosen[q] = kj
+            pay[q] = j
+            worst = chosen[k - 1]
+
+
 @kernel(nrt=True)
 def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
                  mid_strides, inner, inner_stride, masks, descending, k, sorted_, values,
@@ -510,11 +538,14 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
     keys = np.empty(n, base.dtype)
     cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
     cached = -1
-    work = np.empty(n, base.dtype)
+    # scratch only as large as its use: fresh pages of a large block cost a fault each
+    selecting = n > INSERTION_MAX and SMALL_K < k < n
+    work = np.empty(n if selecting else 1, base.dtype)
     chosen = np.empty(k, base.dtype)
     chosen2 = np.empty(k, base.dtype)
-    pay = np.empty(max(k, n), np.int64)
-    pay2 = np.empty(max(k, n), np.int64)
+    short = min(n, INSERTION_MAX)
+    pay = np.empty(max(k, short), np.int64)
+    pay2 = np.empty(max(k, short), np.int64)
     hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
     counts = np.empty((6, 1 << RADIX), np.int64)
     step = mids * inner
@@ -537,6 +568,10 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
                 for j in range(n):
                     chosen[j] = keys[j]
                     pay[j] = j
+            elif k <= SMALL_K:
+                _best_k(keys, n, k, chosen, pay)
+                if not sorted_:  # in lane order
+                    _insertion_sort(pay, chosen, 0, k)
             else:
                 key, less, _ = select_rank(keys, n, k - 1, work, hist, nbytes)
                 ties = k - less  # the first `ties` keys equal to `key` are in
@@ -549,7 +584,7 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
                         chosen[c] = kj
                         pay[c] = j
                         c += 1
-            if sorted_:
+            if sorted_ and (k > SMALL_K or k == n):
                 sort_lane(chosen, pay, k, chosen2, pay2, counts, nbytes, True)
         q = (o * k * mids + m) * inner + i
         for j in range(k):
