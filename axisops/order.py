@@ -211,7 +211,8 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     values = np.empty(shape, x.dtype)
     indices = np.empty(shape, index_dtype)
-    if values.size and _short_lanes(x, axis):
+    # a network for short lanes, or many of a longer one's (a few are kept as it is read)
+    if values.size and (k > K.SMALL_K or n <= 64) and _short_lanes(x, axis):
         _network(x, axis, mode == "largest", K.FIRST_K, k,
                  values=values.reshape(-1).view(_bits(x.dtype)), positions=indices.reshape(-1))
         if not sorted:  # in lane order, as a long lane gives them
