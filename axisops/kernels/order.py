@@ -252,7 +252,13 @@ def sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, carry):
     if n <= MERGE_MAX:
         _merge_sort(keys, pay, n, keys2, pay2)
         return
-    width = 8 * nbytes
+    _radix_sort(keys, pay, n, keys2, pay2, counts, 0, 8 * nbytes, carry)
+
+
+@helper
+def _radix_sort(keys, pay, n, keys2, pay2, counts, low, width, carry):
+    """LSD radix sort of ``keys[:n]`` on their bits ``[low, low + width)`` (see
+    :func:`sort_lane`)."""
     digits = (width + SORT_RADIX - 1) // SORT_RADIX
     for d in range(digits):
         for b in range(1 << SORT_RADIX):
@@ -261,11 +267,11 @@ def sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, carry):
     for j in range(n):
         k = keys[j]
         for d in range(digits):
-            counts[d, _digit(k, SORT_RADIX * d, mask)] += 1
+            counts[d, _digit(k, low + SORT_RADIX * d, mask)] += 1
     src_k, src_p, dst_k, dst_p = keys, pay, keys2, pay2
     swapped = False
     for d in range(digits):
-        shift = SORT_RADIX * d
+        shift = low + SORT_RADIX * d
         if counts[d, _digit(src_k[0], shift, mask)] == n:
             continue  # every key has this digit: the pass would copy
         total = 0
@@ -297,6 +303,28 @@ def sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, carry):
         if carry:
             for j in range(n):
                 pay[j] = pay2[j]
+
+
+@helper
+def sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes):
+    """:func:`sort_lane` of ``keys[:n]`` carrying their positions ``0..n-1`` into
+    ``pay``. Keys of up to 32 bits in a long lane are packed with their position
+    into one uint64 (``packed``, ``packed2``: scratch of n) and sorted on the key's
+    bits alone: 8 bytes moved per element and pass instead of 12 (a radix sort is
+    stable, the positions come in order)."""
+    if nbytes > 4 or n <= MERGE_MAX:
+        for j in range(n):
+            pay[j] = j
+        sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, True)
+        return
+    low = np.uint64(0xFFFFFFFF)
+    for j in range(n):
+        packed[j] = (np.uint64(keys[j]) << np.uint64(32)) | np.uint64(j)
+    _radix_sort(packed, packed, n, packed2, packed2, counts, 32, 8 * nbytes, False)
+    for j in range(n):
+        v = packed[j]
+        keys[j] = v >> np.uint64(32)
+        pay[j] = v & low
 
 
 # ------------------------------------------------------------------------ selection
@@ -470,9 +498,13 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     keys = np.empty(n, base.dtype)
     cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
     cached = -1
-    keys2 = np.empty(n, base.dtype)
+    # scratch only as large as its use: fresh pages of a large block cost a fault each
+    packing = want_positions and nbytes <= 4 and n > MERGE_MAX
+    keys2 = np.empty(1 if packing else n, base.dtype)
     pay = np.empty(n if want_positions else 1, np.int64)
-    pay2 = np.empty(n if want_positions else 1, np.int64)
+    pay2 = np.empty(n if want_positions and not packing else 1, np.int64)
+    packed = np.empty(n if packing else 1, np.uint64)
+    packed2 = np.empty(n if packing else 1, np.uint64)
     counts = np.empty((8, 1 << RADIX), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
@@ -485,9 +517,7 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
                                           cached, i, inner, inner_stride)
         q = (o * n * mids + m) * inner + i
         if want_positions:
-            for j in range(n):
-                pay[j] = j
-            sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, True)
+            sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes)
             for j in range(n):
                 positions[q + j * step] = pay[j]
             continue
@@ -757,9 +787,12 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     keys = np.empty(n, base.dtype)
     cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
     cached = -1
-    keys2 = np.empty(n, base.dtype)
+    packing = nbytes <= 4 and n > MERGE_MAX
+    keys2 = np.empty(1 if packing else n, base.dtype)
     pay = np.empty(n, np.int64)
-    pay2 = np.empty(n, np.int64)
+    pay2 = np.empty(1 if packing else n, np.int64)
+    packed = np.empty(n if packing else 1, np.uint64)
+    packed2 = np.empty(n if packing else 1, np.uint64)
     counts = np.empty((8, 1 << RADIX), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
@@ -770,9 +803,7 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
         p = start + i * inner_stride
         nans, cached = lane_keys_blocked(base, p, n_stride, n, masks, False, keys, cache,
                                           cached, i, inner, inner_stride)
-        for j in range(n):
-            pay[j] = j
-        sort_lane(keys, pay, n, keys2, pay2, counts, nbytes, True)
+        sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes)
         first = (o * n * mids + m) * inner + i
         valid = n - nans
         for j in range(valid, n):
