@@ -530,7 +530,8 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
         _network(x, axis, False, K.RANKS, _RANK_METHODS[method], ranks=out.reshape(-1))
     elif out.size:
         args = _lane_args(x, axis)
-        _run(K.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1))
+        _run(K.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1),
+             _packing_scratch(x, axis))
     return out
 
 
@@ -629,9 +630,10 @@ def _sorted(x: np.ndarray, axis: int, descending: bool, *, values: bool,
     args = _lane_args(x, axis, descending)
     if values:
         _run(K.sort_kernel, x.size, *args, True, flat.view(_bits(x.dtype)), False,
-             unused_positions)
+             unused_positions, _NO_SCRATCH)
     else:
-        _run(K.sort_kernel, x.size, *args, False, unused_values, True, flat)
+        _run(K.sort_kernel, x.size, *args, False, unused_values, True, flat,
+             _packing_scratch(x, axis))
     return out
 
 
@@ -670,6 +672,19 @@ def _select(x: np.ndarray, axis: int, places: np.ndarray, want_positions: bool =
         _run(K.select_kernel, x.size, *args, np.ascontiguousarray(places, np.int64),
              want_positions, values, positions, nans)
     return values.view(x.dtype), positions, nans
+
+
+_NO_SCRATCH = np.empty((0, 0), np.uint64)
+
+
+def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
+    """Scratch for the argsort of long lanes of up to 32-bit keys: a row of 2n uint64
+    per thread (``kernels.order._packing_scratch``), allocated here where NumPy puts
+    a large block on huge pages."""
+    n = x.shape[axis]
+    if x.itemsize > 4 or n <= K.MERGE_MAX:
+        return _NO_SCRATCH
+    return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
 
 
 def _short_lanes(x: np.ndarray, axis: int, longest: int = K.NETWORK_MAX) -> bool:
