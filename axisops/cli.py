@@ -232,7 +232,7 @@ def _bench(args, parser, argv) -> int:
         parser.exit(1, "axisops bench: --plot needs matplotlib, which is not installed "
                        "(pip install matplotlib)\n")
     try:
-        workloads = bench.select(args.ops)
+        workloads = bench.select(args.ops, quick=args.quick)
     except ValueError as exc:
         parser.exit(2, f"axisops bench: {exc}\n")
     if args.systems:

@@ -145,7 +145,10 @@ def test_bench_workloads_and_operator_names():
                                       "take", "take_along_axis", "scatter", "unfold", "fold",
                                       "nansum", "nanmean", "nanstd", "nanmax", "nanargmax",
                                       "count", "nancumsum", "max_pool", "avg_pool",
-                                      "moving_mean", "moving_max", "moving_std", "xarray"]
+                                      "moving_mean", "moving_max", "moving_std", "xarray",
+                                      "sort", "argsort", "median", "nanmedian", "quantile",
+                                      "top_k", "kthvalue", "rank", "moving_median",
+                                      "moving_rank", "moving_quantile"]
     xarray = bench.select(["xarray"])  # the accessor on a DataArray against xarray's own
     assert [w.name for w in xarray] == ["xarray mean dim=time, 10% NaN",
                                         "xarray std dim=lon, 10% NaN",
@@ -159,7 +162,8 @@ def test_bench_workloads_and_operator_names():
         (workload,) = bench.select([op])
         assert set(workload.systems) == tensor_systems and workload.note
     # bottleneck and numbagg: the reductions (their nan-functions on NaN-free data)
-    assert all(set(w.systems) == set(bench.SYSTEMS) - {"xarray", "pandas"} for w in bench.select(["argmax", "sum"]))
+    assert all(set(w.systems) == set(bench.SYSTEMS) - {"xarray", "pandas", "scipy"}
+               for w in bench.select(["argmax", "sum"]))
     cummax = bench.select(["cummax"])
     assert [w.name for w in cummax] == ["cummax axis=1", "cummax axis=-1"]
     assert set(cummax[0].systems) == {"axisops", "numpy", "torch"}  # no ONNX operator
@@ -283,6 +287,38 @@ def test_bench_window_shapes():
         assert "(8, 64, 56, 56)" in workload.note and "in the full bench" in workload.note
         assert "(2, 32, 28, 28) with --quick" in workload.note
     assert "8x576x3136" in fold.note
+
+
+def test_bench_order_workloads_and_quick_selection():
+    from axisops.bench import order
+
+    names = [w.name for w in order.ORDER_WORKLOADS]
+    for name in ("sort of a vector", "sort axis=0 float64", "argsort axis=1",
+                 "median of the whole vector", "nanmedian axis=0, 10% NaN",
+                 "quantile q=[0.1, 0.5, 0.9] axis=-1", "top_k k=1000 of a vector",
+                 "top_k k=10 along rows", "kthvalue k=100 axis=-1", "rank axis=-1, 10% NaN",
+                 "moving_median window=100", "moving_quantile window=100 q=0.9"):
+        assert name in names
+    # --quick runs every other family's workloads and a few of this one's
+    quick = bench.select(quick=True)
+    assert [w.name for w in quick if w in order.ORDER_WORKLOADS] == [
+        n for n in names if n in order.QUICK_NAMES]
+    assert len(order.QUICK_NAMES) <= 4 and order.QUICK_NAMES <= set(names)
+    assert [w for w in bench.WORKLOADS if w not in order.ORDER_WORKLOADS] == [
+        w for w in quick if w not in order.ORDER_WORKLOADS]
+    # naming an operator runs all of its workloads, --quick or not
+    assert len(bench.select(["median"], quick=True)) == 3
+    # the family's arrays: the full bench's, --quick's, and a test shape's
+    assert order.order_shapes(bench.FULL_SHAPE)["matrix"] == (1024, 1024)
+    assert order.order_shapes(bench.QUICK_SHAPE)["vector"] == (1 << 16,)
+    assert order.order_shapes((4, 8, 16)) == {"vector": (512,), "matrix": (32, 16),
+                                             "rows": (32, 16), "moving": (32, 16)}
+    (top,) = [w for w in order.ORDER_WORKLOADS if w.name == "top_k k=1000 of a vector"]
+    (x,) = top.setup((4, 8, 16), np.random.default_rng(0))
+    assert x.shape == (4000,) and x.dtype == np.float32  # k <= n at every shape
+    x = np.random.default_rng(1).random((3, 50))
+    x[0, 3] = np.nan
+    assert np.allclose(order.numpy_rank(x), axisops.rank(x), equal_nan=True)
 
 
 def _loop_unfold(x, k, p):

@@ -41,7 +41,7 @@ def test_every_public_operator_is_swept():
     public = {"sum", "prod", "mean", "max", "min", "argmax", "argmin", "cumsum", "cumprod",
               "cummax", "cummin", "logcumsumexp", "take", "take_along_axis", "gather_nd",
               "scatter", "unfold", "fold", "max_pool", "avg_pool", "moving_mean", "moving_max",
-              "moving_std"}
+              "moving_std", "sort", "median", "top_k"}
     assert set(sweep.OPS) == public
     for op in sweep.OPS:
         spec = sweep.SPECS[op]
@@ -105,6 +105,37 @@ def test_plan_pooling_and_moving_windows():
     assert min(p.size for p in long_window) == 1 << 16  # a window of 1000 from 64K
     # a few minutes at most: the five add less than a tenth of the sweep's points
     assert len(points) < 0.12 * len(sweep.plan())
+
+
+ORDER_OPS = ["sort", "median", "top_k"]
+
+
+def test_plan_order_statistics():
+    points = sweep.plan(ORDER_OPS)
+    assert {p.op for p in points} == set(ORDER_OPS)
+    assert max(p.size for p in points) == sweep.WINDOW_MAX_SIZE  # no 100M
+    for op in ORDER_OPS:
+        spec = sweep.SPECS[op]
+        assert spec.family == "order" and len(spec.dtypes) == 2 and "float32" in spec.dtypes
+        assert set(spec.layouts) == {"1d", "tall-0", "wide-1", "wideT-1"}  # axes >= k
+        assert spec.quick_layouts == ("wide-1", "wideT-1")
+    assert len(points) < 0.08 * len(sweep.plan())  # the sweep's time
+
+
+def test_order_statistics_run_and_agree():
+    systems = [s for s in ("axisops", "numpy", "torch", "bottleneck", "numbagg")
+               if sweep.available_systems()[s] is None]
+    points = sweep.plan(ORDER_OPS, [4096], ["float32", "float64", "int32"])
+    data = sweep.run(points, systems=systems, min_time=0.0, min_samples=1, progress=None)
+    rows = data["results"]
+    assert {(r["op"], r["layout"], r["dtype"]) for r in rows} == {
+        (p.op, p.layout, p.dtype) for p in points}
+    for row in rows:
+        assert "error" not in row, row
+        assert row.get("check") in ("ok", "reference", None), row
+    ran = {(r["op"], r["system"]) for r in rows if "median_ms" in r}
+    assert ("median", "bottleneck") in ran or "bottleneck" not in systems
+    assert ("sort", "bottleneck") not in ran  # n/a: bottleneck has no sort
 
 
 def test_coverage_in_the_header():

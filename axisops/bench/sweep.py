@@ -4,7 +4,7 @@ The fixed benchmark (:mod:`axisops.bench`) times a few workloads on one large
 array.  The sweep asks a different question: *at which sizes, dtypes and
 layouts is axisops slower than NumPy, PyTorch, bottleneck or numbagg?*  It times
 each operator (:data:`OPS`: the reductions, scans, gathers, scatter, unfold,
-fold, the pooling and the moving windows) from about a thousand to a hundred
+fold, the pooling, the moving windows and three order statistics) from about a thousand to a hundred
 million elements (1K, 8K, 64K, 1M, 8M and 100M; ``--quick``: 1K, 64K and 1M),
 in float32, float64 and int32, on C-ordered and transposed inputs of several
 shapes (a *layout*: 1-D, tall ``(N/4, 4)`` along either axis, wide ``(4, N/4)``
@@ -24,6 +24,14 @@ where the library lacks the function or refuses a window longer than the axis).
 Each runs in two dtypes at most (float32 and one other; moving_std float64
 only, so not with ``--quick``) and stops at 8M elements: the five add 171
 points and about 3 minutes to the sweep (about 190 s on 2 busy cores).
+
+The order statistics (sort, median, top_k with k=10) run along the 1-D, tall
+(axis 0), wide (axis 1) and transposed layouts, in two dtypes each (sort and
+top_k float32 and int32, median float32 and float64), up to 8M elements, against
+NumPy (``np.sort``, ``np.median``, ``np.partition`` + a sort of the k),
+PyTorch (``torch.sort(stable=True)``, ``torch.quantile(0.5)``: ``torch.median``
+takes the lower middle element, ``torch.topk``), and bottleneck's ``median`` and
+numbagg's ``nanmedian`` for the median: 120 points.
 
 This module is imported only by ``axisops bench --sweep`` and
 ``benchmarks/run.py --sweep``; ``import axisops`` never imports it.  It reuses
@@ -139,7 +147,8 @@ CHECK_ORDER = ("numpy", "torch", "bottleneck", "numbagg", "axisops")
 OPS = ("sum", "prod", "mean", "max", "min", "argmax", "argmin",
        "cumsum", "cumprod", "cummax", "cummin", "logcumsumexp",
        "take", "take_along_axis", "gather_nd", "scatter", "unfold", "fold",
-       "max_pool", "avg_pool", "moving_mean", "moving_max", "moving_std")
+       "max_pool", "avg_pool", "moving_mean", "moving_max", "moving_std",
+       "sort", "median", "top_k")
 
 #: Sizes (elements) of the full sweep: 1K, 8K, 64K, 1M, 8M, 100M.
 FULL_SIZES = (1 << 10, 1 << 13, 1 << 16, 1 << 20, 1 << 23, 100_000_000)
@@ -272,6 +281,11 @@ def _moving_layout(name: str, window: int, new_name: str | None = None,
 #: 20 along the axis (the middle axis of (8, N/64, 8) is shorter than that at 1K).
 MOVING_LAYOUTS = _layouts(*(_moving_layout(name, MOVING_WINDOW)
                             for name in ("1d", "tall-0", "wide-1", "mid-1", "wideT-1")))
+#: The order statistics (sort, median, top_k): the reductions' layouts but the axis
+#: of 4 and the middle axis (top_k's k is 10).
+ORDER_LAYOUTS = {name: AXIS_LAYOUTS[name] for name in ("1d", "tall-0", "wide-1", "wideT-1")}
+#: top_k's k.
+TOP_K = 10
 #: moving_mean also has a long window along long rows, from 64K elements.
 MOVING_MEAN_LAYOUTS = dict(MOVING_LAYOUTS, **_layouts(
     _moving_layout("wide-1", MOVING_LONG_WINDOW, "wide-1-w1000", 1 << 16)))
@@ -303,7 +317,7 @@ class OpSpec:
 
 #: The families on images (sizes up to WINDOW_MAX_SIZE), and those with windows.
 IMAGE_FAMILIES = ("unfold", "fold", "pool")
-LIMITED_FAMILIES = IMAGE_FAMILIES + ("moving",)
+LIMITED_FAMILIES = IMAGE_FAMILIES + ("moving", "order")
 
 
 def _spec(name: str, family: str, values: str, note: str = "",
@@ -315,7 +329,7 @@ def _spec(name: str, family: str, values: str, note: str = "",
     if layouts is None:
         layouts = {"take": TAKE_LAYOUTS, "gather_nd": GATHER_ND_LAYOUTS,
                    "unfold": WINDOW_LAYOUTS, "fold": WINDOW_LAYOUTS, "pool": POOL_LAYOUTS,
-                   "moving": MOVING_LAYOUTS}.get(family, AXIS_LAYOUTS)
+                   "moving": MOVING_LAYOUTS, "order": ORDER_LAYOUTS}.get(family, AXIS_LAYOUTS)
     plot_layout = "rows64" if family == "gather_nd" else (
         "nchw" if family in IMAGE_FAMILIES else "wide-1")
     # the transposed variant (channels last for the pooling, which takes NHWC itself)
@@ -391,6 +405,18 @@ SPECS: dict[str, OpSpec] = {s.name: s for s in (
           "float64 only: bottleneck's float32 move_std runs its sums in float32 (4e-4 off "
           "at 8M along an axis), a MISMATCH, and is not the same computation",
           rtol=(1e-5, 1e-9), dtypes=("float64",)),
+    _spec("sort", "order", "random",
+          "along the axis; NumPy: np.sort; torch: torch.sort(stable=True), which writes the "
+          "int64 indices too (its values checked)", dtypes=("float32", "int32")),
+    _spec("median", "order", "random",
+          "along the axis; NumPy: np.median; bottleneck median and numbagg nanmedian (its float64 "
+          "result of float32 cast back, a few elements); torch: "
+          "torch.quantile(0.5) (torch.median gives the lower middle element of an even "
+          "count)", dtypes=("float32", "float64")),
+    _spec("top_k", "order", "random",
+          f"k={TOP_K} largest along the axis, values and int64 indices; NumPy: np.partition + "
+          "a sort of the k, values only; torch: torch.topk, its values (tied values may "
+          "come from other positions)", dtypes=("float32", "int32")),
 )}
 
 
@@ -672,6 +698,10 @@ def axisops_runner(op: str, inp: Inputs) -> Runner:
         if op == "moving_std":
             return lambda: fn(x, w, axis, ddof=1)
         return lambda: fn(x, w, axis)
+    if family == "order":
+        if op == "top_k":
+            return lambda: fn(x, TOP_K, axis)
+        return lambda: fn(x, axis)
     return lambda: fn(x, inp.image_size, (k, k), padding=p)
 
 
@@ -705,7 +735,27 @@ def numpy_runner(op: str, inp: Inputs) -> Runner:
     if family == "moving":
         w = inp.window
         return lambda: numpy_moving(x, op, w, axis)
+    if family == "order":
+        return _numpy_order(op, x, axis)
     return lambda: bench.numpy_fold(x, inp.image_size, k, p)
+
+
+def _numpy_order(op: str, x: np.ndarray, axis: int | None) -> Runner:
+    """``np.sort``, ``np.median``, or top_k's values: ``np.partition`` at ``n - k``,
+    the last ``k`` along the axis sorted and reversed."""
+    if op == "sort":
+        return lambda: np.sort(x, axis=axis)
+    if op == "median":
+        return lambda: np.median(x, axis=axis)
+    assert axis is not None
+    n = x.shape[axis]
+    last = np.arange(n - TOP_K, n)
+
+    def top_k() -> np.ndarray:
+        top = np.take(np.partition(x, n - TOP_K, axis=axis), last, axis=axis)
+        return np.flip(np.sort(top, axis=axis), axis=axis)
+
+    return top_k
 
 
 def _numpy_pool(op: str, x: np.ndarray, channels_last: bool) -> Runner:
@@ -803,7 +853,23 @@ def torch_runner(op: str, inp: Inputs) -> Runner:
         return _torch_pool(op, t, inp.channels_last)
     if family == "moving":
         raise NotImplementedError(f"torch has no {op}")
+    if family == "order":
+        return _torch_order(op, t, axis)
     return lambda: torch.nn.functional.fold(t, inp.image_size, k, padding=p)
+
+
+def _torch_order(op: str, t: Any, axis: int | None) -> Runner:
+    """``torch.sort(stable=True)``, ``torch.quantile(0.5)`` (NumPy's median; n/a above
+    2**24 elements, which torch refuses), ``torch.topk``'s values."""
+    torch = _torch()
+    if op == "sort":
+        return lambda: torch.sort(t, dim=axis, stable=True)
+    if op == "median":
+        if t.numel() > 1 << 24:
+            raise NotImplementedError("torch.quantile refuses more than 2**24 elements")
+        half = torch.tensor(0.5, dtype=t.dtype)
+        return lambda: torch.quantile(t, half, dim=axis)
+    return lambda: torch.topk(t, TOP_K, dim=axis).values
 
 
 def _torch_pool(op: str, t: Any, channels_last: bool) -> Runner:
@@ -830,6 +896,15 @@ def _nan_peer_runner(library: str) -> Callable[[str, Inputs], Runner]:
         family = SPECS[op].family
         if family == "moving":
             return moving_peer(library, op, inp)
+        if op == "median":
+            fn = _bottleneck().median if library == "bottleneck" else getattr(
+                _numbagg(), "nanmedian", None)
+            if fn is None:
+                raise NotImplementedError(f"{library} has no nanmedian")
+            x, axis = inp.x, inp.axis
+            if library == "numbagg":  # float64 results of float32: checked as float32
+                return lambda: np.asarray(fn(x, axis=axis)).astype(x.dtype, copy=False)
+            return lambda: fn(x, axis=axis)
         if family != "reduce":
             raise NotImplementedError(f"{library} has no {op}")
         return nan_peer_factories(op, inp.axis)[library](inp.x)

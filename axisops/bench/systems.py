@@ -21,7 +21,7 @@ MAX_ROUNDS = 100
 
 #: Every system a workload may name, in the order the table lists them.
 SYSTEMS = ("axisops", "numpy", "torch", "onnxruntime", "bottleneck", "numbagg", "pandas",
-           "xarray")
+           "xarray", "scipy")
 #: Seconds to wait (untimed) after a system's call before the next call: ONNX
 #: Runtime's worker threads spin after each run (measured here: 42 ms of CPU in
 #: the 200 ms after one GatherElements run on 2 cores), which would take a core
@@ -73,7 +73,7 @@ def _ort():
 
 _PEER_MODULES = {"torch": ("torch",), "onnxruntime": ("onnxruntime", "onnx"),
                  "bottleneck": ("bottleneck",), "numbagg": ("numbagg",), "pandas": ("pandas",),
-                 "xarray": ("xarray",)}
+                 "xarray": ("xarray",), "scipy": ("scipy.stats",)}
 
 
 def _bottleneck():
@@ -129,6 +129,8 @@ def thread_counts(systems: Sequence[str]) -> dict[str, Any]:
             out[system] = "1 (rolling's Cython loops are single-threaded)"
         elif system == "xarray":
             out[system] = "its default engine's (numbagg, else bottleneck, else NumPy)"
+        elif system == "scipy":
+            out[system] = "1 (scipy.stats.rankdata is single-threaded)"
     return out
 
 
@@ -195,7 +197,7 @@ def versions() -> dict[str, str | None]:
 
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in ("axisops", "numpy", "numba", "torch", "onnxruntime", "onnx", "bottleneck",
-                 "numbagg", "pandas", "xarray"):
+                 "numbagg", "pandas", "xarray", "scipy"):
         try:
             out[name] = getattr(importlib.import_module(name), "__version__", "unknown")
         except Exception:

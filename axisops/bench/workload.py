@@ -46,6 +46,9 @@ class Workload:
         workloads that do not read all of their inputs (``take``: the rows of
         ``x`` that the indices pick, and the indices).  Default: every input's
         ``nbytes``.
+    quick : bool, optional
+        Whether ``axisops bench --quick`` (the CI bench) runs it when no ``--ops``
+        are named (default True); a family with many workloads runs a few there.
     """
 
     name: str
@@ -56,6 +59,7 @@ class Workload:
     note: str = ""
     full_reference: str = ""
     bytes_read: Callable[[Inputs], int] | None = None
+    quick: bool = True
 
 
 def random_float32(shape: tuple[int, ...], rng: np.random.Generator) -> Inputs:

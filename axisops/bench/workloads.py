@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 from .gather import scatter_add_workload, take_along_axis_workload, take_workload
 from .missing import nan_workload, xarray_workload
+from .order import ORDER_WORKLOADS
 from .pool import moving_workload, pool_workload
 from .reduce import reduction_workload
 from .scan import scan_workload
@@ -44,6 +45,7 @@ WORKLOADS: list[Workload] = [
     xarray_workload("mean", "time"),
     xarray_workload("std", "lon"),
     xarray_workload("idxmax", "time"),
+    *ORDER_WORKLOADS,
 ]
 
 
@@ -53,13 +55,14 @@ def operator_names() -> list[str]:
     return list(dict.fromkeys(w.op for w in WORKLOADS))
 
 
-def select(ops: Sequence[str] | None = None) -> list[Workload]:
-    """The workloads of the operators ``ops`` (all when ``None``).
+def select(ops: Sequence[str] | None = None, quick: bool = False) -> list[Workload]:
+    """The workloads of the operators ``ops`` (all when ``None``; with ``quick``,
+    those marked for ``--quick``).
 
     Raises ``ValueError`` naming an operator that has no workload.
     """
     if not ops:
-        return list(WORKLOADS)
+        return [w for w in WORKLOADS if w.quick or not quick]
     known = operator_names()
     unknown = [op for op in ops if op not in known]
     if unknown:
