@@ -351,7 +351,9 @@ def select_rank(keys, n, r, work, hist, nbytes):
     ``keys[:n]``, how many keys are below it and how many equal it; by MSD radix
     select of 11-bit digits (``work``: scratch of n keys; ``hist``: int64
     (HISTOGRAMS, 2048)). Each pass counts the digits of the candidates, keeps the
-    bucket that holds place *r* (copied out in lane order) and goes on below it."""
+    bucket that holds place *r* (copied out in lane order) and goes on below it;
+    once ``INSERTION_MAX`` candidates or fewer remain, they are sorted instead
+    (each further pass would clear and scan 2048 counts for a handful of keys)."""
     src = keys
     count = n
     less = 0
@@ -359,14 +361,28 @@ def select_rank(keys, n, r, work, hist, nbytes):
     bits = min(RADIX, width)
     shift = width - bits
     while True:
+        if count <= INSERTION_MAX:
+            for j in range(count):
+                work[j] = src[j]
+            _insertion_sort(work, work, 0, count)
+            key = work[r]
+            first = r
+            while first > 0 and work[first - 1] == key:
+                first -= 1
+            last = r + 1
+            while last < count and work[last] == key:
+                last += 1
+            return key, less + first, last - first
         size_ = 1 << bits
         mask = size_ - 1
-        for h in range(HISTOGRAMS):
+        # interleaved counts only where a run of equal digits could wait on one
+        histograms = HISTOGRAMS if count >= 4096 else 1
+        for h in range(histograms):
             for b in range(size_):
                 hist[h, b] = 0
-        stop = count - count % HISTOGRAMS
-        for j in range(0, stop, HISTOGRAMS):
-            for h in range(HISTOGRAMS):
+        stop = count - count % histograms
+        for j in range(0, stop, histograms):
+            for h in range(histograms):
                 hist[h, _digit(src[j + h], shift, mask)] += 1
         for j in range(stop, count):
             hist[0, _digit(src[j], shift, mask)] += 1
@@ -374,7 +390,7 @@ def select_rank(keys, n, r, work, hist, nbytes):
         bucket = 0
         for b in range(size_):
             c = hist[0, b]
-            for h in range(1, HISTOGRAMS):
+            for h in range(1, histograms):
                 c += hist[h, b]
             if below + c > r:
                 bucket = b
@@ -383,7 +399,7 @@ def select_rank(keys, n, r, work, hist, nbytes):
         r -= below
         less += below
         size = hist[0, bucket]
-        for h in range(1, HISTOGRAMS):
+        for h in range(1, histograms):
             size += hist[h, bucket]
         if size != count:  # keep only the bucket (in lane order)
             w = 0
@@ -713,7 +729,9 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
     cached = -1
     work = np.empty(n, base.dtype)
     hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
-    sorting = count > SELECT_MAX or n <= INSERTION_MAX
+    # several places apart in a lane of a few thousand: one sort costs less than a
+    # selection each
+    sorting = count > SELECT_MAX or n <= INSERTION_MAX or (count > 2 and n <= 16384)
     pay = np.empty(n if sorting else 1, np.int64)
     pay2 = np.empty(n if sorting else 1, np.int64)
     counts = np.empty((8, 1 << RADIX), np.int64)
