@@ -535,7 +535,7 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     pay = np.empty(n if want_positions else 1, np.int64)
     pay2 = np.empty(n if want_positions and not packing else 1, np.int64)
     packed, packed2 = _packing_scratch(scratch, part, parts, n if packing else 1)
-    counts = np.empty((8, 1 << RADIX), np.int64)
+    counts = np.empty((8, 1 << RADIX) if n > MERGE_MAX else (1, 1), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
     o = m = i = start = 0
@@ -609,8 +609,8 @@ def top_k_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_str
     short = min(n, INSERTION_MAX)
     pay = np.empty(max(k, short), np.int64)
     pay2 = np.empty(max(k, short), np.int64)
-    hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
-    counts = np.empty((8, 1 << RADIX), np.int64)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
+    counts = np.empty((8, 1 << RADIX) if k > MERGE_MAX else (1, 1), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
     o = m = i = start = 0
@@ -670,7 +670,7 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
     cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
     cached = -1
     work = np.empty(n, base.dtype)
-    hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
     o = m = i = start = 0
@@ -728,13 +728,13 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
     cache = np.empty((LANES, n if blocked(n, n_stride, inner, inner_stride) else 0), base.dtype)
     cached = -1
     work = np.empty(n, base.dtype)
-    hist = np.empty((HISTOGRAMS, 1 << RADIX), np.int64)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
     # several places apart in a lane of a few thousand: one sort costs less than a
     # selection each
     sorting = count > SELECT_MAX or n <= INSERTION_MAX or (count > 2 and n <= 16384)
     pay = np.empty(n if sorting else 1, np.int64)
     pay2 = np.empty(n if sorting else 1, np.int64)
-    counts = np.empty((8, 1 << RADIX), np.int64)
+    counts = np.empty((8, 1 << RADIX) if sorting and n > MERGE_MAX else (1, 1), np.int64)
     lo, hi = part_range(lanes, part, parts)
     o = m = i = start = 0
     for t in range(lo, hi):
@@ -824,7 +824,7 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
     pay = np.empty(n, np.int64)
     pay2 = np.empty(1 if packing else n, np.int64)
     packed, packed2 = _packing_scratch(scratch, part, parts, n if packing else 1)
-    counts = np.empty((8, 1 << RADIX), np.int64)
+    counts = np.empty((8, 1 << RADIX) if n > MERGE_MAX else (1, 1), np.int64)
     step = mids * inner
     lo, hi = part_range(lanes, part, parts)
     o = m = i = start = 0
