@@ -57,6 +57,16 @@ and allocates results of its own type on its device.
   CPU's bits, the others to rounding);
   the missing-value operators' (:mod:`axisops.cuda.missing_grad`) from their
   plain twins' and the device forwards, zero at each NaN.
+* The order statistics (:mod:`axisops.cuda.order`, :mod:`axisops.cuda.moving_order`,
+  gradients :mod:`axisops.cuda.order_grad`): the CPU's order keys, ties by
+  position (the stable order), the CPU's bits: lanes up to 2048 sorted in one
+  block's shared memory (bitonic), longer ones as such tiles then merge passes;
+  kthvalue and the places of the medians and quantiles by radix select on long
+  lanes (their NumPy arithmetic then on the host, on the selected elements);
+  partition and top_k by a selection and a block per lane writing in lane order;
+  the moving ones a thread per output counting ranks in its window
+  (O(window**2)); gradients from the device positions, put or added in the CPU's
+  order without atomics.
 
 PyTorch tensors that autograd or ``torch.compile`` must see go through the
 registered operators of :mod:`axisops.torch`, whose CUDA kernel is :func:`run`.
@@ -87,7 +97,7 @@ __all__ = ["is_cuda_array", "call", "OPERATORS"]
 #: names none), with the functions in its ``__all__``.
 _MODULES = ("reduce", "scan", "gather", "scatter", "gather_grad", "window", "window_grad",
             "reduce_grad", "scan_grad", "missing", "missing_grad", "pool", "pool_grad", "moving",
-            "moving_grad")
+            "moving_grad", "order", "moving_order", "order_grad", "order_grad_lists")
 
 
 def _operators() -> dict[tuple[str, str], Callable[..., Any]]:

@@ -19,7 +19,8 @@ from .. import _dtypes
 
 #: Further kernel modules; each has a ``signatures()`` generator of the same form.
 KERNEL_MODULES: tuple[str, ...] = ("gather_kernels", "window_kernels", "grad_kernels",
-                                   "missing_kernels", "pool_kernels", "moving_kernels")
+                                   "missing_kernels", "pool_kernels", "moving_kernels",
+                                   "order_kernels")
 
 #: The contract's real dtypes (bool is read as uint8 by the kernels).
 DTYPES = [np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
