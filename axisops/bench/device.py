@@ -206,13 +206,51 @@ def _window_workloads(torch, quick: bool, device: str = "cuda", tiny: bool = Fal
                 "torch cuDNN": cudnn})
 
 
+def _order_workloads(torch, quick: bool, device: str = "cuda", tiny: bool = False):
+    """The order statistics against ``torch.sort``, ``torch.topk``, ``torch.kthvalue``,
+    ``torch.median`` and ``torch.quantile`` (the contract's peers on the GPU)."""
+    import axisops
+
+    rows = (4096 // (4 if quick else 1), 4096 // (4 if quick else 1))
+    vector = ((1 << 24) // (16 if quick else 1),)
+    if tiny:
+        rows, vector = (64, 128), (4096,)
+    gen = torch.Generator(device=device).manual_seed(0)
+    out: list[dict[str, Any]] = []
+
+    def add(name, shape, ours, theirs, written):
+        x = torch.randn(shape, device=device, generator=gen, dtype=torch.float32)
+        out.append(_row(name, shape, x.numel() * 4 + written(x),
+                        (lambda f, x=x: (lambda: f(x)))(ours),
+                        {"torch": (lambda f, x=x: (lambda: f(x)))(theirs)}))
+
+    add("sort axis=1", rows, lambda x: axisops.sort(x, axis=1),
+        lambda x: torch.sort(x, dim=1, stable=True).values, lambda x: x.numel() * 4)
+    add("argsort axis=1", rows, lambda x: axisops.argsort(x, axis=1),
+        lambda x: torch.argsort(x, dim=1, stable=True), lambda x: x.numel() * 8)
+    add("top_k k=16 axis=1", rows, lambda x: axisops.top_k(x, 16, axis=1),
+        lambda x: torch.topk(x, 16, dim=1), lambda x: x.shape[0] * 16 * 12)
+    add("kthvalue k=100 axis=1", rows, lambda x: axisops.kthvalue(x, 100, axis=1),
+        lambda x: torch.kthvalue(x, 100, dim=1), lambda x: x.shape[0] * 12)
+    add("median axis=1", rows, lambda x: axisops.median(x, axis=1),
+        lambda x: torch.quantile(x, 0.5, dim=1), lambda x: x.shape[0] * 4)
+    add("quantile q=0.9 axis=0", rows, lambda x: axisops.quantile(x, 0.9, axis=0),
+        lambda x: torch.quantile(x, 0.9, dim=0), lambda x: x.shape[1] * 4)
+    add("top_k k=16 of a vector", vector, lambda x: axisops.top_k(x, 16),
+        lambda x: torch.topk(x, 16), lambda x: 16 * 12)
+    add("median of a vector", vector, lambda x: axisops.median(x),
+        lambda x: torch.median(x), lambda x: 4)
+    return out
+
+
 def workloads(torch, quick: bool, device: str = "cuda", tiny: bool = False):
     """Every workload, made one at a time on *device* (``"cpu"`` in the tests and the
     dry run, which call each at *tiny* sizes: the bench's own code is checked without
     a GPU)."""
     return itertools.chain(_reduce_scan_workloads(torch, quick, device, tiny),
                            _gather_workloads(torch, quick, device, tiny),
-                           _window_workloads(torch, quick, device, tiny))
+                           _window_workloads(torch, quick, device, tiny),
+                           _order_workloads(torch, quick, device, tiny))
 
 
 def _row(name, shape, bytes_, ours, peers) -> dict[str, Any]:
