@@ -837,28 +837,36 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
         sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes)
         first = (o * n * mids + m) * inner + i
         valid = n - nans
-        for j in range(valid, n):
-            out[first + pay[j] * step] = np.nan
-        begin = 0
-        dense = 0
-        while begin < valid:
-            end = begin + 1
-            while end < valid and keys[end] == keys[begin]:
-                end += 1
-            dense += 1
-            for j in range(begin, end):
-                if method == 0:
-                    r = 0.5 * (begin + 1 + end)
-                elif method == 1:
-                    r = begin + 1.0
-                elif method == 2:
-                    r = float(end)
-                elif method == 3:
-                    r = float(dense)
-                else:
-                    r = j + 1.0
-                out[first + pay[j] * step] = r
-            begin = end
+        _rank_ties(keys, pay, valid, n, method, out, first, step)
+
+
+@helper
+def _rank_ties(keys, pos, valid, n, method, out, first, step):
+    """Ranks of a sorted lane (``keys`` and their positions ``pos``; the first
+    *valid* are numbers, the rest NaN) into ``out[first + pos * step]``, ties by
+    *method* (see :func:`rank_kernel`)."""
+    for j in range(valid, n):
+        out[first + pos[j] * step] = np.nan
+    begin = 0
+    dense = 0
+    while begin < valid:
+        end = begin + 1
+        while end < valid and keys[end] == keys[begin]:
+            end += 1
+        dense += 1
+        for j in range(begin, end):
+            if method == 0:
+                r = 0.5 * (begin + 1 + end)
+            elif method == 1:
+                r = begin + 1.0
+            elif method == 2:
+                r = float(end)
+            elif method == 3:
+                r = float(dense)
+            else:
+                r = j + 1.0
+            out[first + pos[j] * step] = r
+        begin = end
 
 
 # ------------------------------------------------------- short lanes, 16 at a time
@@ -981,8 +989,8 @@ def network_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_s
                     positions[t * width + s] = j
                     values[t * width + s] = base[p + j * n_stride]
             elif mode == RANKS:
-                _rank_column(keys, pos, lane, n - counts[lane] if masks[5] == masks[9]
-                             or masks[7] != masks[9] else n, n, k, ranks, firsts[lane], step)
+                valid = n - counts[lane] if masks[5] == masks[9] or masks[7] != masks[9] else n
+                _rank_ties(keys[:, lane], pos[:, lane], valid, n, k, ranks, firsts[lane], step)
             else:
                 q = firsts[lane]
                 for j in range(k if mode == FIRST_K else n):
@@ -992,30 +1000,3 @@ def network_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_s
                     if positions.size:
                         positions[q] = at
                     q += step
-
-
-@helper
-def _rank_column(keys, pos, lane, valid, n, method, out, first, step):
-    """Ranks of one sorted column (see :func:`rank_kernel`)."""
-    for j in range(valid, n):
-        out[first + pos[j, lane] * step] = np.nan
-    begin = 0
-    dense = 0
-    while begin < valid:
-        end = begin + 1
-        while end < valid and keys[end, lane] == keys[begin, lane]:
-            end += 1
-        dense += 1
-        for j in range(begin, end):
-            if method == 0:
-                r = 0.5 * (begin + 1 + end)
-            elif method == 1:
-                r = begin + 1.0
-            elif method == 2:
-                r = float(end)
-            elif method == 3:
-                r = float(dense)
-            else:
-                r = j + 1.0
-            out[first + pos[j, lane] * step] = r
-        begin = end
