@@ -434,6 +434,24 @@ def _moving_call(op, x, axis, np):
         op(x.reshape(-1, x.shape[-1]), 3, -1)
 
 
+def _order_call(op, x, axis, np):
+    """An order statistic along *axis*: lanes sorted whole, 16 at a time by a
+    network, and (the flattened array) one long lane by radix."""
+    name = op.__name__
+    for a in (axis, None):
+        if name in ("top_k", "kthvalue"):
+            op(x, 2, a)
+        elif name in ("partition", "argpartition"):
+            op(x, 1, a)
+        elif name in ("quantile", "nanquantile"):
+            op(x, 0.3, a) if x.dtype != np.bool_ else op(x, 0.3, a, method="lower")
+        elif name.startswith("moving_"):
+            if a is not None:
+                op(x, 3, a) if name != "moving_quantile" else op(x, 3, 0.5, a)
+        else:
+            op(x, a)
+
+
 _FLOATS = ("float16", "float32", "float64")
 #: The layouts of operators whose axis is one int, never None (the moving windows).
 _ONE_AXIS_ONLY = ("last", "middle", "first", "transposed")
@@ -471,6 +489,11 @@ WARMUP_OPS = {
     **{name: (_moving_call, _ONE_AXIS_ONLY, None)
        for name in ("moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
                     "moving_min", "moving_argmax", "moving_argmin")},
+    # order statistics (axisops.order, axisops.moving_order)
+    **{name: (_order_call, ("last", "first"), None)
+       for name in ("sort", "argsort", "top_k", "partition", "argpartition", "kthvalue",
+                    "median", "nanmedian", "quantile", "nanquantile", "rank", "moving_median",
+                    "moving_quantile", "moving_rank")},
 }
 
 
