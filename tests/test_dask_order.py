@@ -415,25 +415,6 @@ def test_digits_and_keys():
     _same(dorder.key_bits(dorder.order_keys(i), i.dtype), i)
 
 
-@pytest.mark.parametrize("piece", [5, 40])
-def test_histograms_in_pieces(piece, monkeypatch):
-    """A task counts its block a piece at a time: parts of a long lane (piece 5 <
-    the 6-10 elements of a lane's chunk) or several whole lanes (piece 40); the
-    same bits as the NumPy path."""
-    monkeypatch.setattr(dorder, "PIECE", piece)
-    a = _data((7, 10), seed=5)
-    a[1, 4] = np.nan
-    x = da.from_array(a, chunks=(4, 6))
-    for axis in (0, 1, None):
-        _same(_quiet(axisops.nanquantile, x, [0.3, 0.5], axis=axis, method="weibull"),
-              _quiet(axisops.nanquantile, a, [0.3, 0.5], axis=axis, method="weibull"))
-        _same(_quiet(axisops.median, x, axis=axis), _quiet(axisops.median, a, axis=axis))
-    v, i = axisops.kthvalue(x, 3, axis=1)
-    want_v, want_i = axisops.kthvalue(a, 3, axis=1)
-    _same(v.compute(), want_v)
-    _same(i.compute(), want_i)
-
-
 def test_each_pass_reads_x_anew():
     """The passes of a selection do not share x's keys: each pass reads x again
     (a copy of its graph that waits for the previous pass), so x's chunks are not

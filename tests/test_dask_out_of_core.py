@@ -3,7 +3,9 @@
 A ``LocalCluster`` of two worker processes of one thread, each limited to
 ``LIMIT`` bytes with spilling and pausing switched off, runs a reduction, a
 tuple-axis argmax, a scan followed by a reduction (along an axis in 4 chunks, and
-in 214: a long carry chain) and a take_along_axis followed by a reduction, each
+in 214: a long carry chain), a take_along_axis followed by a reduction and an
+exact quantile along an axis in 20 chunks (a selection by counting, 12 passes each
+reading x anew), each
 over 1.56 GiB of float32: 1.25 times the two limits together, and twice what they
 leave once a worker has started and loaded its kernels (an idle worker held 240-290
 MiB on an AMD EPYC; the test prints each worker's idle and peak figures)
@@ -53,6 +55,9 @@ LONG = (CHUNK // (4 * B * C), B, C)
 SHORT = (A // 4, CHUNK // (4 * (A // 4) * C), C)
 TAKE_X = (A // 4, CHUNK // (4 * (A // 4) * 64), 64)
 TAKE_IDX = (A2 // 2, TAKE_X[1], 64)
+# The quantile's: axis 0 in 20 chunks of 128 rows, lanes of axis 0 cut by axis 1.
+QUANT = (128, CHUNK // (4 * 128 * C), C)
+QS = [0.25, 0.75]
 
 MEMORY = {  # no spilling, no pausing: a graph must run from memory within the limit
     "distributed.worker.memory.target": False,
@@ -152,12 +157,24 @@ def _take_sum(P, Q, p, q, part=False):
     return graph, (picked, A2 * q)
 
 
+def _quantile(P, Q, p, q, part=False):
+    """An exact quantile along the chunked axis 0: a radix selection by counting,
+    each pass reading x anew."""
+    x = _x(P, Q, QUANT)
+    if part:
+        return axisops.quantile(x[:2 * QUANT[0], :QUANT[1]], QS, axis=0), None
+    # small integers and virtual indices 639.75 and 1919.25: NumPy's lerp is exact
+    return (axisops.quantile(x, QS, axis=0),
+            np.quantile(p.astype(np.float64), QS, axis=0)[:, None, :] + q[None])
+
+
 WORKLOADS = {
     "sum": _sum,
     "argmax-tuple-axis": _argmax,
     "cumsum-then-sum": _cumsum_sum,
     "long-cumsum-then-sum": _long_cumsum_sum,
     "take_along_axis-then-sum": _take_sum,
+    "quantile": _quantile,
 }
 
 

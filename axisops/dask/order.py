@@ -73,17 +73,20 @@ them go rather than every chunk staying in memory from the first pass to the
 last. ``x`` is thus computed once per pass: persist it first (its copies are then
 references to the persisted chunks) when it is cheaper to hold than to recompute.
 
-**Memory per task**: one chunk of ``x``; the keys, digits and masks of at most
-:data:`PIECE` elements at a time (a task counts its chunk piece by piece); a
-histogram of at most ``max(2^18, chunk size / 8)`` counts per place group (more
-where ``D`` is at its least, 4 bits: ``lanes x places x 16`` counts, for a chunk of
-many lanes of few elements each); the tree sums hold ``split_every`` histograms.
-No task holds more than a chunk of a lane, whatever the length of the axis: the
-axis is never gathered. Measured on 2 threads (AMD EPYC), an exact quantile
-``[0.1, 0.9]`` along the chunked axis 0 of a lazy ``da.random`` float32 array:
-256 MiB in 32 MiB chunks, peak RSS +118 MiB in 5.7 s (before the passes read
-``x`` anew and the pieces: +750 MiB, 19 s); 1 GiB in 64 MiB chunks, +322 MiB in
-21.5 s (before: +2.9 GiB, 58 s).
+**Memory per task**: one chunk of ``x`` (counted in place by a kernel,
+:mod:`axisops.kernels.counting`: no temporaries); a histogram of at most
+``max(2^18, chunk size / 8)`` counts (int32 for lanes under 2^31 elements) per
+place group (more where ``D`` is at its least, 4 bits: ``lanes x places x 16``
+counts, for a chunk of many lanes of few elements each); the tree sums hold
+``split_every`` histograms. No task holds more than a chunk of a lane, whatever
+the length of the axis: the axis is never gathered. Measured (AMD EPYC, 2
+threads), an exact quantile ``[0.1, 0.9]`` along the chunked axis 0 of a lazy
+``da.random`` float32 array: 256 MiB in 32 MiB chunks, peak RSS +126 MiB in 3.0 s
+(before the passes read ``x`` anew and the kernel counted: +750 MiB, 19 s); 1 GiB
+in 64 MiB chunks, +218 MiB in 10.6 s (before: +2.9 GiB, 58 s). On the out-of-core
+setup (``tests/test_dask_out_of_core.py``: 1.56 GiB, two worker processes limited
+to 640 MiB) a quantile ``[0.25, 0.75]`` in 8 MiB chunks peaks at ~170 MiB over an
+idle worker, in 33 s (12 passes).
 
 Decisions where the contract is silent:
 
@@ -123,6 +126,7 @@ from .. import _dtypes
 from .. import order as _np_order
 from .._axes import normalize_axes, normalize_axis
 from .._dispatch import numpy_function
+from ..kernels import counting
 from ..kernels import order as K
 from ..order import (
     _DISCRETE,
@@ -149,17 +153,15 @@ DIGIT_MAX = 16
 DIGIT_MIN = 4
 #: A task's histogram holds at most max(this, the chunk's size) counts.
 HISTOGRAM_BUDGET = 1 << 18
-#: ... or an eighth of a chunk's elements: the counts (int64) of a task then take
-#: as much memory as a float64 chunk's eighth, and a tree sum holding several of
-#: them stays within a chunk or two (with a whole chunk's worth of counts, a
-#: quantile of a 256 MiB float32 array in 32 MiB chunks peaked at 1.1 GiB).
+#: ... or an eighth of a chunk's elements: the counts (int32 for lanes under 2^31
+#: elements, else int64) of a task then take at most as much memory as a float64
+#: chunk's eighth, and a tree sum holding several of them stays within a chunk or
+#: two (with a whole chunk's worth of int64 counts, and x held across the passes,
+#: a quantile of a 256 MiB float32 array in 32 MiB chunks peaked at 1.1 GiB).
 HISTOGRAM_SHARE = 8
 #: The selection's state per lane and place: the key found so far, the place left
 #: within the bucket (then the occurrence among equal keys), the position found so
 #: far, the lane's NaN count.
-PIECE = 1 << 18
-"""Elements whose keys one step of a histogram task holds at a time (a few MiB of
-temporaries, whatever the chunk)."""
 STATE = np.dtype([("key", np.uint64), ("r", np.int64), ("pos", np.int64), ("nans", np.int64)])
 RANK_METHODS = ("average", "min", "max", "dense", "ordinal")
 
@@ -588,6 +590,12 @@ class Lanes:
         self.one_chunk = all(x.numblocks[d] == 1 for d in axes)
 
     @property
+    def count_dtype(self) -> np.dtype:
+        """The histograms' counts: int32 where a lane's count always fits (half the
+        memory of int64)."""
+        return np.dtype(np.int32 if self.n < 2**31 else np.int64)
+
+    @property
     def red_axes(self) -> tuple[int, ...]:
         return tuple(range(self.nk, self.nk + self.nr))
 
@@ -632,39 +640,18 @@ def _positions(coords, strides) -> np.ndarray:
     return np.asarray(flat, np.int64).reshape(-1)
 
 
-def _pieces(lanes: int, n: int):
-    """Slices ``(lanes, elements)`` of a ``(lanes, n)`` block, about :data:`PIECE`
-    elements each: whole lanes, several at a time, or parts of one long lane."""
-    if n > PIECE:
-        for i in range(lanes):
-            for e in range(0, n, PIECE):
-                yield slice(i, i + 1), slice(e, e + PIECE)
-    else:
-        step = max(1, PIECE // max(n, 1))
-        for i in range(0, lanes, step):
-            yield slice(i, i + step), slice(0, n)
+def _unsigned(block: np.ndarray, nk: int) -> np.ndarray:
+    """A block as (lanes, elements) of unsigned bits of its width (no copy where
+    the lanes allow)."""
+    return _flat(block, nk).view(f"u{block.dtype.itemsize}")
 
 
-def _piece_keys(flat: np.ndarray, ls: slice, es: slice) -> np.ndarray:
-    return order_keys(flat[ls, es]).astype(np.uint64)
-
-
-def _hist_first(block, *, nk, nr, shift, bits, floating):
+def _hist_first(block, *, nk, nr, shift, bits, floating, count):
     """Pass 1: per lane, the histogram of the keys' top digit, then its NaN count."""
-    flat = _flat(block, nk)
-    lanes, n = flat.shape
-    B = 1 << bits
-    h = np.zeros((lanes, B + 1), np.int64)
-    nan_key = np.uint64(K.key_masks(block.dtype)[0])
-    for ls, es in _pieces(lanes, n):
-        keys = _piece_keys(flat, ls, es)
-        rows = keys.shape[0]
-        digit = ((keys >> np.uint64(shift)) & np.uint64(B - 1)).astype(np.intp)
-        digit += np.arange(rows, dtype=np.intp)[:, None] * (B + 1)
-        h[ls] += np.bincount(digit.reshape(-1), minlength=rows * (B + 1)).reshape(rows, B + 1)
-        if floating:
-            h[ls, B] += np.count_nonzero(keys == nan_key, axis=1)
-    return h.reshape(block.shape[:nk] + (1,) * nr + (B + 1,))
+    flat = _unsigned(block, nk)
+    h = np.zeros((flat.shape[0], (1 << bits) + 1), count)
+    counting.first_histogram(0, 1, flat, K.key_masks(block.dtype), shift, bits, floating, h)
+    return h.reshape(block.shape[:nk] + (1,) * nr + (h.shape[1],))
 
 
 def _init_state(h, *, nk, places: Places, shift, bits):
@@ -695,36 +682,16 @@ def _narrow(state: np.ndarray, h: np.ndarray, field: str, shift: int) -> None:
         state["pos"] |= b.astype(np.int64) << shift
 
 
-def _hist_next(block, state, *coords, nk, nr, shift, bits, mode, strides):
+def _hist_next(block, state, *coords, nk, nr, shift, bits, mode, strides, count):
     """A further pass: per lane and place, the histogram of the next digit of the
     keys (mode "key") or positions (mode "pos") that match the digits found."""
-    flat = _flat(block, nk)
-    lanes, n = flat.shape
-    st = state.reshape(lanes, -1)
-    m = st.shape[1]
-    B = 1 << bits
-    hi = shift + bits
-    positions = _positions(coords, strides).astype(np.uint64) if mode == "pos" else None
-    out = np.zeros((lanes, m, B), np.int64)
-    for ls, es in _pieces(lanes, n):
-        keys = _piece_keys(flat, ls, es)
-        rows = keys.shape[0]
-        part = st[ls]
-        if positions is None:
-            values, prefix = keys, part["key"]
-        else:
-            values, prefix = np.broadcast_to(positions[es], keys.shape), part["pos"].astype(np.uint64)
-        digit = ((values >> np.uint64(shift)) & np.uint64(B - 1)).astype(np.intp)
-        digit += np.arange(rows, dtype=np.intp)[:, None] * B
-        for j in range(m):
-            if positions is None:
-                match = np.ones(keys.shape, bool)
-            else:
-                match = keys == part["key"][:, j][:, None]
-            if hi < 64:
-                match &= (values >> np.uint64(hi)) == (prefix[:, j] >> np.uint64(hi))[:, None]
-            out[ls, j] += np.bincount(digit[match], minlength=rows * B).reshape(rows, B)
-    return out.reshape(block.shape[:nk] + (1,) * nr + (m, B))
+    flat = _unsigned(block, nk)
+    st = state.reshape(flat.shape[0], -1)
+    h = np.zeros(st.shape + (1 << bits,), count)
+    counting.next_histogram(0, 1, flat, _positions(coords, strides), K.key_masks(block.dtype),
+                            shift, bits, mode == "pos", np.ascontiguousarray(st["key"]),
+                            np.ascontiguousarray(st["pos"]), h)
+    return h.reshape(block.shape[:nk] + (1,) * nr + h.shape[1:])
 
 
 def _advance(state, h, *, field, shift):
@@ -774,13 +741,14 @@ def select(lanes: Lanes, places: Places, *, positions: bool, fetch: bool):
     digits = _digits(width, bits)
     red_one = {r: 1 for r in red_ind}
     token = tokenize(y, places, positions, fetch)
+    count = lanes.count_dtype
     shift, b = digits[0]
     h = da.blockwise(functools.partial(_hist_first, nk=nk, nr=nr, shift=shift, bits=b,
-                                       floating=places.floating),
+                                       floating=places.floating, count=count),
                      kept_ind + red_ind + ("d",), y, kept_ind + red_ind,
-                     new_axes={"d": (1 << b) + 1}, adjust_chunks=red_one, dtype=np.int64,
-                     meta=_meta(nk + nr + 1, np.int64), name=f"axisops-select-h0-{token}")
-    h = h.sum(axis=lanes.red_axes, dtype=np.int64)
+                     new_axes={"d": (1 << b) + 1}, adjust_chunks=red_one, dtype=count,
+                     meta=_meta(nk + nr + 1, count), name=f"axisops-select-h0-{token}")
+    h = h.sum(axis=lanes.red_axes, dtype=count)
     state = da.blockwise(functools.partial(_init_state, nk=nk, places=places, shift=shift,
                                            bits=b),
                          kept_ind + ("m",), h, kept_ind + ("d",), new_axes={"m": m},
@@ -791,14 +759,14 @@ def select(lanes: Lanes, places: Places, *, positions: bool, fetch: bool):
         passes += [("pos", s, w) for s, w in _digits(max(1, (lanes.n - 1).bit_length()), bits)]
     for p, (mode, shift, b) in enumerate(passes, 1):
         hist = functools.partial(_hist_next, nk=nk, nr=nr, shift=shift, bits=b, mode=mode,
-                                 strides=lanes.strides)
+                                 strides=lanes.strides, count=count)
         h = da.blockwise(hist, kept_ind + red_ind + ("m", "d"), _reread(y, state, token, p),
                          kept_ind + red_ind,
                          state, kept_ind + ("m",), *lanes.coord_args(),
-                         new_axes={"d": 1 << b}, adjust_chunks=red_one, dtype=np.int64,
-                         meta=_meta(nk + nr + 2, np.int64),
+                         new_axes={"d": 1 << b}, adjust_chunks=red_one, dtype=count,
+                         meta=_meta(nk + nr + 2, count),
                          name=f"axisops-select-h{p}-{token}")
-        h = h.sum(axis=lanes.red_axes, dtype=np.int64)
+        h = h.sum(axis=lanes.red_axes, dtype=count)
         state = da.blockwise(functools.partial(_advance, field=mode, shift=shift),
                              kept_ind + ("m",), state, kept_ind + ("m",), h,
                              kept_ind + ("m", "d"), concatenate=True, dtype=STATE,
