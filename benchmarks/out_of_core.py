@@ -16,6 +16,8 @@ anywhere (chunks of about ``--chunk-mib``):
 * ``axisops.sum(axisops.take_along_axis(x, idx, axis=0), axis=0)``: random int32
   indices of A / 8 rows, a dask array in 2 chunks along the axis, x in 4, so every
   index chunk hits every chunk of x of its columns;
+* ``axisops.quantile(x, [0.25, 0.75], axis=0)`` with axis 0 in 16 chunks (axis 1
+  cut instead): exact, a selection by counting whose passes each read x anew;
 * the scan again with axis 0 in many chunks (``--no-long-scan`` leaves it out): each
   chunk is read by its summary and by its own scan, which waits for the carry
   chain; the distributed scheduler generates chunks faster than the chain reaches
@@ -151,6 +153,7 @@ class Layout:
         self.long = (max(1, min(A, elements // (B * C))), B, C)
         self.short = (rows, max(1, min(B, elements // (rows * C))), C)
         self.take_x = (rows, max(1, min(B, elements // (rows * 64))), 64)
+        self.quant = (max(1, A // 16), max(1, min(B, elements // (max(1, A // 16) * C))), C)
         self.A2 = max(idx_along, A // 8)
         self.take_idx = (self.A2 // idx_along, self.take_x[1], 64)
 
@@ -169,7 +172,7 @@ def workloads(layout: Layout, seed: int = 0, long_scan: bool = True, warm: bool 
         whole = data(P, Q, chunks)
         if not warm:
             return whole
-        rows = 2 * chunks[0] if chunks == layout.long else A
+        rows = 2 * chunks[0] if chunks in (layout.long, layout.quant) else A
         return whole[:rows, :chunks[1], :chunks[2]]
 
     sum_expected = p.sum(axis=0)[None, :] + A * q
@@ -215,6 +218,15 @@ def workloads(layout: Layout, seed: int = 0, long_scan: bool = True, warm: bool 
                                           idx.rechunk({0: -1}), dtype=np.float32), axis=0),
         take_check,
         "dask-native: np.take_along_axis on x and indices rechunked to one chunk along axis 0"))
+
+    qs = [0.25, 0.75]  # virtual indices (A - 1) / 4 and 3 (A - 1) / 4: quarters, exact
+    out.append(Workload(
+        "quantile [0.25, 0.75] axis=0 (16 chunks)", layout.quant,
+        lambda: axisops.quantile(x(layout.quant), qs, axis=0),
+        None,
+        lambda r: _exact(r, np.quantile(p.astype(np.float64), qs, axis=0)[:, None, :]
+                         + q[None]),
+        "dask-native: none (da.percentile is 1-D and approximate)"))
 
     if long_scan:
         out.append(scan(layout.long, f"cumsum axis=0 ({A // layout.long[0]} chunks) + sum"))
