@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _jit
+from . import _dtypes, _fast_order, _jit
 from ._axes import normalize_axes, normalize_axis
 from ._dispatch import dispatched
 from ._layout import scan_view
@@ -767,6 +767,9 @@ def _finish(result: np.ndarray, kept_shape: tuple, keep_shape: tuple, q_shape: t
 
 
 def _median(op: str, x, axis, keepdims, skip_nan: bool):
+    fast = _fast_order.median(x, axis, keepdims, skip_nan)
+    if fast is not None:
+        return fast
     x = _dtypes.as_array(x)
     _check_dtype(x.dtype, op, dates=False)
     keepdims = _flag(keepdims, "keepdims", op)
@@ -792,8 +795,9 @@ def _median(op: str, x, axis, keepdims, skip_nan: bool):
     odd = (c % 2) == 1
     pairs = values.copy()
     pairs[odd, 1] = pairs[odd, 0]
-    # NumPy: the mean of the one middle element is itself, of two their mean
-    result = np.where(odd, values[:, 0], np.mean(pairs, axis=1)).astype(
+    # NumPy: the mean of the one middle element (a sum from +0.0: -0.0 gives +0.0),
+    # or of the two
+    result = np.asarray(np.where(odd, np.mean(values[:, :1], axis=1), np.mean(pairs, axis=1))).astype(
         np.mean(values[:1], axis=1).dtype, copy=False)
     if empty.any():
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
@@ -802,6 +806,9 @@ def _median(op: str, x, axis, keepdims, skip_nan: bool):
 
 
 def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
+    fast = _fast_order.quantile(x, q, axis, method, keepdims, skip_nan)
+    if fast is not None:
+        return fast
     x = _dtypes.as_array(x)
     _check_dtype(x.dtype, op, dates=False)
     weak_q = type(q) in (int, float)

@@ -531,7 +531,7 @@ class Places:
             odd = (c % 2) == 1
             pairs = values.copy()
             pairs[odd, 1] = pairs[odd, 0]
-            result = np.where(odd, values[:, 0], np.mean(pairs, axis=1)).astype(
+            result = np.asarray(np.where(odd, np.mean(values[:, :1], axis=1), np.mean(pairs, axis=1))).astype(
                 np.mean(values[:1], axis=1).dtype, copy=False)
             if empty.any():
                 warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)

@@ -1,0 +1,85 @@
+"""The compiled call path of the small median and quantile.
+
+``order.median``, ``nanmedian``, ``quantile`` and ``nanquantile`` ask here first. A
+NumPy array of float32 or float64 (the medians: int32 and int64 too) that is
+C-contiguous and aligned, reduced along its last axis or all of them
+(``axis=None``), without ``keepdims``, with at most :data:`MAX_SIZE` elements (and
+for the quantiles a Python float ``q`` and the method ``linear``), is reduced by
+one compiled entry (``kernels.order_entry``: quickselect on the order keys, then
+NumPy's arithmetic in the entry). Everything else returns None and takes the
+planned path, which also raises every error and warning (an axis out of range, an
+empty array, a lane of NaN only: the entries hand those back).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels.order_entry import entries
+
+#: Largest input: the planned path splits larger ones between threads, and there
+#: its radix select is as fast as quickselect.
+MAX_SIZE = 1 << 16
+
+
+
+class _Entries:
+    """The compiled entries of one dtype and the type of their results."""
+
+    __slots__ = ("median_one", "median_lanes", "quantile_one", "quantile_lanes", "result")
+
+    def __init__(self, dtype: np.dtype):
+        (self.median_one, self.median_lanes, self.quantile_one,
+         self.quantile_lanes) = entries(dtype.str)
+        self.result = dtype.type if dtype.kind == "f" else np.float64
+
+
+_MEDIAN_TYPES = {np.dtype(t): _Entries(np.dtype(t))
+                 for t in (np.float32, np.float64, np.int32, np.int64)}
+_QUANTILE_TYPES = {d: e for d, e in _MEDIAN_TYPES.items() if d.kind == "f"}
+
+
+def _taken(x, axis, types):
+    """The entries of *x*'s dtype if they take *x* reduced along *axis* (None or
+    the last), else None."""
+    if type(x) is not np.ndarray:
+        return None
+    e = types.get(x.dtype)
+    if e is None or not x.flags.c_contiguous or not 0 < x.size <= MAX_SIZE:
+        return None
+    if axis is None or (axis == -1 and type(axis) is int):
+        return e
+    return e if type(axis) is int and axis == x.ndim - 1 else None
+
+
+def median(x, axis, keepdims, skip_nan: bool):
+    """NumPy's (nan)median of *x* by the compiled entry, or None."""
+    e = _taken(x, axis, _MEDIAN_TYPES) if keepdims is False else None
+    if e is None:
+        return None
+    if x.ndim == 1 or axis is None:
+        value = e.median_one(x if x.ndim == 1 else x.reshape(-1), skip_nan)
+        if value != value and skip_nan:
+            return None  # maybe a lane of NaN only: the planned path warns
+        return e.result(value)
+    out = np.empty(x.shape[:-1], e.result)
+    return out if e.median_lanes(x.reshape(-1), x.shape[-1], skip_nan, out.reshape(-1)) \
+        else None
+
+
+def quantile(x, q, axis, method, keepdims, skip_nan: bool):
+    """NumPy's (nan)quantile of *x* at a Python float *q* by the compiled entry, or
+    None."""
+    if type(q) is not float or method != "linear" or keepdims is not False \
+            or not 0.0 <= q <= 1.0:
+        return None
+    e = _taken(x, axis, _QUANTILE_TYPES)
+    if e is None:
+        return None
+    if x.ndim == 1 or axis is None:
+        value = e.quantile_one(x if x.ndim == 1 else x.reshape(-1), skip_nan, q)
+        if value != value and skip_nan:
+            return None
+        return e.result(value)
+    out = np.empty(x.shape[:-1], e.result)
+    return out if e.quantile_lanes(x.reshape(-1), x.shape[-1], skip_nan, q,
+                                   out.reshape(-1)) else None
