@@ -776,32 +776,13 @@ def _median(op: str, x, axis, keepdims, skip_nan: bool):
     if x.size == 0:
         return (np.nanmedian if skip_nan else np.median)(x, axis=axis, keepdims=keepdims)
     y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
+    skip_nan = skip_nan and x.dtype.kind == "f"
     n = y.shape[a]
-    if not skip_nan or x.dtype.kind != "f":
-        if n % 2:
-            places = np.array([[(n - 1) // 2]], np.int64)
-        else:
-            places = np.array([[n // 2 - 1, n // 2]], np.int64)
-        values, _, nans = _select(y, a, places)
-        result = np.mean(values, axis=1)
-        if x.dtype.kind == "f":
-            result[nans > 0] = np.nan
-        return _finish(result, kept_shape, keep_shape, (), keepdims)
-    counts = n - _nan_counts(y, a)
-    empty = counts == 0
-    c = np.where(empty, 1, counts)
-    places = np.stack([(c - 1) // 2, c // 2], axis=1)
-    values, _, _ = _select(y, a, places)
-    odd = (c % 2) == 1
-    pairs = values.copy()
-    pairs[odd, 1] = pairs[odd, 0]
-    # NumPy: the mean of the one middle element (a sum from +0.0: -0.0 gives +0.0),
-    # or of the two
-    result = np.asarray(np.where(odd, np.mean(values[:, :1], axis=1), np.mean(pairs, axis=1))).astype(
-        np.mean(values[:1], axis=1).dtype, copy=False)
-    if empty.any():
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
-        result[empty] = np.nan
+    counts = n - _nan_counts(y, a) if skip_nan else np.array([n])
+    places, _ = quantile_places(counts, None, "linear", skip_nan)
+    values, _, nans = _select(y, a, places)
+    result = quantile_from_selected(values, counts, nans, None, "linear", x.dtype,
+                                    skip_nan=skip_nan, stacklevel=3)
     return _finish(result, kept_shape, keep_shape, (), keepdims)
 
 
@@ -810,9 +791,35 @@ def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
     if fast is not None:
         return fast
     x = _dtypes.as_array(x)
-    _check_dtype(x.dtype, op, dates=False)
     weak_q = type(q) in (int, float)
     q_given = q
+    q = check_quantile(op, x.dtype, q, method)
+    keepdims = _flag(keepdims, "keepdims", op)
+    check_interpolable(op, x.dtype, method)
+    if x.size == 0 or q.size == 0 or q.dtype.kind != "f":
+        # NumPy's own answer: an empty result, or an integer q (0 or 1), with which NumPy
+        # takes the element itself (for 'linear') and computes in integers
+        fn = np.nanquantile if skip_nan else np.quantile
+        return fn(x, q_given, axis=axis, method=method, keepdims=keepdims)
+    y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
+    skip_nan = skip_nan and x.dtype.kind == "f"
+    n = y.shape[a]
+    qf = q.reshape(-1)
+    counts = n - _nan_counts(y, a) if skip_nan else np.array([n])
+    places, gamma = quantile_places(counts, qf, method, skip_nan)
+    values, _, nans = _select(y, a, places)
+    result = quantile_from_selected(values, counts, nans, qf, method, x.dtype,
+                                    skip_nan=skip_nan, weak_q=weak_q,
+                                    whole=q.ndim == 0 and not kept_shape, gamma=gamma,
+                                    stacklevel=3)
+    return _finish(result, kept_shape, keep_shape, q.shape, keepdims)
+
+
+def check_quantile(op: str, dtype: np.dtype, q, method: str) -> np.ndarray:
+    """``q`` as an array, after the checks of a median's or quantile's arguments in
+    the NumPy path's order: the dtype, ``q`` (a scalar or 1-D, in [0, 1]), the
+    method. Every array type's path calls it (and :func:`check_interpolable`)."""
+    _check_dtype(dtype, op, dates=False)
     q = np.asanyarray(q)
     if q.ndim > 1:
         raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
@@ -821,54 +828,118 @@ def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
     if method not in _METHODS:
         raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
                          f"{', '.join(_METHODS)}")
-    keepdims = _flag(keepdims, "keepdims", op)
-    if x.dtype == np.bool_ and method not in _DISCRETE:
+    return q
+
+
+def check_interpolable(op: str, dtype: np.dtype, method: str) -> None:
+    """The ``TypeError`` of a quantile of bool input by a method that interpolates."""
+    if dtype == np.bool_ and method not in _DISCRETE:
         raise TypeError(f"{op}: bool input cannot be interpolated (method {method!r}); cast it "
                         "to an integer or float dtype, or use a method that takes one element "
                         "(inverted_cdf, closest_observation, lower, higher, nearest)")
-    if x.size == 0 or q.size == 0 or q.dtype.kind != "f":
-        # NumPy's own answer: an empty result, or an integer q (0 or 1), with which NumPy
-        # takes the element itself (for 'linear') and computes in integers
-        fn = np.nanquantile if skip_nan else np.quantile
-        return fn(x, q_given, axis=axis, method=method, keepdims=keepdims)
-    y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
-    n = y.shape[a]
-    lanes = y.size // n
-    qf = q.reshape(-1)
-    nans = None
-    if skip_nan and x.dtype.kind == "f":
-        counts = n - _nan_counts(y, a)
-    else:
-        counts = np.array([n])
-    empty = counts == 0
-    c = np.where(empty, 1, counts)  # (lanes,) or (1,)
-    index, gamma = _virtual_index(method, c[:, None], qf[None, :])  # (lanes|1, Q)
+
+
+def _lower_upper(method: str, counts: np.ndarray, qf: np.ndarray) -> tuple[Any, Any, Any]:
+    """``(lower, upper, gamma)``, (lanes or 1, Q): the places below and above each
+    quantile's virtual index in lanes of *counts* elements (0, an all-NaN lane, read
+    as 1), the same place twice for the methods that take one element, and NumPy's
+    weight (None for those)."""
+    c = np.maximum(counts, 1)[:, None]
+    index, gamma = _virtual_index(method, c, qf[None, :])
     if method in _DISCRETE:
-        places = np.clip(index, 0, c[:, None] - 1)
-        values, _, nans = _select(y, a, places)
+        lower = upper = np.clip(index, 0, c - 1)
+    else:
+        lower, upper = _neighbours(index, c)
+    return lower, upper, gamma
+
+
+def quantile_places(counts: np.ndarray, qf: np.ndarray | None, method: str,
+                    skip_nan: bool) -> tuple[np.ndarray, Any]:
+    """``(places, gamma)``: which places of each lane's stable order a median
+    (*qf* None) or the quantiles *qf* (1-D float) read, as (lanes or 1, m) ints,
+    and NumPy's interpolation weights (None where nothing is interpolated; give
+    them to :func:`quantile_from_selected`).
+
+    *counts*: the elements that count in each lane, (lanes,) for the ``nan``
+    twins of float input (*skip_nan* True: ``n`` less the lane's NaN), else one
+    value, ``n``, shape (1,). The median's places are the middle one (``n`` odd)
+    or two (``m`` 2 per lane with *skip_nan*); a quantile's the one element per
+    quantile of the methods that take one (``m`` Q), else the places below, then
+    above, each virtual index (``m`` 2Q)."""
+    if qf is None:
+        if skip_nan:
+            c = np.where(counts == 0, 1, counts)
+            return np.stack([(c - 1) // 2, c // 2], axis=1), None
+        n = int(counts[0])
+        return np.array([[(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]], np.int64), None
+    lower, upper, gamma = _lower_upper(method, counts, qf)
+    if method in _DISCRETE:
+        return lower, gamma
+    return np.concatenate([lower, upper], axis=1), gamma
+
+
+def quantile_from_selected(values: np.ndarray, counts: np.ndarray, nans: np.ndarray,
+                           qf: np.ndarray | None, method: str, dtype: np.dtype, *,
+                           skip_nan: bool, weak_q: bool = False, whole: bool = False,
+                           gamma=None, stacklevel: int = 2) -> np.ndarray:
+    """The median (*qf* None) or quantiles of each lane from the elements selected
+    at :func:`quantile_places`' places, by NumPy's arithmetic: (Q, lanes), Q 1 for
+    the median, in NumPy's dtype (put it in shape with :func:`_finish`).
+
+    *values*: the selected elements, host (lanes, m) of the input's *dtype*;
+    *counts* and *skip_nan* as for :func:`quantile_places`; *nans*: each lane's NaN
+    count, (lanes,) (read for float input without *skip_nan*: a lane holding NaN
+    gives NaN); *weak_q*: ``q`` was a Python number (NumPy's weak weights in
+    ``_lerp``); *whole*: a scalar ``q`` of one lane of the whole array (whose NaN
+    NumPy gives in *dtype*: then a (1,) result); *gamma*: :func:`quantile_places`'
+    weights (computed from *counts* when None). An all-NaN lane with *skip_nan*
+    warns NumPy's ``All-NaN slice encountered`` (*stacklevel* as seen by the
+    caller) and gives NaN."""
+    floating = dtype.kind == "f"
+    if qf is None:
+        if not skip_nan:
+            result = np.mean(values, axis=1)
+            if floating:
+                result[nans > 0] = np.nan
+            return result[None, :]
+        empty = counts == 0
+        c = np.where(empty, 1, counts)
+        odd = (c % 2) == 1
+        pairs = values.copy()
+        pairs[odd, 1] = pairs[odd, 0]
+        # NumPy: the mean of the one middle element (a sum from +0.0: -0.0 gives +0.0),
+        # or of the two
+        result = np.asarray(np.where(odd, np.mean(values[:, :1], axis=1),
+                                     np.mean(pairs, axis=1))).astype(
+            np.mean(values[:1], axis=1).dtype, copy=False)
+        if empty.any():
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=stacklevel + 1)
+            result[empty] = np.nan
+        return result[None, :]
+    lanes = values.shape[0]
+    if method in _DISCRETE:
         result = values  # (lanes, Q)
     else:
-        lower, upper = _neighbours(index, c[:, None])
-        places = np.concatenate([lower, upper], axis=1)
-        values, _, nans = _select(y, a, places)
+        if gamma is None:
+            _, _, gamma = _lower_upper(method, counts, qf)
         Q = qf.size
-        prev, nxt = values[:, :Q], values[:, Q:]
-        result = _lerp(prev, nxt, gamma, weak_q, x.dtype)
+        result = _lerp(values[:, :Q], values[:, Q:], gamma, weak_q, dtype)
     result = np.asarray(result)
     if result.shape[0] != lanes:
         result = np.broadcast_to(result, (lanes,) + result.shape[1:])
     result = np.ascontiguousarray(result.T)  # (Q, lanes)
-    if x.dtype.kind == "f":
+    if floating:
         if skip_nan:
+            empty = counts == 0
             if empty.any():
-                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=stacklevel + 1)
                 result[:, empty] = np.nan
-        elif nans[0] > 0 and q.ndim == 0 and not kept_shape:
+        elif whole and nans[0] > 0:
             # NumPy's one quantile of one lane holding NaN is that NaN element: x's dtype
-            result = np.full(1, np.nan, x.dtype)
+            result = np.full(1, np.nan, dtype)
         else:
             result[:, nans > 0] = np.nan
-    return _finish(result, kept_shape, keep_shape, q.shape, keepdims)
+    return result
 
 
 def _virtual_index(method: str, n: np.ndarray, q: np.ndarray) -> tuple[Any, Any]:
@@ -981,15 +1052,7 @@ def chosen_elements(op: str, x: np.ndarray, q, axis, method: str, skip_nan: bool
     with a plain lane holding NaN given all of ``g`` at its first NaN and an
     all-NaN lane of a ``nan`` twin nothing. ``q`` None means the median."""
     median = q is None
-    _check_dtype(x.dtype, op, dates=False)
-    q = np.asanyarray(0.5 if median else q)
-    if q.ndim > 1:
-        raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
-    if q.size and not (np.all(q >= 0) and np.all(q <= 1)):
-        raise ValueError(f"{op}: quantiles must be in the range [0, 1]")
-    if method not in _METHODS:
-        raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
-                         f"{', '.join(_METHODS)}")
+    q = check_quantile(op, x.dtype, 0.5 if median else q, method)
     y, a, kept_shape, keep_shape = _reduced_lanes(x, axis, op)
     n = y.shape[a]
     lanes = y.size // n if n else int(np.prod(kept_shape, dtype=np.int64))

@@ -43,7 +43,6 @@ dtypes (stand-ins that hold zeros), before any launch.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -516,93 +515,34 @@ def _median(op: str, x, axis, keepdims, skip_nan: bool):
         return to_device(d, fn(_host(d), axis=axis, keepdims=keepdims))
     axes, kept_shape, keep_shape = reduced(d, axis, op)
     L = _lanes(d, axes)
-    n = L.n
-    if not skip_nan or d.dtype.kind != "f":
-        if n % 2:
-            places = np.array([[(n - 1) // 2]], np.int64)
-        else:
-            places = np.array([[n // 2 - 1, n // 2]], np.int64)
-        values, _, nans = select_host(L, places, d.dtype)
-        result = np.mean(values, axis=1)
-        if d.dtype.kind == "f":
-            result[nans > 0] = np.nan
-        return to_device(d, _np_order._finish(result, kept_shape, keep_shape, (), keepdims))
-    counts = n - nan_counts(L)
-    empty = counts == 0
-    c = np.where(empty, 1, counts)
-    places = np.stack([(c - 1) // 2, c // 2], axis=1)
-    values, _, _ = select_host(L, places, d.dtype)
-    odd = (c % 2) == 1
-    pairs = values.copy()
-    pairs[odd, 1] = pairs[odd, 0]
-    result = np.where(odd, values[:, 0], np.mean(pairs, axis=1)).astype(
-        np.mean(values[:1], axis=1).dtype, copy=False)
-    if empty.any():
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
-        result[empty] = np.nan
+    skip_nan = skip_nan and d.dtype.kind == "f"
+    counts = L.n - nan_counts(L) if skip_nan else np.array([L.n])
+    places, _ = _np_order.quantile_places(counts, None, "linear", skip_nan)
+    values, _, nans = select_host(L, places, d.dtype)
+    result = _np_order.quantile_from_selected(values, counts, nans, None, "linear", d.dtype,
+                                              skip_nan=skip_nan, stacklevel=3)
     return to_device(d, _np_order._finish(result, kept_shape, keep_shape, (), keepdims))
-
-
-def quantile_checks(op: str, d: D.DeviceArray, q, method, keepdims) -> tuple[np.ndarray, bool]:
-    """(q as an array, keepdims) after ``axisops.order._quantile``'s checks."""
-    _np_order._check_dtype(d.dtype, op, dates=False)
-    q = np.asanyarray(q)
-    if q.ndim > 1:
-        raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
-    if q.size and not (np.all(q >= 0) and np.all(q <= 1)):
-        raise ValueError(f"{op}: quantiles must be in the range [0, 1]")
-    if method not in _np_order._METHODS:
-        raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
-                         f"{', '.join(_np_order._METHODS)}")
-    keepdims = _np_order._flag(keepdims, "keepdims", op)
-    return q, keepdims
 
 
 def _quantile(op: str, x, q, axis, method, keepdims, skip_nan: bool):
     d = D.device_array(x)
     weak_q = type(q) in (int, float)
     q_given = q
-    q, keepdims = quantile_checks(op, d, q, method, keepdims)
-    if d.dtype == np.bool_ and method not in _np_order._DISCRETE:
-        raise TypeError(f"{op}: bool input cannot be interpolated (method {method!r}); cast it "
-                        "to an integer or float dtype, or use a method that takes one element "
-                        "(inverted_cdf, closest_observation, lower, higher, nearest)")
+    q = _np_order.check_quantile(op, d.dtype, q, method)
+    keepdims = _np_order._flag(keepdims, "keepdims", op)
+    _np_order.check_interpolable(op, d.dtype, method)
     if d.size == 0 or q.size == 0 or q.dtype.kind != "f":
         fn = np.nanquantile if skip_nan else np.quantile
         return to_device(d, fn(_host(d), q_given, axis=axis, method=method, keepdims=keepdims))
     axes, kept_shape, keep_shape = reduced(d, axis, op)
     L = _lanes(d, axes)
-    n, lanes = L.n, L.lanes
+    skip_nan = skip_nan and d.dtype.kind == "f"
     qf = q.reshape(-1)
-    nans = None
-    if skip_nan and d.dtype.kind == "f":
-        counts = n - nan_counts(L)
-    else:
-        counts = np.array([n])
-    empty = counts == 0
-    c = np.where(empty, 1, counts)
-    index, gamma = _np_order._virtual_index(method, c[:, None], qf[None, :])
-    if method in _np_order._DISCRETE:
-        places = np.clip(index, 0, c[:, None] - 1)
-        values, _, nans = select_host(L, places, d.dtype)
-        result = values
-    else:
-        lower, upper = _np_order._neighbours(index, c[:, None])
-        places = np.concatenate([lower, upper], axis=1)
-        values, _, nans = select_host(L, places, d.dtype)
-        Q = qf.size
-        result = _np_order._lerp(values[:, :Q], values[:, Q:], gamma, weak_q, d.dtype)
-    result = np.asarray(result)
-    if result.shape[0] != lanes:
-        result = np.broadcast_to(result, (lanes,) + result.shape[1:])
-    result = np.ascontiguousarray(result.T)
-    if d.dtype.kind == "f":
-        if skip_nan:
-            if empty.any():
-                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
-                result[:, empty] = np.nan
-        elif nans[0] > 0 and q.ndim == 0 and not kept_shape:
-            result = np.full(1, np.nan, d.dtype)
-        else:
-            result[:, nans > 0] = np.nan
+    counts = L.n - nan_counts(L) if skip_nan else np.array([L.n])
+    places, gamma = _np_order.quantile_places(counts, qf, method, skip_nan)
+    values, _, nans = select_host(L, places, d.dtype)
+    result = _np_order.quantile_from_selected(values, counts, nans, qf, method, d.dtype,
+                                              skip_nan=skip_nan, weak_q=weak_q,
+                                              whole=q.ndim == 0 and not kept_shape,
+                                              gamma=gamma, stacklevel=3)
     return to_device(d, _np_order._finish(result, kept_shape, keep_shape, q.shape, keepdims))

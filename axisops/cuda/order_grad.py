@@ -209,15 +209,7 @@ def _split(op: str, g, x, q, axis, method, keepdims, skip_nan: bool):
     gd, xd = _arrays(g, x)
     keepdims = bool(keepdims)
     median = q is None
-    _np_order._check_dtype(xd.dtype, op, dates=False)
-    q = np.asanyarray(0.5 if median else q)
-    if q.ndim > 1:
-        raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {q.shape}")
-    if q.size and not (np.all(q >= 0) and np.all(q <= 1)):
-        raise ValueError(f"{op}: quantiles must be in the range [0, 1]")
-    if method not in _np_order._METHODS:
-        raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
-                         f"{', '.join(_np_order._METHODS)}")
+    q = _np_order.check_quantile(op, xd.dtype, 0.5 if median else q, method)
     axes, kept_shape, keep_shape = _order.reduced(xd, axis, op)
     _grad_order._check_g(D.zeros_stand_in(gd.shape, gd.dtype),
                          q.shape + (keep_shape if keepdims else kept_shape), op)
