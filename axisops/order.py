@@ -1059,30 +1059,55 @@ def chosen_elements(op: str, x: np.ndarray, q, axis, method: str, skip_nan: bool
     qf = np.asarray(q, np.float64).reshape(-1) if median else q.reshape(-1)
     if n == 0 or qf.size == 0 or lanes == 0:
         return y, a, kept_shape, keep_shape, None, None, q.shape
-    if skip_nan and x.dtype.kind == "f":
+    floating = x.dtype.kind == "f"
+    if skip_nan and floating:
         counts = n - _nan_counts(y, a)
     else:
         counts = np.full(lanes, n)
-    c = np.maximum(counts, 1)[:, None]
-    index, gamma = _virtual_index(method, c, qf[None, :])
+    places, share = chosen_places(counts, qf, method)
+    _, positions, nans = _select(y, a, places, want_positions=True)
+    weights, bad = chosen_weights(share, counts, nans, skip_nan, floating)
+    if bad is not None and bad.any():
+        lane_view = np.moveaxis(y, a, -1).reshape(lanes, n)
+        first_nan = np.argmax(np.isnan(lane_view[bad]), axis=1)
+        positions[bad] = first_nan[:, None]
+    return y, a, kept_shape, keep_shape, positions, weights, q.shape
+
+
+def chosen_places(counts: np.ndarray, qf: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(places, share)`` of a median's or quantiles' gradient: the places of each
+    lane's stable order (lanes or 1, 2Q) of the lower elements of the quantiles
+    *qf*, then the upper ones (the same element twice for the methods that take
+    one), and the lower ones' shares of ``g`` (lanes or 1, Q; ``1 - gamma``, 1 for
+    those methods). *counts*: the elements that count in each lane, (lanes,) or
+    (1,) (0, an all-NaN lane, read as 1). A plain lane holding NaN gives ``g`` to
+    its first NaN instead (see :func:`chosen_weights`)."""
+    lower, upper, gamma = _lower_upper(method, counts, qf)
     if method in _DISCRETE:
-        lower = upper = np.clip(index, 0, c - 1)
         share = np.ones(lower.shape)
     else:
-        lower, upper = _neighbours(index, c)
         share = 1 - np.asarray(gamma, np.float64)
-    places = np.concatenate([lower, upper], axis=1)
-    _, positions, nans = _select(y, a, places, want_positions=True)
+    return np.concatenate([lower, upper], axis=1), share
+
+
+def chosen_weights(share: np.ndarray, counts: np.ndarray, nans: np.ndarray, skip_nan: bool,
+                   floating: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(weights, bad)``: the shares of ``g`` (lanes, 2Q) of the elements at
+    :func:`chosen_places`' places, by NumPy's rules on NaN: with *skip_nan* an
+    all-NaN lane (*counts* 0) gets nothing; a plain float lane holding NaN
+    (*nans*: each lane's NaN count) gives all of ``g`` to the one element its
+    positions' first half must name, its first NaN (``bad``: those lanes, None
+    for non-float input or *skip_nan*)."""
+    lanes = nans.shape[0]
     weights = np.concatenate([share, 1 - share], axis=1) * np.ones((lanes, 1))
-    if x.dtype.kind == "f":
+    bad = None
+    if floating:
         if skip_nan:
             weights[counts == 0] = 0
-        elif (nans > 0).any():
+        else:
             bad = nans > 0
-            lane_view = np.moveaxis(y, a, -1).reshape(lanes, n)
-            first_nan = np.argmax(np.isnan(lane_view[bad]), axis=1)
-            positions[bad] = first_nan[:, None]
-            half = weights.shape[1] // 2
-            weights[bad] = 0
-            weights[np.ix_(bad.nonzero()[0], np.arange(half))] = 1
-    return y, a, kept_shape, keep_shape, positions, weights, q.shape
+            if bad.any():
+                half = weights.shape[1] // 2
+                weights[bad] = 0
+                weights[np.ix_(bad.nonzero()[0], np.arange(half))] = 1
+    return weights, bad

@@ -227,34 +227,19 @@ def _split(op: str, g, x, q, axis, method, keepdims, skip_nan: bool):
         counts = n - _order.nan_counts(L)
     else:
         counts = np.full(lanes, n)
-    c = np.maximum(counts, 1)[:, None]
-    index, gamma = _np_order._virtual_index(method, c, qf[None, :])
-    if method in _np_order._DISCRETE:
-        lower = upper = np.clip(index, 0, c - 1)
-        share = np.ones(lower.shape)
-    else:
-        lower, upper = _np_order._neighbours(index, c)
-        share = 1 - np.asarray(gamma, np.float64)
-    places = np.concatenate([lower, upper], axis=1)
+    places, share = _np_order.chosen_places(counts, qf, method)
     floating = xd.dtype.kind == "f"
     if floating and not skip_nan:  # and each lane's first NaN: place n - nans
         nans = _order.nan_counts(L)
         first = np.minimum(n - nans, n - 1)[:, None]
         places = np.concatenate([np.broadcast_to(places, (lanes, places.shape[1])), first], 1)
     _, positions, nans = _order.select_host(L, places, xd.dtype)
-    weights = np.concatenate([share, 1 - share], axis=1) * np.ones((lanes, 1))
-    if floating:
-        if skip_nan:
-            weights[counts == 0] = 0
-        else:
-            first_nan = positions[:, -1]
-            positions = positions[:, :-1].copy()
-            bad = nans > 0
-            if bad.any():
-                positions[bad] = first_nan[bad, None]
-                half = weights.shape[1] // 2
-                weights[bad] = 0
-                weights[np.ix_(bad.nonzero()[0], np.arange(half))] = 1
+    weights, bad = _np_order.chosen_weights(share, counts, nans, skip_nan, floating)
+    if bad is not None:
+        first_nan = positions[:, -1]
+        positions = positions[:, :-1].copy()
+        if bad.any():
+            positions[bad] = first_nan[bad, None]
     Q = positions.shape[1] // 2
     g2 = _order._host(gd).astype(dtype).reshape((Q, lanes)).T
     w = weights.astype(dtype)
