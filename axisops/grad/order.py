@@ -158,9 +158,7 @@ def partition(g: ArrayLike, x: ArrayLike, kth: int | Sequence[int], axis: int | 
     return _put(g, idx, idx.shape, flat_axis, dtype).reshape(x.shape)
 
 
-@dispatched
-def top_k(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -1) -> Array:
-    """Gradient of ``axisops.top_k``: ``g`` put at the forward's ``indices``.
+_AT_INDICES_DOC = """Gradient of ``axisops.{name}``: ``g`` put at the forward's ``indices``.
 
     Parameters
     ----------
@@ -171,7 +169,7 @@ def top_k(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -
     x_shape : tuple of ints
         The forward's input shape.
     axis : int or None, optional
-        The forward's ``axis``. Default -1.
+        The forward's ``axis``. Default -1.{keepdims_param}
 
     Returns
     -------
@@ -189,50 +187,23 @@ def top_k(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -
     --------
     >>> import numpy as np
     >>> import axisops
-    >>> axisops.grad.top_k(np.array([1., 2.]), np.array([2, 0]), (4,))
-    array([2., 0., 1., 0.])
+    >>> axisops.grad.{name}(np.array([1., 2.]), np.array([2, 0]), {example}
     """
+
+
+@dispatched
+@_doc(_AT_INDICES_DOC, name="top_k", keepdims_param="",
+      example="(4,))\n    array([2., 0., 1., 0.])")
+def top_k(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -1) -> Array:
     return _at_indices("grad.top_k", g, indices, x_shape, axis, keepdims=True)
 
 
 @dispatched
+@_doc(_AT_INDICES_DOC, name="kthvalue", keepdims_param="\n    keepdims : bool, optional\n"
+      "        The forward's ``keepdims``.", example="(2, 3), axis=1)\n"
+      "    array([[0., 0., 1.],\n           [2., 0., 0.]])")
 def kthvalue(g: ArrayLike, indices: ArrayLike, x_shape: Shape, axis: int | None = -1,
              keepdims: bool = False) -> Array:
-    """Gradient of ``axisops.kthvalue``: ``g`` put at the forward's ``indices``.
-
-    Parameters
-    ----------
-    g : array_like
-        Gradient of the forward's ``values``.
-    indices : array_like
-        The forward's ``indices`` (``g``'s shape).
-    x_shape : tuple of ints
-        The forward's input shape.
-    axis : int or None, optional
-        The forward's ``axis``. Default -1.
-    keepdims : bool, optional
-        The forward's ``keepdims``.
-
-    Returns
-    -------
-    numpy.ndarray
-        Of shape ``x_shape``, in ``g``'s float dtype.
-
-    Raises
-    ------
-    ValueError
-        If ``g`` and ``indices`` differ in shape or do not fit ``x_shape``.
-    IndexError
-        If an index is out of range.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import axisops
-    >>> axisops.grad.kthvalue(np.array([1., 2.]), np.array([2, 0]), (2, 3), axis=1)
-    array([[0., 0., 1.],
-           [2., 0., 0.]])
-    """
     return _at_indices("grad.kthvalue", g, indices, x_shape, axis, keepdims=keepdims)
 
 
