@@ -55,7 +55,7 @@ from __future__ import annotations
 import numpy as np
 from numba import types
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros, viewer
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
 from .._jit import helper, kernel, part_range
 from .common import block_size, load
@@ -187,6 +187,50 @@ def _bits_clear(bits, off, levels, r):
         pos >>= 6
 
 
+@intrinsic
+def _popcount(typingctx, word):
+    """The number of bits set in an unsigned integer (LLVM's ``ctpop``)."""
+    if not isinstance(word, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.ctpop(args[0])
+    return word(word), codegen
+
+
+def _select_table():
+    """``t[k * 256 + b]``: the place of the k-th (from 0) bit set in the byte b."""
+    t = np.zeros(8 * 256, np.uint8)
+    for b in range(256):
+        k = 0
+        for i in range(8):
+            if b >> i & 1:
+                t[k * 256 + b] = i
+                k += 1
+    return t
+
+
+_SELECT = _select_table()
+_L8 = np.uint64(0x0101010101010101)
+_H8 = np.uint64(0x8080808080808080)
+
+
+@helper
+def _select(w, k):
+    """The place of the k-th (from 0) bit set in the word *w* (k < its popcount),
+    without a branch: bytes' popcounts and their running sums (SWAR), the byte
+    holding it (how many running sums are <= k), then a table of bytes."""
+    s = w - ((w >> _ONE) & np.uint64(0x5555555555555555))
+    s = (s & np.uint64(0x3333333333333333)) + ((s >> np.uint64(2)) & np.uint64(0x3333333333333333))
+    s = (s + (s >> np.uint64(4))) & np.uint64(0x0F0F0F0F0F0F0F0F)
+    s = s * _L8  # byte i: the bits set in bytes 0..i (<= 64: no carry)
+    kk = np.uint64(k) * _L8
+    place = _popcount(((kk | _H8) - s) & _H8) << np.uint64(3)  # 8 * the bytes <= k
+    before = ((s << np.uint64(8)) >> place) & np.uint64(255)
+    byte = (w >> place) & np.uint64(255)
+    return np.int64(place) + np.int64(_SELECT[(np.uint64(k) - before) * np.uint64(256) + byte])
+
+
 @helper
 def _next_set(bits, off, levels, p):
     """The least rank present >= p, or -1."""
@@ -223,26 +267,17 @@ def _prev_set(bits, off, levels, p):
     return -1
 
 
-# ------------------------------------------------------------------- Fenwick tree
+# ------------------------------------------------------------------ rank counting
 
 
 @helper
-def _fen_add(tree, size, r, d):
-    i = r + 1
-    while i <= size:
-        tree[i] += d
-        i += i & -i
-
-
-@helper
-def _fen_below(tree, r):
-    """How many ranks present are < r."""
+def _count_below(bits, r):
+    """How many ranks present are < r (level-0 words only: a popcount a word)."""
+    wi = r >> 6
     s = 0
-    i = r
-    while i > 0:
-        s += tree[i]
-        i &= i - 1
-    return s
+    for u in range(wi):
+        s += np.int64(_popcount(bits[u]))
+    return s + np.int64(_popcount(bits[wi] & ((_ONE << np.uint64(r & 63)) - _ONE)))
 
 
 # ------------------------------------------------------------------------- a walk
@@ -270,7 +305,8 @@ def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, keys, kpos, 
     rank of position k in the pair of its own chunk, ``rank_old[k - p0]`` in the
     pair of the next chunk (-1 for NaN). One stable sort of the span, then the
     order distributed to the pairs (each pair's order is the span's restricted
-    to it); ``cnt[c - c_lo]`` the number of ranks of pair c."""
+    to it); ``cnt[c - c_lo]`` the number of ranks of pair c. Returns whether
+    any two values of the span are equal (keys are equal just where values are)."""
     m = 0
     k0 = keys[0]
     q0 = kpos[0]
@@ -282,6 +318,10 @@ def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, keys, kpos, 
         rank_old[k - p0] = -1
         m += 1 if v == v else 0
     row = _radix_sort(keys, kpos, m, nbytes, hist)
+    sk = keys[row]
+    ties = False
+    for i in range(1, m):
+        ties |= sk[i] == sk[i - 1]
     sp = kpos[row]
     pairs = c_hi - c_lo
     for j in range(pairs):
@@ -300,6 +340,7 @@ def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, keys, kpos, 
             cnt[j + 1] = r + 1
             rank_old[rel] = r
             order[j + 1, r] = rel + p0
+    return ties
 
 
 @helper
@@ -319,7 +360,7 @@ def _ties(vals, order, j, total, glo, ghi):
 @helper
 def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, bias, nbytes,
           want_picks, flat, start, step, origin, pick_a, pick_b, weight, keys, kpos, hist,
-          rank_new, rank_old, order, cnt, bits, off, tree, glo, ghi):
+          rank_new, rank_old, order, cnt, bits, off, glo, ghi):
     """The outputs of one walk (``vals[:length]``) from position ``first`` on, into
     ``flat[start + k * step]`` (and the picks, positions absolute: ``origin + k``):
     ``group`` chunks at a time, each span sorted once (with the chunk before)."""
@@ -330,34 +371,30 @@ def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, b
     for c_lo in range(0, nchunks, group):
         c_hi = min(c_lo + group, nchunks)
         p0 = max(c_lo - 1, 0) * chunk
-        _sort_span(vals, p0, min(c_hi * chunk, length), c_lo, c_hi, chunk, mask, bias, nbytes,
-                   keys, kpos, hist, rank_new, rank_old, order, cnt)
+        ties = _sort_span(vals, p0, min(c_hi * chunk, length), c_lo, c_hi, chunk, mask, bias,
+                          nbytes, keys, kpos, hist, rank_new, rank_old, order, cnt)
         for c in range(c_lo, c_hi):
             j = c - c_lo
             c0 = c * chunk
             c1 = min(c0 + chunk, length)
             total = cnt[j]
             pair = order[j]
-            if mode == RANK:
-                for u in range(total + 1):
-                    tree[u] = 0
-                if total > 0:
-                    _ties(vals, order, j, total, glo, ghi)
-            else:
-                for u in range(nwords):
-                    bits[u] = 0
+            for u in range(nwords):
+                bits[u] = 0
+            if mode == RANK and ties and total > 0:
+                _ties(vals, order, j, total, glo, ghi)
             count = 0
             for k in range(max(0, c0 - window), c0):  # the window ending at c0 - 1
                 r = rank_old[k - p0]
                 if r >= 0:
                     count += 1
                     if mode == RANK:
-                        _fen_add(tree, total, r, 1)
+                        bits[r >> 6] |= _ONE << np.uint64(r & 63)
                     else:
                         _bits_set(bits, off, levels, r)
             if mode == RANK:
                 _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old,
-                            tree, total, glo, ghi, flat, start, step)
+                            bits, ties, glo, ghi, flat, start, step)
             else:
                 _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q,
                              want_picks, rank_new, rank_old, pair, bits, off, levels, flat,
@@ -365,21 +402,22 @@ def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, b
 
 
 @helper
-def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old, tree, total,
+def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old, bits, ties,
                 glo, ghi, flat, start, step):
-    """moving_rank over the positions [c0, c1) of a pair (its Fenwick tree holding
-    the window ending at c0 - 1, of *count* values)."""
+    """moving_rank over the positions [c0, c1) of a pair (its level-0 bitmap holding
+    the window ending at c0 - 1, of *count* values); ``glo``/``ghi`` (the tie
+    groups) only where the span has *ties*, else every group is one rank."""
     for k in range(c0, c1):
         r = rank_new[k - p0]
         if r >= 0:
             count += 1
-            _fen_add(tree, total, r, 1)
+            bits[r >> 6] |= _ONE << np.uint64(r & 63)
         kw = k - window
         if kw >= 0:
             rw = rank_new[kw - p0] if kw >= c0 else rank_old[kw - p0]
             if rw >= 0:
                 count -= 1
-                _fen_add(tree, total, rw, -1)
+                bits[rw >> 6] &= ~(_ONE << np.uint64(rw & 63))
         if k < first:
             continue
         o = start + k * step
@@ -388,8 +426,12 @@ def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old,
         elif count == 1:
             flat[o] = 0.0
         else:
-            less = _fen_below(tree, glo[r])
-            equal = _fen_below(tree, ghi[r] + 1) - less
+            if ties:
+                less = _count_below(bits, glo[r])
+                equal = _count_below(bits, ghi[r] + 1) - less
+            else:
+                less = _count_below(bits, r)
+                equal = 1
             v = 0.5 * (2.0 * less + equal - 1.0)  # bottleneck's move_rank
             v = v / (count - 1.0)
             flat[o] = 2.0 * (v - 0.5)
@@ -400,24 +442,26 @@ def _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q, wan
                  rank_new, rank_old, pair, bits, off, levels, flat, start, step, origin,
                  pick_a, pick_b, weight):
     """moving_median or moving_quantile over the positions [c0, c1) of a pair (its
-    bitmaps holding the window ending at c0 - 1, of *count* values): the pointer
-    ``p`` (a rank) and ``below`` (the ranks present under it) walked to the k-th
-    rank present."""
-    p = 0
+    bitmaps holding the window ending at c0 - 1, of *count* values): a *word
+    pointer* ``pw`` into the level-0 bitmap and ``below``, the ranks present in
+    the words before it, moved to the word holding the k-th rank present (rarely:
+    k changes by at most one per output, and a word holds many ranks), then the
+    rank by a branch-free select in that word."""
+    pw = 0
     below = 0
     for k in range(c0, c1):
         r = rank_new[k - p0]
         if r >= 0:
             count += 1
             _bits_set(bits, off, levels, r)
-            below += 1 if r < p else 0
+            below += 1 if (r >> 6) < pw else 0
         kw = k - window
         if kw >= 0:
             rw = rank_new[kw - p0] if kw >= c0 else rank_old[kw - p0]
             if rw >= 0:
                 count -= 1
                 _bits_clear(bits, off, levels, rw)
-                below -= 1 if rw < p else 0
+                below -= 1 if (rw >> 6) < pw else 0
         if k < first:
             continue
         o = start + k * step
@@ -435,15 +479,17 @@ def _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q, wan
             idx = q * (count - 1.0)
             kth = np.int64(idx)
             frac = idx - kth
-        while below > kth:
-            p = _prev_set(bits, off, levels, p - 1)
-            below -= 1
+        while below > kth:  # back to the previous word not empty
+            pw = _prev_set(bits, off, levels, (pw << 6) - 1) >> 6
+            below -= np.int64(_popcount(bits[pw]))
         while True:
-            p = _next_set(bits, off, levels, p)
-            if below == kth:
+            w = bits[pw]
+            c = np.int64(_popcount(w))
+            if below + c > kth:
                 break
-            below += 1
-            p += 1
+            below += c  # on to the next word not empty
+            pw = _next_set(bits, off, levels, (pw + 1) << 6) >> 6
+        p = (pw << 6) + _select(w, kth - below)
         at = pair[p]
         a = np.float64(vals[at])
         if frac == 0.0:
@@ -453,7 +499,10 @@ def _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q, wan
                 pick_b[o] = -1
                 weight[o] = 0.0
             continue
-        at2 = pair[_next_set(bits, off, levels, p + 1)]
+        rest = (w >> np.uint64(p & 63)) >> _ONE  # the next rank present, mostly in w
+        p2 = p + 1 + np.int64(trailing_zeros(rest)) if rest != 0 else \
+            _next_set(bits, off, levels, p + 1)
+        at2 = pair[p2]
         b = np.float64(vals[at2])
         if mode == MEDIAN:
             flat[o] = (a + b) / 2.0
@@ -499,9 +548,9 @@ def moving_order_kernel(part, parts, base, offset, outer_shape, outer_strides, n
     order = np.empty((group, size), np.int64)
     cnt = np.empty(group + 1, np.int64)
     rank = mode == RANK
-    bits = np.empty(1 if rank else (size + 63) // 64 * 2 + MAX_LEVELS, np.uint64)
+    # the bitmaps' levels, and a word more past the ranks (_count_below's end)
+    bits = np.empty((size + 63) // 64 * 2 + MAX_LEVELS + 1, np.uint64)
     off = np.empty(MAX_LEVELS + 1, np.int64)
-    tree = np.empty(size + 1 if rank else 1, np.int64)
     glo = np.empty(size if rank else 1, np.int64)
     ghi = np.empty(size if rank else 1, np.int64)
     lo, hi = part_range(groups * inner * blocks, part, parts)
@@ -513,4 +562,4 @@ def moving_order_kernel(part, parts, base, offset, outer_shape, outer_strides, n
         _walk(vals, j1 - js, j0 - js, window, min_count, chunk, group, mode, q, mask, bias,
               nbytes, want_picks, flat, ((o * n + js) * mids + m) * inner + i, step, js,
               flat_a, flat_b, flat_w, keys, kpos, hist, rank_new, rank_old, order, cnt, bits,
-              off, tree, glo, ghi)
+              off, glo, ghi)
