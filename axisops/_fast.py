@@ -23,6 +23,7 @@ import numpy as np
 from . import _dtypes, _jit
 from ._layout import many_short_rows
 from .kernels import entry as E
+from .kernels import flat_entry as FE
 from .kernels import moments as M
 from .kernels import reduce as K
 from .kernels import scan as S
@@ -66,8 +67,7 @@ class _Value:
 class _Arg:
     """max, min, argmax, argmin and their NaN twins of one dtype."""
 
-    __slots__ = ("xmask", "index", "scalar", "no_values", "run", "extreme_all", "arg_all",
-                 "lane", "row")
+    __slots__ = ("xmask", "index", "scalar", "no_values", "run", "lane", "row", "flat")
 
     def __init__(self, op: str, dtype: np.dtype):
         skip = op.startswith("nan") and dtype.kind == "f"
@@ -77,7 +77,10 @@ class _Arg:
         self.index = plain.startswith("arg")
         self.scalar = np.int64 if self.index else dtype.type
         self.no_values = np.empty(0, dtype)
-        self.run, self.extreme_all, self.arg_all = E.arg_entry(skip)
+        self.run = E.arg_entry(skip)
+        # a whole array: one loop over its elements (kernels.flat_entry)
+        extreme, position = FE.extreme_entries(dtype.str, plain in ("min", "argmin"), skip)
+        self.flat = position if self.index else extreme
         argtypes = E.arg_kernel_types(dtype)
         floats = dtype.kind == "f"
         self.lane = E.kernel_address(K.arg_kernel(bits.str, floats, False, skip), argtypes)
@@ -333,6 +336,23 @@ def _spec(table: dict, kind, op: str, dtype):
     return spec
 
 
+def _registered(by_id: dict, table: dict, kind, op: str, dtype):
+    """:func:`_spec`, kept in *by_id* under ``id(dtype)`` where *dtype* is the
+    canonical object of its type (``np.dtype(char)``, which lives as long as NumPy),
+    so that later calls find it without hashing a dtype (0.09 of a 0.9 us ``max``)."""
+    spec = _spec(table, kind, op, dtype)
+    if spec is not None and dtype is np.dtype(dtype.char):
+        by_id[op][id(dtype)] = spec
+    return spec
+
+
+#: op -> id of a canonical dtype -> its entries (see :func:`_registered`)
+_VALUES_BY_ID: dict = {op: {} for op in _VALUES}
+_ARGS_BY_ID: dict = {op: {} for op in _ARGS}
+_MOMENTS_BY_ID: dict = {op: {} for op in _MOMENTS}
+_NONE: dict = {}  # the look-up of an op without entries
+
+
 def _axis(x: np.ndarray, axis, largest: int):
     """-1 for a reduction of every element, the axis (>= 0) for one, None when the
     call is not one the entries take (*largest*: the most elements)."""
@@ -370,7 +390,8 @@ def _transposed(x: np.ndarray, axis, largest: int):
 
 def value(op: str, x: np.ndarray, axis):
     """sum, mean or nansum of *x* by a compiled entry, or None (the planned path)."""
-    spec = _spec(_VALUES, _Value, op, x.dtype)
+    spec = _VALUES_BY_ID.get(op, _NONE).get(id(x.dtype)) or _registered(_VALUES_BY_ID, _VALUES, _Value,
+                                                              op, x.dtype)
     if spec is None:
         return None
     a = _axis(x, axis, MAX_SUM_SIZE)
@@ -386,22 +407,36 @@ def value(op: str, x: np.ndarray, axis):
     return out
 
 
+def _whole(x: np.ndarray, axis) -> bool:
+    """Whether *x* reduced along *axis* is a whole C-ordered, aligned array the
+    one-loop entries take (``kernels.flat_entry``)."""
+    if not (axis is None or (x.ndim == 1 and (axis == 0 or axis == -1) and type(axis) is int)):
+        return False
+    flags = x.flags
+    size = x.size
+    return flags.c_contiguous and flags.aligned and 0 < size <= MAX_RUN and x.ndim > 0 \
+        and size < _jit.PARALLEL_MIN_WORK
+
+
 def arg(op: str, x: np.ndarray, axis):
     """max, min, argmax, argmin or a NaN twin of *x* by a compiled entry, or None."""
-    spec = _spec(_ARGS, _Arg, op, x.dtype)
+    spec = _ARGS_BY_ID.get(op, _NONE).get(id(x.dtype)) or _registered(_ARGS_BY_ID, _ARGS, _Arg, op,
+                                                            x.dtype)
     if spec is None:
         return None
+    if _whole(x, axis):
+        if spec.index:
+            at = spec.flat(x)
+            return None if at < 0 else np.int64(at)
+        value = spec.flat(x)
+        return None if value != value and op[:3] == "nan" else spec.scalar(value)
     a = _axis(x, axis, MAX_SIZE)
     if a is None:
         x, a = _transposed(x, axis, MAX_SIZE)
         if a is None:
             return None
-    if a < 0:
-        if spec.index:
-            at = spec.arg_all(x, spec.xmask, spec.lane, spec.row)
-            return None if at < 0 else np.int64(at)
-        value = spec.extreme_all(x, spec.xmask, spec.lane, spec.row)
-        return None if value != value and op[:3] == "nan" else spec.scalar(value)
+    if a < 0:  # a whole array that _whole left to the planned path's entry
+        return None
     shape = x.shape
     out_shape = shape[:a] + shape[a + 1:]
     if spec.index:
@@ -418,7 +453,8 @@ def arg(op: str, x: np.ndarray, axis):
 def moments(op: str, x: np.ndarray, axis, ddof):
     """nanmean, var, std, nanvar or nanstd of *x* (float32 or float64) along every
     axis or the last one, with an int *ddof*, by a compiled entry; else None."""
-    spec = _spec(_MOMENTS, _Moments, op, x.dtype)
+    spec = _MOMENTS_BY_ID.get(op, _NONE).get(id(x.dtype)) or _registered(_MOMENTS_BY_ID, _MOMENTS,
+                                                                _Moments, op, x.dtype)
     if spec is None:
         return None
     if type(ddof) is not int or not 0 <= ddof < MAX_RUN:

@@ -507,3 +507,27 @@ def test_scatter_entry_gives_the_planned_result(dtype):
     assert _fast.scatter(x, idx, x.astype(np.float16), 1, GK.OP_ADD) is None
     with pytest.raises(ValueError, match="reduce"):
         axisops.scatter(x, idx, x, 1, reduce="sum")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_whole_array_extremes_give_the_planned_bits(dtype):
+    """The one-loop entries of a whole array (``kernels.flat_entry``) on the cases
+    its keys must get right: signed zeros alone, NaN of either sign (first or
+    among values), infinities, all NaN, the extreme integers; bits, dtypes,
+    warnings and errors as the plan's."""
+    rng = np.random.default_rng(3)
+    cases = [rng.integers(-3, 3, n).astype(dtype) for n in (1, 2, 5, 64, 1000)]
+    if np.dtype(dtype).kind == "f":
+        neg_nan = np.copysign(np.nan, -1)
+        cases += [np.array(v, dtype) for v in (
+            [-0.0], [-0.0, 0.0], [0.0, -0.0], [-0.0, -1.0], [neg_nan, 1.0], [2.0, neg_nan, np.nan],
+            [np.nan], [neg_nan, neg_nan], [-np.inf, np.nan, np.inf], [-np.inf], [np.inf, 1.0])]
+    else:
+        info = np.iinfo(dtype)
+        cases += [np.array(v, dtype) for v in ([info.min], [info.max, info.min], [info.min, 0])]
+    for x in cases:
+        for op in ARG_OPS:
+            for axis in (None, 0, -1):
+                got = _outcome(getattr(axisops, op), x, axis)
+                want = _outcome(_planned, op, x, axis)
+                assert _same(got[0], want[0]) and got[1] == want[1], (op, x, axis, got, want)

@@ -300,21 +300,17 @@ def _scalar_type_impl(a):
 
 @factory
 def arg_entry(skip_nan: bool):
-    """``(run, extreme_all, arg_all)`` of max/min/argmax/argmin (their NaN-skipping
-    twins with *skip_nan*) by ``reduce._arg_plan``'s kernel in one chunk, on the
-    elements' bits as signed integers of their width, ``xmask``
+    """``run(x, axis, xmask, values, index, lane, row)`` of max/min/argmax/argmin
+    (their NaN-skipping twins with *skip_nan*) by ``reduce._arg_plan``'s kernel in
+    one chunk, on the elements' bits as signed integers of their width, ``xmask``
     (``_dtypes.key_masks``) choosing the direction; *lane* and *row* are the
     addresses of the kernel for *x*'s dtype in its two loop orders
-    (:func:`kernel_address`, :func:`arg_kernel_types`).
-
-    * ``run(x, axis, xmask, values, index, lane, row)``: along *axis* of
-      C-contiguous *x*, the extremes into *values* (of *x*'s dtype, the result's
-      shape; or empty) or their first positions into *index* (int64, the result's
-      shape; or empty). Returns whether an output had only NaN (*skip_nan*: the
-      caller's planned path then warns or raises as NumPy does).
-    * ``extreme_all(x, xmask, lane, row)``: the extreme of every element.
-    * ``arg_all(x, xmask, lane, row)``: its first flat position, -1 if every
-      element is NaN (*skip_nan*).
+    (:func:`kernel_address`, :func:`arg_kernel_types`): along *axis* of
+    C-contiguous *x*, the extremes into *values* (of *x*'s dtype, the result's
+    shape; or empty) or their first positions into *index* (int64, the result's
+    shape; or empty). Returns whether an output had only NaN (*skip_nan*: the
+    caller's planned path then warns or raises as NumPy does). A whole array
+    takes ``kernels.flat_entry`` instead.
     """
     SKIP = skip_nan  # a constant: Numba prunes the other branches
 
@@ -324,27 +320,7 @@ def arg_entry(skip_nan: bool):
             return _extremes(x, axis, xmask, values, index, (None,), lane, row)
         return _extremes(x, axis, xmask, values, index, None, lane, row)
 
-    @njit(cache=True, nogil=True)
-    def extreme_all(x, xmask, lane, row):
-        values = np.empty(1, x.dtype)
-        none = np.empty(0, np.int64)
-        if SKIP:
-            _extremes(x, -1, xmask, values, none, (None,), lane, row)
-        else:
-            _extremes(x, -1, xmask, values, none, None, lane, row)
-        return values[0]
-
-    @njit(cache=True, nogil=True)
-    def arg_all(x, xmask, lane, row):
-        index = np.empty(1, np.int64)
-        if SKIP:
-            if _extremes(x, -1, xmask, np.empty(0, x.dtype), index, (None,), lane, row):
-                return -1
-        else:
-            _extremes(x, -1, xmask, np.empty(0, x.dtype), index, None, lane, row)
-        return index[0]
-
-    return run, extreme_all, arg_all
+    return run
 
 
 def moments_kernel_types(dtype: np.dtype) -> tuple:

@@ -1,0 +1,124 @@
+"""Compiled entries of the extremes of a whole array: ``max``, ``min``, ``argmax``,
+``argmin`` and their NaN-skipping twins of a C-contiguous float32, float64, int32
+or int64 array reduced over every element (``axisops._fast.arg``).
+
+The planned kernel serves any layout and is reached through its address with the
+geometry of a ``ReductionView``: about 0.5 us of a call whatever the size. A
+whole array needs none of it: one loop over the elements' bits as signed integers
+of their width, turned into keys that order as the values do (a negative
+float's magnitude bits flipped), takes the greatest (or least) key and whether a
+NaN was seen; it vectorises (``vpmaxsq`` on AVX-512) where a float ``v > m``
+without fast-math does not. The arg-reductions then find the first element equal
+to the extreme (``==`` on the values: -0.0 equals +0.0, as NumPy's first maximum)
+or the first NaN. Results are the planned path's: a float extreme that is zero
+is +0.0, a NaN the default NaN.
+
+One twin body serves a maximum and a minimum (``LEAST``): the minimum is the
+maximum of the keys' complement.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import from_dtype, njit
+from numba.cpython.unsafe.numbers import viewer
+
+from .._jit import factory
+
+
+@factory
+def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
+    """``(extreme, position)`` for *dtype_str*: ``extreme(x)`` is the greatest (with
+    *least*, the least) element of the C-contiguous *x* (a plain one: NaN where a
+    NaN is seen; with *skip_nan* the NaN are skipped, and NaN comes back where
+    every element is NaN: the caller's planned path warns); ``position(x)`` the
+    flat position of its first occurrence (of the first NaN, plainly, where there
+    is one; -1 with *skip_nan* where every element is NaN)."""
+    dtype = np.dtype(dtype_str)
+    floating = dtype.kind == "f"
+    width = 8 * dtype.itemsize
+    SIGNED = np.dtype(f"i{dtype.itemsize}").type
+    MAG = SIGNED((1 << (width - 1)) - 1)                   # all bits but the sign
+    INF = SIGNED(0x7F800000 if width == 32 else 0x7FF0000000000000)  # +inf's bits
+    LOWEST = SIGNED(-(1 << (width - 1)))
+    FLOATING = floating
+    LEAST = least
+    SKIP = skip_nan and floating
+    NAN = np.nan
+    DT = dtype.type
+    NUMBA_TYPE = from_dtype(dtype)
+
+    @njit(inline="always")
+    def key(b):
+        """The order key of bits *b* (floats: a negative one's magnitude flipped),
+        complemented for a minimum, so that the wanted extreme is the greatest."""
+        k = b ^ ((b >> (width - 1)) & MAG) if FLOATING else b
+        return ~k if LEAST else k
+
+    @njit(inline="always")
+    def is_nan(b):
+        return (b & MAG) > INF
+
+    @njit(inline="always")
+    def greatest(bits, skip):
+        """(the greatest key, whether a NaN was seen); with *skip* a NaN's key is
+        ``LOWEST``, which only a NaN has. Integer masks, no branch: a loop LLVM
+        vectorises (a select on a compared bool stayed scalar for 64-bit keys)."""
+        best = LOWEST
+        nan = SIGNED(0)
+        for i in range(bits.size):
+            b = bits[i]
+            k = key(b)
+            if FLOATING:
+                number = ((b & MAG) - (INF + 1)) >> (width - 1)  # -1, or 0 for a NaN
+                nan |= ~number
+                if skip:
+                    k = (k & number) | (LOWEST & ~number)
+            best = max(best, k)
+        return best, nan != 0
+
+    @njit(inline="always")
+    def scan(bits):
+        """(the greatest key of the elements that count, whether a NaN was seen,
+        whether an element counted). The NaN-skipping pass runs only where a NaN
+        was seen (with 64-bit keys LLVM leaves its loop scalar: 0.9 against 0.3 us
+        for 1000 elements)."""
+        best, nan = greatest(bits, False)
+        if SKIP and nan:
+            best, nan = greatest(bits, True)
+            return best, nan, best != LOWEST
+        return best, nan, True
+
+    @njit(inline="always")
+    def value_of(k):
+        b = ~k if LEAST else k
+        if FLOATING:
+            v = viewer(SIGNED(b ^ ((b >> (width - 1)) & MAG)), NUMBA_TYPE)
+            return DT(0.0) if v == 0 else v  # a zero: +0.0
+        return DT(b)
+
+    @njit(cache=True, nogil=True)
+    def extreme(x):
+        bits = x.reshape(-1).view(SIGNED)
+        best, nan, counted = scan(bits)
+        if FLOATING and ((nan and not SKIP) or not counted):
+            return DT(NAN)
+        return value_of(best)
+
+    @njit(cache=True, nogil=True)
+    def position(x):
+        flat = x.reshape(-1)
+        bits = flat.view(SIGNED)
+        best, nan, counted = scan(bits)
+        if FLOATING and nan and not SKIP:
+            for i in range(bits.size):
+                if is_nan(bits[i]):
+                    return i
+        if not counted:
+            return -1
+        v = value_of(best)
+        for i in range(flat.size):
+            if flat[i] == v:
+                return i
+        return -1  # not reached
+
+    return extreme, position
