@@ -40,7 +40,7 @@ digits, most significant first, ``D`` bits a pass:
 1. pass 1: each chunk counts, per lane, the histogram of its keys' top digit
    (and its NaN); the histograms are summed over the chunks of the lane (dask's
    tree sum). Those counts give the number of NaN per lane, so the places NumPy's
-   formulas need (``axisops.order._virtual_index``, ``_neighbours``; the median's
+   formulas need (``axisops.order.quantile_places``; the median's
    middle places; ``k - 1``), then the bucket holding each place and the place
    left within it;
 2. each further pass counts, per lane and place, the next digit of the keys that
@@ -130,14 +130,16 @@ from ..kernels import counting
 from ..kernels import order as K
 from ..order import (
     _DISCRETE,
-    _METHODS,
     _check_dtype,
     _count,
     _flag,
-    _lerp,
-    _neighbours,
     _places,
-    _virtual_index,
+    check_interpolable,
+    check_quantile,
+    chosen_places,
+    chosen_weights,
+    quantile_from_selected,
+    quantile_places,
 )
 from ..scan import ValuesIndices
 
@@ -465,30 +467,14 @@ class Places:
         if self.kind == "kth":
             out = np.full((lanes, 1), self.k - 1)
         elif self.kind == "median":
-            row = [(n - 1) // 2] if n % 2 else [n // 2 - 1, n // 2]
-            out = np.broadcast_to(np.array([row]), (lanes, len(row)))
+            out, _ = quantile_places(np.array([n]), None, "linear", False)
         elif self.kind == "nanmedian":
-            counts = n - nans
-            c = np.where(counts == 0, 1, counts)
-            out = np.stack([(c - 1) // 2, c // 2], axis=1)
+            out, _ = quantile_places(n - nans, None, "linear", True)
         elif self.kind == "quantile":
-            counts = self.counts(nans)
-            c = np.where(counts == 0, 1, counts)
-            index, _ = _virtual_index(self.method, c[:, None], self.qf()[None, :])
-            if self.method in _DISCRETE:
-                out = np.clip(index, 0, c[:, None] - 1)
-            else:
-                lower, upper = _neighbours(index, c[:, None])
-                out = np.concatenate([lower, upper], axis=1)
+            out, _ = quantile_places(self.counts(nans), self.qf(), self.method,
+                                     self.skip_nan and self.floating)
         else:  # grad
-            counts = self.counts(nans)
-            c = np.maximum(counts, 1)[:, None]
-            index, _ = _virtual_index(self.method, c, self.qf()[None, :])
-            if self.method in _DISCRETE:
-                lower = upper = np.clip(index, 0, c - 1)
-            else:
-                lower, upper = _neighbours(index, c)
-            out = np.concatenate([lower, upper], axis=1)
+            out, _ = chosen_places(self.counts(nans), self.qf(), self.method)
             if self.floating and not self.skip_nan:  # all of g to the first NaN
                 bad = nans > 0
                 out = np.where(bad[:, None], (n - nans)[:, None], out)
@@ -496,70 +482,24 @@ class Places:
 
     def weights(self, nans: np.ndarray) -> np.ndarray:
         """The gradients' shares (``chosen_elements``' weights), (lanes, 2Q)."""
-        lanes = nans.shape[0]
         counts = self.counts(nans)
-        c = np.maximum(counts, 1)[:, None]
-        index, gamma = _virtual_index(self.method, c, self.qf()[None, :])
-        if self.method in _DISCRETE:
-            share = np.ones(np.clip(index, 0, c - 1).shape)
-        else:
-            share = 1 - np.asarray(gamma, np.float64)
-        weights = np.concatenate([share, 1 - share], axis=1) * np.ones((lanes, 1))
-        if self.floating:
-            if self.skip_nan:
-                weights[counts == 0] = 0
-            elif (nans > 0).any():
-                bad = nans > 0
-                half = weights.shape[1] // 2
-                weights[bad] = 0
-                weights[np.ix_(bad.nonzero()[0], np.arange(half))] = 1
-        return weights
+        _, share = chosen_places(counts, self.qf(), self.method)
+        return chosen_weights(share, counts, nans, self.skip_nan, self.floating)[0]
 
     def finish(self, values: np.ndarray, nans: np.ndarray) -> np.ndarray:
         """The result (Q, lanes) from the selected elements (lanes, m), by the NumPy
-        path's arithmetic (``axisops.order._median``, ``_quantile``)."""
-        x_dtype = self.dtype
+        path's arithmetic (``axisops.order.quantile_from_selected``): its dtype
+        never depends on the values (``whole=False``)."""
         if self.kind == "median":
-            result = np.mean(values, axis=1)
-            if self.floating:
-                result[nans > 0] = np.nan
-            return result[None, :]
+            return quantile_from_selected(values, np.array([self.n]), nans, None, "linear",
+                                          self.dtype, skip_nan=False)
         if self.kind == "nanmedian":
-            counts = self.n - nans
-            empty = counts == 0
-            c = np.where(empty, 1, counts)
-            odd = (c % 2) == 1
-            pairs = values.copy()
-            pairs[odd, 1] = pairs[odd, 0]
-            result = np.asarray(np.where(odd, np.mean(values[:, :1], axis=1), np.mean(pairs, axis=1))).astype(
-                np.mean(values[:1], axis=1).dtype, copy=False)
-            if empty.any():
-                warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
-                result[empty] = np.nan
-            return result[None, :]
-        # quantile
-        lanes = values.shape[0]
-        qf = self.qf()
-        weak_q = type(self.q) in (int, float)
-        counts = self.counts(nans)
-        empty = counts == 0
-        c = np.where(empty, 1, counts)
-        if self.method in _DISCRETE:
-            result = values
-        else:
-            _, gamma = _virtual_index(self.method, c[:, None], qf[None, :])
-            Q = qf.size
-            result = _lerp(values[:, :Q], values[:, Q:], gamma, weak_q, x_dtype)
-        result = np.ascontiguousarray(np.asarray(result).T)  # (Q, lanes)
-        if self.floating:
-            if self.skip_nan:
-                if empty.any():
-                    warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
-                    result[:, empty] = np.nan
-            else:
-                result[:, nans > 0] = np.nan
-        assert result.shape[1] == lanes
-        return result
+            return quantile_from_selected(values, self.n - nans, nans, None, "linear",
+                                          self.dtype, skip_nan=True, stacklevel=2)
+        return quantile_from_selected(values, self.counts(nans), nans, self.qf(), self.method,
+                                      self.dtype, skip_nan=self.skip_nan and self.floating,
+                                      weak_q=type(self.q) in (int, float), whole=False,
+                                      stacklevel=2)
 
     def result_dtype(self) -> np.dtype:
         """The dtype :meth:`finish` gives (on made-up elements: no data read)."""
@@ -898,26 +838,14 @@ def nanquantile(x, q, axis=None, *, method="linear", keepdims=False):
 
 
 def check_quantile_args(op, x, q, method):
-    """The NumPy path's checks of ``q`` and ``method`` (``axisops.order._quantile``)."""
-    _check_dtype(x.dtype, op, dates=False)
-    qa = np.asanyarray(q)
-    if qa.ndim > 1:
-        raise ValueError(f"{op}: q must be a scalar or 1-D, got shape {qa.shape}")
-    if qa.size and not (np.all(qa >= 0) and np.all(qa <= 1)):
-        raise ValueError(f"{op}: quantiles must be in the range [0, 1]")
-    if method not in _METHODS:
-        raise ValueError(f"{op}: {method!r} is not a valid method; use one of "
-                         f"{', '.join(_METHODS)}")
-    return qa
+    """The NumPy path's checks of ``q`` and ``method`` (``axisops.order.check_quantile``)."""
+    return check_quantile(op, x.dtype, q, method)
 
 
 def _quantile(op, x, q, axis, method, keepdims, skip_nan):
     qa = check_quantile_args(op, x, q, method)
     keepdims = _flag(keepdims, "keepdims", op)
-    if x.dtype == np.bool_ and method not in _DISCRETE:
-        raise TypeError(f"{op}: bool input cannot be interpolated (method {method!r}); cast it "
-                        "to an integer or float dtype, or use a method that takes one element "
-                        "(inverted_cdf, closest_observation, lower, higher, nearest)")
+    check_interpolable(op, x.dtype, method)
     axes = normalize_axes(axis, x.ndim, op)
     numpy_func = np.nanquantile if skip_nan else np.quantile
     if x.size == 0 or qa.size == 0:
