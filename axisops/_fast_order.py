@@ -25,11 +25,10 @@ MAX_SIZE = 1 << 16
 class _Entries:
     """The compiled entries of one dtype and the type of their results."""
 
-    __slots__ = ("median_one", "median_lanes", "quantile_one", "quantile_lanes", "result")
+    __slots__ = ("one", "lanes", "result")
 
     def __init__(self, dtype: np.dtype):
-        (self.median_one, self.median_lanes, self.quantile_one,
-         self.quantile_lanes) = entries(dtype.str)
+        self.one, self.lanes = entries(dtype.str)
         self.result = dtype.type if dtype.kind == "f" else np.float64
 
 
@@ -51,19 +50,21 @@ def _taken(x, axis, types):
     return e if type(axis) is int and axis == x.ndim - 1 else None
 
 
-def median(x, axis, keepdims, skip_nan: bool):
-    """NumPy's (nan)median of *x* by the compiled entry, or None."""
-    e = _taken(x, axis, _MEDIAN_TYPES) if keepdims is False else None
-    if e is None:
-        return None
+def _statistic(e: _Entries, x: np.ndarray, axis, skip_nan: bool, median: bool, q: float):
     if x.ndim == 1 or axis is None:
-        value = e.median_one(x if x.ndim == 1 else x.reshape(-1), skip_nan)
+        value = e.one(x if x.ndim == 1 else x.reshape(-1), skip_nan, median, q)
         if value != value and skip_nan:
             return None  # maybe a lane of NaN only: the planned path warns
         return e.result(value)
     out = np.empty(x.shape[:-1], e.result)
-    return out if e.median_lanes(x.reshape(-1), x.shape[-1], skip_nan, out.reshape(-1)) \
+    return out if e.lanes(x.reshape(-1), x.shape[-1], skip_nan, median, q, out.reshape(-1)) \
         else None
+
+
+def median(x, axis, keepdims, skip_nan: bool):
+    """NumPy's (nan)median of *x* by the compiled entry, or None."""
+    e = _taken(x, axis, _MEDIAN_TYPES) if keepdims is False else None
+    return None if e is None else _statistic(e, x, axis, skip_nan, True, 0.5)
 
 
 def quantile(x, q, axis, method, keepdims, skip_nan: bool):
@@ -73,13 +74,4 @@ def quantile(x, q, axis, method, keepdims, skip_nan: bool):
             or not 0.0 <= q <= 1.0:
         return None
     e = _taken(x, axis, _QUANTILE_TYPES)
-    if e is None:
-        return None
-    if x.ndim == 1 or axis is None:
-        value = e.quantile_one(x if x.ndim == 1 else x.reshape(-1), skip_nan, q)
-        if value != value and skip_nan:
-            return None
-        return e.result(value)
-    out = np.empty(x.shape[:-1], e.result)
-    return out if e.quantile_lanes(x.reshape(-1), x.shape[-1], skip_nan, q,
-                                   out.reshape(-1)) else None
+    return None if e is None else _statistic(e, x, axis, skip_nan, False, q)

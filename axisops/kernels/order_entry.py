@@ -175,54 +175,40 @@ def _lane_keys(lane, n, masks, floating, keys):
 
 
 @helper
-def median_lane(lane, n, keys, masks, floating, skip_nan, like):
-    """``(median, ok)`` of ``lane[:n]`` (the elements' bits; *like* a scalar of their
-    dtype): NumPy's (nan)median, the middle element or the mean of the two (in the
-    dtype for floats, in float64 for integers); NaN for a plain lane holding NaN;
-    not *ok* for a lane of NaN only with *skip_nan*."""
+def lane_statistic(lane, n, keys, masks, floating, skip_nan, median, q, like):
+    """``(statistic, ok)`` of ``lane[:n]`` (the elements' bits; *like* a scalar of
+    their dtype): with *median*, NumPy's (nan)median, the middle element or the mean
+    of the two (in the dtype for floats, in float64 for integers); else NumPy's
+    (nan)quantile of a float lane at the Python float *q*, method ``linear``:
+    ``_lerp`` of the elements at the places below and above the virtual index
+    ``(c - 1) q`` (``c`` the lane's count of values), its weight cast to the dtype
+    as NumPy casts a weak scalar's. NaN for a plain lane holding NaN; not *ok* for
+    a lane of NaN only with *skip_nan*."""
     nans = _lane_keys(lane, n, masks, floating, keys)
     if nans and not skip_nan:
         return _as(np.nan, like), True
     c = n - nans
     if c == 0:
         return _as(np.nan, like), False
-    r = (c - 1) // 2
+    if median:
+        r = (c - 1) // 2
+        gamma = 0.0
+    else:
+        v = np.float64(c - 1) * q
+        low = np.floor(v)
+        gamma = v - low
+        r = min(np.int64(low), c - 1)
     key = quick_select(keys, n, r)
     a = _at_place(lane, keys, n, key, r, masks, floating, like)
-    # NumPy's mean: a sum from +0.0 (so -0.0 gives +0.0), in the dtype for floats
-    # and in float64 for integers, over the count
-    total = _as(0.0, like) + _as(a, like)
-    if c % 2:
-        return total, True
-    key2 = _least_above(keys, n, r)
-    b = _at_place(lane, keys, n, key2, r + 1, masks, floating, like)
-    return (total + _as(b, like)) / _as(2.0, like), True
-
-
-@helper
-def quantile_lane(lane, n, keys, masks, skip_nan, q, like):
-    """``(quantile, ok)`` of the float ``lane[:n]`` at the Python float *q*, method
-    ``linear``: NumPy's ``_lerp`` of the elements at the places below and above the
-    virtual index ``(c - 1) q`` (``c`` the lane's count of values), its weight cast
-    to the dtype as NumPy casts a weak scalar's; NaN for a plain lane holding NaN;
-    not *ok* for a lane of NaN only with *skip_nan*."""
-    nans = _lane_keys(lane, n, masks, True, keys)
-    if nans and not skip_nan:
-        return _as(np.nan, like), True
-    c = n - nans
-    if c == 0:
-        return _as(np.nan, like), False
-    v = np.float64(c - 1) * q
-    low = np.floor(v)
-    gamma = v - low
-    r = min(np.int64(low), c - 1)
-    key = quick_select(keys, n, r)
-    a = _at_place(lane, keys, n, key, r, masks, True, like)
+    if median and c % 2:
+        # NumPy's mean of one element: a sum from +0.0 (-0.0 gives +0.0)
+        return _as(0.0, like) + _as(a, like), True
     if r + 1 < c:
-        key2 = _least_above(keys, n, r)
-        b = _at_place(lane, keys, n, key2, r + 1, masks, True, like)
+        b = _at_place(lane, keys, n, _least_above(keys, n, r), r + 1, masks, floating, like)
     else:  # NumPy's places at or past the last: the last element twice
         b = a
+    if median:  # NumPy's mean: from +0.0, in the dtype (floats) or float64, over 2
+        return (_as(0.0, like) + _as(a, like) + _as(b, like)) / _as(2.0, like), True
     diff = b - a
     if gamma >= 0.5:
         return b - diff * _as(1.0 - gamma, like), True
@@ -231,14 +217,15 @@ def quantile_lane(lane, n, keys, masks, skip_nan, q, like):
 
 @factory
 def entries(dtype_str: str):
-    """``(median_one, median_lanes, quantile_one, quantile_lanes)`` for C-contiguous
-    1-D arrays of *dtype_str* (the masks and types are constants of the machine
-    code: a tuple argument cost 0.8 us of Numba's dispatch per call).
+    """``(one, lanes)`` for C-contiguous 1-D arrays of *dtype_str* (the masks and
+    types are constants of the machine code: a tuple argument cost 0.8 us of
+    Numba's dispatch per call), each the median (*median*) or the quantile at *q*
+    (:func:`lane_statistic`).
 
-    ``*_one(x, skip_nan[, q])`` returns the result of the whole of *x*, NaN where a
-    ``skip_nan`` lane is NaN only (the caller then takes the planned path, which
-    warns); ``*_lanes(x, n, skip_nan[, q], out)`` writes lane ``l`` (``x[l n:(l + 1)
-    n]``) into ``out[l]`` and returns False at a lane of NaN only."""
+    ``one(x, skip_nan, median, q)`` returns the statistic of the whole of *x*, NaN
+    where a ``skip_nan`` lane is NaN only (the caller then takes the planned path,
+    which warns); ``lanes(x, n, skip_nan, median, q, out)`` writes lane ``l``
+    (``x[l n:(l + 1) n]``) into ``out[l]`` and returns False at a lane of NaN only."""
     dtype = np.dtype(dtype_str)
     BITS = np.dtype(f"u{dtype.itemsize}").type
     MASKS = key_masks(dtype)
@@ -246,37 +233,21 @@ def entries(dtype_str: str):
     FLOATING = dtype.kind == "f"
 
     @njit(cache=True, nogil=True)
-    def median_one(x, skip_nan):
+    def one(x, skip_nan, median, q):
         keys = np.empty(x.size, BITS)
-        return median_lane(x.view(BITS), x.size, keys, MASKS, FLOATING, skip_nan, LIKE)[0]
+        return lane_statistic(x.view(BITS), x.size, keys, MASKS, FLOATING, skip_nan, median, q,
+                              LIKE)[0]
 
     @njit(cache=True, nogil=True)
-    def median_lanes(x, n, skip_nan, out):
+    def lanes(x, n, skip_nan, median, q, out):
         bits = x.view(BITS)
         keys = np.empty(n, BITS)
         for i in range(out.size):
-            value, ok = median_lane(bits[i * n:(i + 1) * n], n, keys, MASKS, FLOATING,
-                                    skip_nan, LIKE)
+            value, ok = lane_statistic(bits[i * n:(i + 1) * n], n, keys, MASKS, FLOATING,
+                                       skip_nan, median, q, LIKE)
             if not ok:
                 return False
             out[i] = value
         return True
 
-    @njit(cache=True, nogil=True)
-    def quantile_one(x, skip_nan, q):
-        keys = np.empty(x.size, BITS)
-        return quantile_lane(x.view(BITS), x.size, keys, MASKS, skip_nan, q, LIKE)[0]
-
-    @njit(cache=True, nogil=True)
-    def quantile_lanes(x, n, skip_nan, q, out):
-        bits = x.view(BITS)
-        keys = np.empty(n, BITS)
-        for i in range(out.size):
-            value, ok = quantile_lane(bits[i * n:(i + 1) * n], n, keys, MASKS, skip_nan, q,
-                                      LIKE)
-            if not ok:
-                return False
-            out[i] = value
-        return True
-
-    return median_one, median_lanes, quantile_one, quantile_lanes
+    return one, lanes
