@@ -29,13 +29,15 @@ block (fixed by the shape and the window, never by the thread count; every
 output is an exact function of its window, so the bits are the same on any
 number of threads). A task cuts its walk into chunks of ``chunk = max(window,
 64)`` positions, sorts spans of about 2048 positions once (a stable LSD radix
-sort of order keys), and gives each pair of neighbouring chunks its rank
-space (the span's order restricted to the pair), in which each window, which
-spans at most the two chunks, is a set of ranks: a bitmap hierarchy with a pointer walked
-to the k-th rank present (one or two steps per output) for the medians and
-quantiles, a Fenwick tree of counts for the ranks. O(log window) per element
-(the sort, and the Fenwick tree), where bottleneck's ``move_rank`` is
-O(window) and pandas' skip lists O(log window) with a larger constant.
+sort of the keys' top 24 bits packed with the positions, runs of equal
+prefixes then ordered by the full keys), and gives each pair of neighbouring
+chunks its rank space (the span's order restricted to the pair), in which each
+window, which spans at most the two chunks, is a bitmap of ranks: a word
+pointer moved to the word holding the k-th rank present, and a branch-free
+select in it, for the medians and quantiles (O(1) per output, typically);
+popcounts of the bitmap's words (and of blocks of 4096 ranks) for the ranks.
+bottleneck's ``move_rank`` is O(window) per element, pandas' skip lists
+O(log window) with a larger constant.
 
 Decisions where the contract is silent:
 
@@ -167,8 +169,9 @@ _RANK_BODY = """Each output is the rank of the latest element of its window (the
     averaged and scaled to [-1, 1] (-1 the smallest, 1 the largest, 0 the
     middle), as bottleneck's ``move_rank``: ``2 * (0.5 * (2 * less + equal - 1)
     / (count - 1) - 0.5)``. A window of one value gives 0.0; a NaN latest
-    element, or fewer than ``min_count`` values, gives NaN. O(log window) per
-    element (bottleneck's is O(window))."""
+    element, or fewer than ``min_count`` values, gives NaN. At most 63 word
+    popcounts and ``window / 2048`` block counts per element (bottleneck's is
+    O(window))."""
 
 
 def _common(q=False):

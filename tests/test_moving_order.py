@@ -128,6 +128,34 @@ def test_long_lanes_cross_chunk_and_block_borders():
         same(got, want, window)
 
 
+def test_keys_that_share_their_top_bits():
+    """Values a span's wide range sorts by the prefix of their keys alone (huge
+    outliers, clusters apart only in their last bits): the runs of equal prefixes
+    put in order of the full keys, ties among them, and clusters so large that
+    the full keys are sorted instead."""
+    rng = np.random.default_rng(11)
+    n = 6000
+    tiny = 1.0 + rng.integers(0, 2**20, n) * np.finfo(np.float64).eps  # last bits only
+    few = 1.0 + rng.integers(0, 40, n) * np.finfo(np.float64).eps  # and ties
+    for base in (tiny, few):
+        for sparse in (True, False):
+            x = base.copy()
+            if sparse:  # small runs of equal prefixes among spread values
+                spread = rng.random(n) < 0.9
+                x[spread] = rng.standard_normal(spread.sum())
+            x[rng.random(n) < 0.01] = 1e300
+            x[rng.random(n) < 0.01] = -1e300
+            x[rng.random(n) < 0.03] = np.nan
+            for window in (5, 100, 700):
+                for op in OPS:
+                    got, want = both(op, x, window, q=0.37, min_count=1)
+                    same(got, want, (op, window, sparse))
+    big = np.where(rng.random(n) < 0.5, 2**62 + rng.integers(0, 2**20, n), 0).astype(np.int64)
+    for op in OPS:
+        got, want = both(op, big, 100, min_count=1)
+        same(got, want, (op, "int64"))
+
+
 def test_signed_zeros_ties_and_infinities():
     x = np.array([0.0, -0.0, 1.0, np.inf, 2.0, -0.0, -np.inf, np.inf, 0.0, np.nan, 5.0])
     for window in (1, 2, 3, 4, 11, 20):

@@ -13,38 +13,55 @@ The walk is cut into *chunks* of ``chunk >= window`` positions (from the walk's
 first position), so that every window spans at most two neighbouring chunks:
 
 1. ``group`` chunks at a time (a *span* of about 2048 positions, with the chunk
-   before it again), the values that are not NaN are sorted once by an LSD
-   radix sort of order keys (:func:`_key`: -0.0 and +0.0 alike; integers
-   exact in their own width; 8-bit digits, those every key shares skipped;
-   stable, so ties keep the lower position first): a few passes per element
-   whatever the window, at most the keys' bytes (:func:`_sort_span`);
+   before it again), the values that are not NaN are sorted once
+   (:func:`_sort_span`) by order keys (:func:`_key`: -0.0 and +0.0 alike;
+   integers exact in their own width): each key's top 24 bits above the span's
+   least key are packed above the position into one word and LSD radix-sorted
+   (8-bit digits, those every word shares skipped; stable, so ties keep the
+   lower position first: at most three passes over one array, where full
+   64-bit keys took seven or eight passes over two), then runs of equal
+   prefixes (a few in a span of float64 or float32 values: ~2**-24 of the
+   span's range of keys apart; none where keys differ in 24 bits or fewer, as
+   narrow integers' do) are put in the order of their full keys by insertion,
+   or, past a budget of moves, the full keys radix-sorted instead (24 bits sort
+   faster than 32 and cost few insertions);
 2. the span's order is distributed to the *pairs* of neighbouring chunks
-   (t - 1, t): each pair's order is the span's restricted to it, so every
-   element gets a rank in the pair of its own chunk (where it enters windows)
-   and in the next chunk's (where it leaves them), and the rank order is the
-   window's order restricted to the elements present;
+   (t - 1, t), without a branch (the chunk before the span and the last chunk
+   count their unused ranks in rows of their own): each pair's order is the
+   span's restricted to it, so every element gets a rank in the pair of its own
+   chunk (where it enters windows) and in the next chunk's (where it leaves
+   them), and the rank order is the window's order restricted to the elements
+   present;
 3. the window slides through chunk t, one element in and one out, and the
-   window is kept as a set of ranks:
+   window is kept as a bitmap of the ranks present:
 
    * order statistics (median, quantile): a 64-ary hierarchy of bitmaps over
      the ranks (:func:`_bits_set`, :func:`_bits_clear`; the next and the
      previous rank present found by ``cttz``/``ctlz`` of one word per level,
-     ``log64`` levels) and a *pointer*: a rank ``p`` with ``below``, the number
-     of ranks present under it. An element entering or leaving under ``p``
-     moves ``below`` by one; the k-th smallest is then found by moving ``p`` to
-     the neighbouring ranks present, one step per unit of ``|below - k|`` (one
-     or two steps per output: k changes by at most one, and each element in or
-     out moves ``below`` by at most one). That is Suomela's "median filtering is
-     sorting" (2014) with a bitmap hierarchy in place of his linked lists;
-   * ranks: a Fenwick tree of counts over the ranks (insert, remove and the
-     count of ranks present under a bound, each O(log chunk)), and each rank's
-     tie group (its first and last rank), so that the latest element's count
-     of values below it and of values equal to it are two prefix sums.
+     ``log64`` levels) and a *word pointer*: a word ``pw`` of the ranks' bitmap
+     with ``below``, the number of ranks present in the words before it. An
+     element entering or leaving under ``pw`` moves ``below`` by one; the k-th
+     smallest is in the word where ``below <= k < below + popcount``, which the
+     pointer reaches in steps of a word (rarely needed: k changes by at most
+     one per output, and a word holds many of the window's ranks), and is
+     picked in it by a branch-free select (:func:`_select`: the bytes'
+     popcounts summed by SWAR, then a table of bytes). That is Suomela's
+     "median filtering is sorting" (2014) with bitmaps in place of his linked
+     lists;
+   * ranks: the count of ranks present below the latest element's, popcounts
+     of the words of the bitmap (:func:`_count_below`: 2 * window / 64 words
+     at most; past 4096 ranks, counts of blocks of 4096 ranks too,
+     :func:`_count_below_blocks`), and, only where the span has equal values,
+     each rank's tie group (its first and last rank), so that the counts of
+     values below it and equal to it are two such counts.
 
-Per output: the sort's passes, O(1) for the distribution and (typically)
-for the pointer (at most ``log64`` words per step); the ranks' Fenwick tree is
-O(log window). (Merge-sorting each chunk, then merging pairs, cost twice the
-radix sort at window 100: its comparisons are a dependency chain.)
+Per output: the sort's few passes, O(1) for the distribution and (typically)
+for the pointer and the select; the ranks' counts are at most 63 popcounts
+and window / 2048 block counts.
+(Merge-sorting each chunk, then merging pairs, cost twice the radix sort at
+window 100: its comparisons are a dependency chain; a Fenwick tree for the
+ranks and a pointer stepped rank by rank cost 2-3x this: their branches are
+not predictable.)
 
 One body serves the three operations (``mode``) and, for the gradients, also
 emits per output the positions of the one or two elements chosen and the
@@ -68,7 +85,11 @@ CHUNK_MIN = 64
 #: Levels of the bitmap hierarchy kept in one array: enough for 64**11 ranks.
 MAX_LEVELS = 12
 
+#: Bits of a key's prefix radix-sorted (see :func:`_sort_span`).
+PREFIX_BITS = 24
+
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_LOW = np.uint64(0xFFFFFFFF)
 _ONE = np.uint64(1)
 
 
@@ -138,6 +159,43 @@ def _radix_sort(keys, pos, m, nbytes, hist):
             dp[o] = sp[i]
         row = 1 - row
         k0 = keys[row]
+    return row
+
+
+@helper
+def _radix_words(words, m, d0, d1, hist):
+    """LSD radix sort (8-bit digits d0..d1 - 1, stable) of ``words[0, :m]``,
+    ping-ponging between rows 0 and 1; returns the row holding the result.
+    Digits every word shares are skipped."""
+    for d in range(d0, d1):
+        for b in range(256):
+            hist[d, b] = 0
+    w0 = words[0]
+    for i in range(m):
+        w = w0[i]
+        for d in range(d0, d1):
+            hist[d, (w >> np.uint64(8 * d)) & np.uint64(255)] += 1
+    row = 0
+    for d in range(d0, d1):
+        h = hist[d]
+        shift = np.uint64(8 * d)
+        if m == 0 or h[(w0[0] >> shift) & np.uint64(255)] == m:
+            continue  # one digit for all
+        total = 0
+        for b in range(256):
+            c = h[b]
+            h[b] = total
+            total += c
+        src = words[row]
+        dst = words[1 - row]
+        for i in range(m):
+            w = src[i]
+            b = (w >> shift) & np.uint64(255)
+            o = h[b]
+            h[b] = o + 1
+            dst[o] = w
+        row = 1 - row
+        w0 = words[row]
     return row
 
 
@@ -272,10 +330,23 @@ def _prev_set(bits, off, levels, p):
 
 @helper
 def _count_below(bits, r):
-    """How many ranks present are < r (level-0 words only: a popcount a word)."""
+    """How many ranks present are < r: popcounts of the level-0 words below r."""
     wi = r >> 6
     s = 0
     for u in range(wi):
+        s += np.int64(_popcount(bits[u]))
+    return s + np.int64(_popcount(bits[wi] & ((_ONE << np.uint64(r & 63)) - _ONE)))
+
+
+@helper
+def _count_below_blocks(bits, sup, r):
+    """:func:`_count_below` of many words: the counts ``sup`` of the blocks of
+    4096 ranks below r's, then popcounts of the words of r's block below r."""
+    s = 0
+    for u in range(r >> 12):
+        s += sup[u]
+    wi = r >> 6
+    for u in range((r >> 12) << 6, wi):
         s += np.int64(_popcount(bits[u]))
     return s + np.int64(_popcount(bits[wi] & ((_ONE << np.uint64(r & 63)) - _ONE)))
 
@@ -297,49 +368,120 @@ def _load_walk(base, p, stride, js, length, table, like, vals):
 
 
 @helper
-def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, keys, kpos, hist,
-               rank_new, rank_old, order, cnt):
+def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, words, keys, kpos, fk, jof,
+               hist, rank_new, rank_old, order, cnt):
     """Sort the positions [p0, p1) of the walk (chunks ``c_lo - 1`` or ``c_lo`` to
     ``c_hi``) and give each pair of chunks (c - 1, c), c in [c_lo, c_hi), its rank
-    space: ``order[c - c_lo, r]`` the position at rank r; ``rank_new[k - p0]`` the
-    rank of position k in the pair of its own chunk, ``rank_old[k - p0]`` in the
-    pair of the next chunk (-1 for NaN). One stable sort of the span, then the
+    space: ``order[1 + c - c_lo, r]`` the position at rank r; ``rank_new[k - p0]``
+    the rank of position k in the pair of its own chunk, ``rank_old[k - p0]`` in
+    the pair of the next chunk (-1 for NaN). One stable sort of the span, then the
     order distributed to the pairs (each pair's order is the span's restricted
-    to it); ``cnt[c - c_lo]`` the number of ranks of pair c. Returns whether
-    any two values of the span are equal (keys are equal just where values are)."""
+    to it); ``cnt[1 + c - c_lo]`` the number of ranks of pair c. Returns whether
+    any two values of the span are equal (keys are equal just where values are).
+
+    The sort: each key's top :data:`PREFIX_BITS` bits above the span's least
+    key, packed above the position into one word and radix-sorted (at most
+    three passes over one array: exact where keys span fewer bits, as narrow
+    integers do), then runs of equal prefixes put in the order of their full
+    keys by insertion (few: ~2**-24 of the span's range of keys apart), or,
+    past a budget of moves, the full keys radix-sorted instead."""
     m = 0
-    k0 = keys[0]
-    q0 = kpos[0]
-    for k in range(p0, p1):
-        v = vals[k]
-        k0[m] = _key(v, mask, bias) if v == v else np.uint64(0)
-        q0[m] = k - p0
-        rank_new[k - p0] = -1
-        rank_old[k - p0] = -1
+    w0 = words[0]
+    kmin = _ALL
+    kmax = np.uint64(0)
+    for e in range(p0 // chunk, c_hi):
+        for k in range(e * chunk, min(e * chunk + chunk, p1)):
+            v = vals[k]
+            rel = k - p0
+            key = _key(v, mask, bias) if v == v else np.uint64(0)
+            fk[rel] = key
+            jof[rel] = e - c_lo + 1
+            rank_new[rel] = -1
+            rank_old[rel] = -1
+            w0[m] = np.uint64(rel)
+            kmin = min(kmin, key if v == v else _ALL)
+            kmax = max(kmax, key)  # a NaN's key is 0
+            m += 1 if v == v else 0
+    if m == 0:
+        return False
+    low = _LOW  # the position's bits in a sorted word
+    if p1 - p0 > 0xFFFFFFFF:  # positions past 32 bits: no room to pack them
+        ties = _sort_full(vals, p0, p1 - p0, fk, nbytes, keys, kpos, hist, w0)
+        sw = w0
+        low = _ALL
+    else:
+        ties, row = _sort_packed(vals, p0, p1 - p0, m, fk, kmin, kmax, nbytes, words, keys,
+                                 kpos, hist)
+        sw = words[row]
+    for j in range(c_hi - c_lo + 2):
+        cnt[j] = 0
+    # without a branch: the chunk before the span's first pair counts its new
+    # ranks in the row 0, the last chunk its old ranks in the row past the last
+    for i in range(m):
+        rel = np.int64(sw[i] & low)
+        j = jof[rel]
+        r = cnt[j]
+        cnt[j] = r + 1
+        rank_new[rel] = r
+        order[j, r] = rel + p0
+        r = cnt[j + 1]
+        cnt[j + 1] = r + 1
+        rank_old[rel] = r
+        order[j + 1, r] = rel + p0
+    return ties
+
+
+@helper
+def _sort_packed(vals, p0, length, m, fk, kmin, kmax, nbytes, words, keys, kpos, hist):
+    """:func:`_sort_span`'s sort of the positions (< 2**32) in ``words[0, :m]``
+    by their keys ``fk`` (least ``kmin``, greatest ``kmax``); returns whether two
+    keys are equal, and the row of ``words`` holding the sorted words (prefix
+    above position; see :func:`_sort_span`)."""
+    w0 = words[0]
+    width = 64 - np.int64(leading_zeros(kmax - kmin)) if kmax != kmin else 0
+    shift = np.uint64(max(0, width - PREFIX_BITS))
+    for i in range(m):
+        rel = w0[i]
+        w0[i] = (((fk[rel] - kmin) >> shift) << np.uint64(32)) | rel
+    row = _radix_words(words, m, 4, 4 + (min(width, PREFIX_BITS) + 7) // 8, hist)
+    sw = words[row]
+    ties = False
+    moves = 0
+    for i in range(1, m):
+        w = sw[i]
+        if (w >> np.uint64(32)) != (sw[i - 1] >> np.uint64(32)):
+            continue
+        kw = fk[w & _LOW]
+        u = i
+        while u > 0 and (sw[u - 1] >> np.uint64(32)) == (w >> np.uint64(32)) and \
+                fk[sw[u - 1] & _LOW] > kw:
+            sw[u] = sw[u - 1]
+            u -= 1
+        sw[u] = w
+        moves += i - u
+        ties |= u > 0 and fk[sw[u - 1] & _LOW] == kw
+        if moves > 8 * m:  # adversarial prefixes: sort the full keys
+            ties = _sort_full(vals, p0, length, fk, nbytes, keys, kpos, hist, sw)
+            break
+    return ties, row
+
+
+@helper
+def _sort_full(vals, p0, length, fk, nbytes, keys, kpos, hist, sw):
+    """The positions of ``vals[p0:p0 + length]`` that are not NaN in the order of
+    their full keys ``fk`` (stable) into ``sw``; returns whether two keys are
+    equal."""
+    m = 0
+    for rel in range(length):
+        v = vals[p0 + rel]
+        keys[0, m] = fk[rel]
+        kpos[0, m] = rel
         m += 1 if v == v else 0
     row = _radix_sort(keys, kpos, m, nbytes, hist)
-    sk = keys[row]
     ties = False
-    for i in range(1, m):
-        ties |= sk[i] == sk[i - 1]
-    sp = kpos[row]
-    pairs = c_hi - c_lo
-    for j in range(pairs):
-        cnt[j] = 0
     for i in range(m):
-        rel = sp[i]
-        e = (rel + p0) // chunk
-        j = e - c_lo
-        if j >= 0:  # new in the pair of its own chunk
-            r = cnt[j]
-            cnt[j] = r + 1
-            rank_new[rel] = r
-            order[j, r] = rel + p0
-        if j + 1 < pairs:  # old in the next chunk's pair
-            r = cnt[j + 1]
-            cnt[j + 1] = r + 1
-            rank_old[rel] = r
-            order[j + 1, r] = rel + p0
+        sw[i] = np.uint64(kpos[row, i])
+        ties |= i > 0 and keys[row, i] == keys[row, i - 1]
     return ties
 
 
@@ -359,8 +501,8 @@ def _ties(vals, order, j, total, glo, ghi):
 
 @helper
 def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, bias, nbytes,
-          want_picks, flat, start, step, origin, pick_a, pick_b, weight, keys, kpos, hist,
-          rank_new, rank_old, order, cnt, bits, off, glo, ghi):
+          want_picks, flat, start, step, origin, pick_a, pick_b, weight, words, keys, kpos,
+          fk, jof, hist, rank_new, rank_old, order, cnt, bits, sup, off, glo, ghi):
     """The outputs of one walk (``vals[:length]``) from position ``first`` on, into
     ``flat[start + k * step]`` (and the picks, positions absolute: ``origin + k``):
     ``group`` chunks at a time, each span sorted once (with the chunk before)."""
@@ -372,17 +514,18 @@ def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, b
         c_hi = min(c_lo + group, nchunks)
         p0 = max(c_lo - 1, 0) * chunk
         ties = _sort_span(vals, p0, min(c_hi * chunk, length), c_lo, c_hi, chunk, mask, bias,
-                          nbytes, keys, kpos, hist, rank_new, rank_old, order, cnt)
+                          nbytes, words, keys, kpos, fk, jof, hist, rank_new, rank_old,
+                          order, cnt)
         for c in range(c_lo, c_hi):
             j = c - c_lo
             c0 = c * chunk
             c1 = min(c0 + chunk, length)
-            total = cnt[j]
-            pair = order[j]
+            total = cnt[j + 1]
+            pair = order[j + 1]
             for u in range(nwords):
                 bits[u] = 0
             if mode == RANK and ties and total > 0:
-                _ties(vals, order, j, total, glo, ghi)
+                _ties(vals, order, j + 1, total, glo, ghi)
             count = 0
             for k in range(max(0, c0 - window), c0):  # the window ending at c0 - 1
                 r = rank_old[k - p0]
@@ -393,8 +536,13 @@ def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, b
                     else:
                         _bits_set(bits, off, levels, r)
             if mode == RANK:
+                for u in range((total >> 12) + 1):  # the blocks' counts (several blocks)
+                    sup[u] = 0
+                    if total >= 4096:
+                        for v in range(u << 6, min((u + 1) << 6, off[1])):
+                            sup[u] += np.int64(_popcount(bits[v]))
                 _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old,
-                            bits, ties, glo, ghi, flat, start, step)
+                            total, bits, sup, ties, glo, ghi, flat, start, step)
             else:
                 _slide_order(vals, c0, c1, p0, first, window, min_count, count, mode, q,
                              want_picks, rank_new, rank_old, pair, bits, off, levels, flat,
@@ -402,22 +550,29 @@ def _walk(vals, length, first, window, min_count, chunk, group, mode, q, mask, b
 
 
 @helper
-def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old, bits, ties,
-                glo, ghi, flat, start, step):
+def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old, total, bits,
+                sup, ties, glo, ghi, flat, start, step):
     """moving_rank over the positions [c0, c1) of a pair (its level-0 bitmap holding
-    the window ending at c0 - 1, of *count* values); ``glo``/``ghi`` (the tie
+    the window ending at c0 - 1, of *count* values, and ``sup``, its counts of
+    blocks of 4096 ranks, kept only where there are several: an update of one
+    count every output is a chain through memory); ``glo``/``ghi`` (the tie
     groups) only where the span has *ties*, else every group is one rank."""
+    big = total >= 4096
     for k in range(c0, c1):
         r = rank_new[k - p0]
         if r >= 0:
             count += 1
             bits[r >> 6] |= _ONE << np.uint64(r & 63)
+            if big:
+                sup[r >> 12] += 1
         kw = k - window
         if kw >= 0:
             rw = rank_new[kw - p0] if kw >= c0 else rank_old[kw - p0]
             if rw >= 0:
                 count -= 1
                 bits[rw >> 6] &= ~(_ONE << np.uint64(rw & 63))
+                if big:
+                    sup[rw >> 12] -= 1
         if k < first:
             continue
         o = start + k * step
@@ -426,7 +581,10 @@ def _slide_rank(c0, c1, p0, first, window, min_count, count, rank_new, rank_old,
         elif count == 1:
             flat[o] = 0.0
         else:
-            if ties:
+            if big:  # several blocks of ranks
+                less = _count_below_blocks(bits, sup, glo[r] if ties else r)
+                equal = _count_below_blocks(bits, sup, ghi[r] + 1) - less if ties else 1
+            elif ties:
                 less = _count_below(bits, glo[r])
                 equal = _count_below(bits, ghi[r] + 1) - less
             else:
@@ -540,17 +698,21 @@ def moving_order_kernel(part, parts, base, offset, outer_shape, outer_strides, n
     size = 2 * chunk
     span = min(width, (group + 1) * chunk)
     vals = np.empty(width, like.dtype)
+    words = np.empty((2, span), np.uint64)
     keys = np.empty((2, span), np.uint64)
     kpos = np.empty((2, span), np.int64)
+    fk = np.empty(span, np.uint64)
+    jof = np.empty(span, np.int64)
     hist = np.empty((8, 256), np.int64)
     rank_new = np.empty(span, np.int64)
     rank_old = np.empty(span, np.int64)
-    order = np.empty((group, size), np.int64)
-    cnt = np.empty(group + 1, np.int64)
+    order = np.empty((group + 2, size), np.int64)
+    cnt = np.empty(group + 2, np.int64)
     rank = mode == RANK
     # the bitmaps' levels, and a word more past the ranks (_count_below's end)
     bits = np.empty((size + 63) // 64 * 2 + MAX_LEVELS + 1, np.uint64)
     off = np.empty(MAX_LEVELS + 1, np.int64)
+    sup = np.empty((size >> 12) + 1, np.int64)
     glo = np.empty(size if rank else 1, np.int64)
     ghi = np.empty(size if rank else 1, np.int64)
     lo, hi = part_range(groups * inner * blocks, part, parts)
@@ -561,5 +723,5 @@ def moving_order_kernel(part, parts, base, offset, outer_shape, outer_strides, n
         _load_walk(base, p, n_stride, js, j1 - js, table, like, vals)
         _walk(vals, j1 - js, j0 - js, window, min_count, chunk, group, mode, q, mask, bias,
               nbytes, want_picks, flat, ((o * n + js) * mids + m) * inner + i, step, js,
-              flat_a, flat_b, flat_w, keys, kpos, hist, rank_new, rank_old, order, cnt, bits,
-              off, glo, ghi)
+              flat_a, flat_b, flat_w, words, keys, kpos, fk, jof, hist, rank_new, rank_old,
+              order, cnt, bits, sup, off, glo, ghi)
