@@ -166,36 +166,55 @@ def _radix_sort(keys, pos, m, nbytes, hist):
 def _radix_words(words, m, d0, d1, hist):
     """LSD radix sort (8-bit digits d0..d1 - 1, stable) of ``words[0, :m]``,
     ping-ponging between rows 0 and 1; returns the row holding the result.
-    Digits every word shares are skipped."""
-    for d in range(d0, d1):
-        for b in range(256):
-            hist[d, b] = 0
-    w0 = words[0]
-    for i in range(m):
-        w = w0[i]
-        for d in range(d0, d1):
-            hist[d, (w >> np.uint64(8 * d)) & np.uint64(255)] += 1
+    Digits every word shares are skipped. Each pass scatters the two halves of
+    the words as two interleaved streams (the second's buckets start after the
+    first's), ``hist[0]`` and ``hist[1]`` their counts: a run of words with one
+    digit (a float's exponent) is then two chains of bucket increments through
+    memory, not one."""
+    half = m >> 1
     row = 0
     for d in range(d0, d1):
-        h = hist[d]
         shift = np.uint64(8 * d)
-        if m == 0 or h[(w0[0] >> shift) & np.uint64(255)] == m:
+        ha = hist[0]
+        hb = hist[1]
+        for b in range(256):
+            ha[b] = 0
+            hb[b] = 0
+        src = words[row]
+        for i in range(half):
+            ha[(src[i] >> shift) & np.uint64(255)] += 1
+            hb[(src[half + i] >> shift) & np.uint64(255)] += 1
+        for i in range(2 * half, m):
+            hb[(src[i] >> shift) & np.uint64(255)] += 1
+        first = (src[0] >> shift) & np.uint64(255)
+        if m == 0 or ha[first] + hb[first] == m:
             continue  # one digit for all
         total = 0
         for b in range(256):
-            c = h[b]
-            h[b] = total
-            total += c
-        src = words[row]
+            ca = ha[b]
+            cb = hb[b]
+            ha[b] = total
+            hb[b] = total + ca
+            total += ca + cb
         dst = words[1 - row]
-        for i in range(m):
+        for i in range(half):
             w = src[i]
             b = (w >> shift) & np.uint64(255)
-            o = h[b]
-            h[b] = o + 1
+            o = ha[b]
+            ha[b] = o + 1
+            dst[o] = w
+            w = src[half + i]
+            b = (w >> shift) & np.uint64(255)
+            o = hb[b]
+            hb[b] = o + 1
+            dst[o] = w
+        for i in range(2 * half, m):
+            w = src[i]
+            b = (w >> shift) & np.uint64(255)
+            o = hb[b]
+            hb[b] = o + 1
             dst[o] = w
         row = 1 - row
-        w0 = words[row]
     return row
 
 
@@ -223,24 +242,32 @@ def _bits_levels(size, off):
 
 @helper
 def _bits_set(bits, off, levels, r):
-    pos = r
-    for lev in range(levels):
-        at = off[lev] + (pos >> 6)
-        w = bits[at]
-        bits[at] = w | (_ONE << np.uint64(pos & 63))
-        if w != 0:
-            return
-        pos >>= 6
+    """Rank r present: its bit, and the upper levels' where its word was empty."""
+    w = bits[r >> 6]
+    bits[r >> 6] = w | (_ONE << np.uint64(r & 63))
+    if w == 0:
+        _bits_up(bits, off, levels, r >> 6, True)
 
 
 @helper
 def _bits_clear(bits, off, levels, r):
-    pos = r
-    for lev in range(levels):
+    """Rank r absent: its bit, and the upper levels' where its word is empty."""
+    w = bits[r >> 6] & ~(_ONE << np.uint64(r & 63))
+    bits[r >> 6] = w
+    if w == 0:
+        _bits_up(bits, off, levels, r >> 6, False)
+
+
+@helper
+def _bits_up(bits, off, levels, pos, on):
+    """The levels above 0 after word *pos* of level 0 became non-empty (*on*) or
+    empty."""
+    for lev in range(1, levels):
         at = off[lev] + (pos >> 6)
-        w = bits[at] & ~(_ONE << np.uint64(pos & 63))
-        bits[at] = w
-        if w != 0:
+        w = bits[at]
+        b = _ONE << np.uint64(pos & 63)
+        bits[at] = w | b if on else w & ~b
+        if (w != 0) if on else (w & ~b != 0):
             return
         pos >>= 6
 
@@ -390,18 +417,21 @@ def _sort_span(vals, p0, p1, c_lo, c_hi, chunk, mask, bias, nbytes, words, keys,
     kmin = _ALL
     kmax = np.uint64(0)
     for e in range(p0 // chunk, c_hi):
-        for k in range(e * chunk, min(e * chunk + chunk, p1)):
-            v = vals[k]
-            rel = k - p0
-            key = _key(v, mask, bias) if v == v else np.uint64(0)
-            fk[rel] = key
+        for rel in range(e * chunk - p0, min(e * chunk + chunk, p1) - p0):
             jof[rel] = e - c_lo + 1
-            rank_new[rel] = -1
-            rank_old[rel] = -1
-            w0[m] = np.uint64(rel)
-            kmin = min(kmin, key if v == v else _ALL)
-            kmax = max(kmax, key)  # a NaN's key is 0
-            m += 1 if v == v else 0
+    for rel in range(p1 - p0):  # loops of their own: vectorised
+        rank_new[rel] = -1
+        rank_old[rel] = -1
+    for rel in range(p1 - p0):
+        v = vals[p0 + rel]
+        key = _key(v, mask, bias) if v == v else np.uint64(0)
+        fk[rel] = key
+        kmin = min(kmin, key if v == v else _ALL)
+        kmax = max(kmax, key)  # a NaN's key is 0
+    for rel in range(p1 - p0):
+        v = vals[p0 + rel]
+        w0[m] = np.uint64(rel)
+        m += 1 if v == v else 0
     if m == 0:
         return False
     low = _LOW  # the position's bits in a sorted word
