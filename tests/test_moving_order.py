@@ -156,6 +156,30 @@ def test_keys_that_share_their_top_bits():
         same(got, want, (op, "int64"))
 
 
+def test_select_in_a_word():
+    """The k-th bit set of a word, by the portable select and by the one this CPU
+    compiles (``pdep`` where it is fast), against NumPy."""
+    from numba import njit
+
+    from axisops.kernels import moving_order as K
+
+    @njit
+    def places(select, words, ks):
+        out = np.empty(words.size, np.int64)
+        for i in range(words.size):
+            out[i] = select(words[i], ks[i])
+        return out
+
+    rng = np.random.default_rng(5)
+    bits = rng.random((3000, 64)) < rng.choice([0.02, 0.3, 0.9, 1.0], (3000, 1))
+    bits[:, 63] |= ~bits.any(axis=1)
+    words = np.packbits(bits, axis=1, bitorder="little").view("<u8").ravel()
+    ks = (rng.random(3000) * bits.sum(axis=1)).astype(np.int64)
+    want = np.array([np.flatnonzero(b)[k] for b, k in zip(bits, ks)])
+    for select in (K._select_swar, K._select):
+        np.testing.assert_array_equal(places(select, words, ks), want)
+
+
 def test_signed_zeros_ties_and_infinities():
     x = np.array([0.0, -0.0, 1.0, np.inf, 2.0, -0.0, -np.inf, np.inf, 0.0, np.nan, 5.0])
     for window in (1, 2, 3, 4, 11, 20):
