@@ -198,6 +198,64 @@ def test_top_k(dtype):
     report(errors)
 
 
+def _filter_lanes(dtype, rng):
+    """Lanes that ``top_k`` filters by block minima (kernels.order.FILTER_BLOCK):
+    NaN/NaT around block and chunk boundaries, whole NaN chunks and lanes, fewer
+    numbers than k, ties (and -0.0 with +0.0) straddling blocks and chunks."""
+    dtype = np.dtype(dtype)
+    for n in (300, 1024, 1025, 2048 + 37, 5000):
+        if dtype.kind == "f":
+            x = rng.standard_normal((3, n)).astype(dtype)
+            x[0, [0, 15, 16, 63, 64, 1023 % n, 1024 % n, n - 1]] = np.nan
+            x[1, : min(n, 1030)] = np.nan  # a chunk of NaN, and a block past it
+            x[1, -3:] = 7
+            x[2] = np.nan  # all NaN
+            x[2, [5, n - 2]] = -0.0
+            x[2, [700 % n, n // 2]] = 0.0
+        elif dtype.kind in "mM":
+            x = rng.integers(-9, 9, (3, n)).astype(dtype)
+            x[0, [0, 15, 16, 64, 1024 % n, n - 1]] = np.datetime64("NaT").astype(dtype)
+            x[2] = np.datetime64("NaT").astype(dtype)
+            x[2, [3, n - 5]] = x[0, 1]
+        elif dtype.kind == "b":
+            x = rng.random((3, n)) < 0.02
+            x[2] = False
+            x[2, [17, n - 1]] = True
+        else:
+            info = np.iinfo(dtype)
+            x = rng.integers(0, 4, (3, n)).astype(dtype)  # ties everywhere
+            x[1] = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+            x[1, [64, 1000 % n, n - 1]] = info.max
+            x[1, [1, 65, n - 2]] = info.min
+        yield f"rows n={n}", x, -1
+        yield f"columns n={n}", np.ascontiguousarray(np.tile(x.T, (1, 6))[:, :17]), 0
+        yield f"strided n={n}", x[:, ::-1], -1
+    x = rng.standard_normal(70000).astype(dtype) if dtype.kind == "f" else (
+        rng.integers(0, 100, 70000).astype(dtype))
+    yield "vector", x, -1
+
+
+@pytest.mark.parametrize("dtype", ["f4", "f8", "f2", "i1", "u2", "i8", "M8[s]", "?"])
+def test_top_k_filtered(dtype):
+    """The block-minima filter of long lanes (k up to n / (16 FILTER_RATIO)) against
+    the reference twin: values bit for bit, indices, dtype and shape, both modes,
+    sorted or in lane order; k = n and k past the filter's reach too."""
+    rng = np.random.default_rng(42)
+    errors = []
+    for name, x, axis in _filter_lanes(dtype, rng):
+        n = x.shape[axis]
+        for k in sorted({1, 2, 4, 10, 32, 33, n // 64, n // 64 + 1, 100, n // 3, n}):
+            if not 0 < k <= n:
+                continue
+            for mode in ("largest", "smallest"):
+                label = f"({name}, {dtype}, k={k}, axis={axis}, mode={mode})"
+                compare_calls("top_k", (x, k, axis), {"mode": mode}, label, pair_problem,
+                              errors)
+                compare_calls("top_k", (x, k, axis), {"mode": mode, "sorted": False},
+                              label + " unsorted", unsorted_problem(axis), errors)
+    report(errors)
+
+
 def unsorted_problem(axis):
     """``sorted=False``: the same k (value, index) pairs in each lane, any order."""
     def check(got, want):
