@@ -189,13 +189,17 @@ def test_top_k(dtype):
         for axis in axes_of(x):
             n = x.size if axis is None else x.shape[axis]
             for k in sorted({0, 1, n // 3, n - 1, n}):
-                for mode in ("largest", "smallest"):
-                    label = f"({name}, {dtype}, k={k}, axis={axis}, mode={mode})"
-                    compare_calls("top_k", (x, k, axis), {"mode": mode}, label, pair_problem,
-                                  errors)
-                    compare_calls("top_k", (x, k, axis), {"mode": mode, "sorted": False},
-                                  label + " unsorted", unsorted_problem(axis), errors)
+                compare_top_k(x, k, axis, f"({name}, {dtype}, k={k}, axis={axis}", errors)
     report(errors)
+
+
+def compare_top_k(x, k, axis, label, errors):
+    """``top_k`` against its twin in both modes, sorted and in lane order."""
+    for mode in ("largest", "smallest"):
+        compare_calls("top_k", (x, k, axis), {"mode": mode}, f"{label}, mode={mode})",
+                      pair_problem, errors)
+        compare_calls("top_k", (x, k, axis), {"mode": mode, "sorted": False},
+                      f"{label}, mode={mode}) unsorted", unsorted_problem(axis), errors)
 
 
 def _filter_lanes(dtype, rng):
@@ -245,14 +249,8 @@ def test_top_k_filtered(dtype):
     for name, x, axis in _filter_lanes(dtype, rng):
         n = x.shape[axis]
         for k in sorted({1, 2, 4, 10, 32, 33, n // 64, n // 64 + 1, 100, n // 3, n}):
-            if not 0 < k <= n:
-                continue
-            for mode in ("largest", "smallest"):
-                label = f"({name}, {dtype}, k={k}, axis={axis}, mode={mode})"
-                compare_calls("top_k", (x, k, axis), {"mode": mode}, label, pair_problem,
-                              errors)
-                compare_calls("top_k", (x, k, axis), {"mode": mode, "sorted": False},
-                              label + " unsorted", unsorted_problem(axis), errors)
+            if 0 < k <= n:
+                compare_top_k(x, k, axis, f"({name}, {dtype}, k={k}, axis={axis}", errors)
     report(errors)
 
 
