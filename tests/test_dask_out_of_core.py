@@ -4,7 +4,7 @@ A ``LocalCluster`` of two worker processes of one thread, each limited to
 ``LIMIT`` bytes with spilling and pausing switched off, runs a reduction, a
 tuple-axis argmax, a scan followed by a reduction (along an axis in 4 chunks, and
 in 214: a long carry chain), a take_along_axis followed by a reduction and an
-exact quantile along an axis in 20 chunks (a selection by counting, 12 passes each
+exact quantile along an axis in 5 chunks (a selection by counting, 12 passes each
 reading x anew), each
 over 1.56 GiB of float32: 1.25 times the two limits together, and twice what they
 leave once a worker has started and loaded its kernels (an idle worker held 240-290
@@ -55,8 +55,11 @@ LONG = (CHUNK // (4 * B * C), B, C)
 SHORT = (A // 4, CHUNK // (4 * (A // 4) * C), C)
 TAKE_X = (A // 4, CHUNK // (4 * (A // 4) * 64), 64)
 TAKE_IDX = (A2 // 2, TAKE_X[1], 64)
-# The quantile's: axis 0 in 20 chunks of 128 rows, lanes of axis 0 cut by axis 1.
-QUANT = (128, CHUNK // (4 * 128 * C), C)
+# The quantile's: axis 0 in 5 chunks of 512 rows, lanes of axis 0 cut by axis 1 (a
+# chunk's 4096 lanes x 4 places x 16 counts are an eighth of it; with 128 rows and
+# 16384 lanes they were half, and the scheduler, computing a pass's histograms
+# ahead of their sums, held enough of them to lose a worker in CI).
+QUANT = (512, CHUNK // (4 * 512 * C), C)
 QS = [0.25, 0.75]
 
 MEMORY = {  # no spilling, no pausing: a graph must run from memory within the limit
