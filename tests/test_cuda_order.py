@@ -13,12 +13,10 @@ under the exhaustive switch.
 """
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from cases import EXHAUSTIVE, same_bits
-from cuda_support import dtype_params, host, on_device, quick_thread_switches  # noqa: F401
+from cuda_support import dtype_params, host, on_device, outcome, quick_thread_switches  # noqa: F401
 
 import axisops
 import axisops.cuda
@@ -41,15 +39,6 @@ def values(dtype, shape, rng) -> np.ndarray:
         for i, special in enumerate((np.nan, -0.0, np.inf, -np.inf, np.nan, 0.0, -0.0)):
             flat[(5 * i + 2) % flat.size] = special
     return x
-
-
-def outcome(fn, *args, **kwargs):
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            return fn(*args, **kwargs), None
-    except Exception as e:
-        return None, e
 
 
 def compare(fn, a, problems: list, label: str, *args, error: bool = False, **kwargs):

@@ -53,34 +53,36 @@ __all__ = ["sort", "top_k", "kthvalue", "partition", "median", "nanmedian", "qua
 
 def sort(g, x, axis=-1, *, descending=False):
     """:func:`axisops.grad.sort` on the device."""
-    op = "grad.sort"
     gd, xd = _arrays(g, x)
     a = _order._one_axis(xd, axis, "argsort", dates=True)
     descending = _np_order._flag(descending, "descending", "argsort")
-    _grad_order._check_g(D.zeros_stand_in(gd.shape, gd.dtype), _out_shape(xd, a), op)
-    dtype = _grad_order._float_dtype(D.zeros_stand_in((), gd.dtype), xd.dtype, op)
-    result, flat = _result(gd, xd.shape, dtype)
-    if xd.size == 0:
-        return result
-    L = _order._lanes(xd, _order._axes(xd, a))
-    _, pos = _order._sort_pairs(L, descending)
-    return _put(gd, xd, a, pos, dtype, result, flat)
+    return _permuted("grad.sort", gd, xd, a,
+                     lambda L: _order._sort_pairs(L, descending)[1])
 
 
 def partition(g, x, kth, axis=-1):
     """:func:`axisops.grad.partition` on the device."""
-    op = "grad.partition"
     gd, xd = _arrays(g, x)
     a = _order._one_axis(xd, axis, "argpartition", dates=True)
     places = _np_order._places(kth, _order._length(xd, a), "argpartition")
+
+    def positions(L):
+        pos = gd.scratch((L.lanes * L.n,), np.int64)
+        _order.partition_positions(L, places, None, pos)
+        return pos
+
+    return _permuted("grad.partition", gd, xd, a, positions)
+
+
+def _permuted(op: str, gd, xd, a, positions):
+    """*g* sent back through the lane permutation ``positions(lanes)`` of a sort or
+    partition of *x* along *a* (its arguments already checked)."""
     _grad_order._check_g(D.zeros_stand_in(gd.shape, gd.dtype), _out_shape(xd, a), op)
     dtype = _grad_order._float_dtype(D.zeros_stand_in((), gd.dtype), xd.dtype, op)
     result, flat = _result(gd, xd.shape, dtype)
     if xd.size == 0:
         return result
-    L = _order._lanes(xd, _order._axes(xd, a))
-    pos = gd.scratch((L.lanes * L.n,), np.int64)
-    _order.partition_positions(L, places, None, pos)
+    pos = positions(_order._lanes(xd, _order._axes(xd, a)))
     return _put(gd, xd, a, pos, dtype, result, flat)
 
 
