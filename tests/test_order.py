@@ -535,6 +535,36 @@ def test_the_order_nan_last_both_ways_stable_ties_and_signed_zeros():
     np.testing.assert_array_equal(O.top_k(b, 3).indices, [0, 2, 1])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, "datetime64[s]", np.int16],
+                         ids=lambda d: np.dtype(d).name)
+def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
+    """Sorts of values order keys alone and put back what a key does not keep: the
+    -0.0s among the zeros and the NaN payloads (NaT) in lane order. Short lanes go
+    16 at a time, as vectors where 16 neighbours are adjacent (inner 16, 32, 48),
+    else column by column (inner 17, 5, transposed); the bits are those of the
+    stable permutation (``take_along_axis`` of the twin's argsort)."""
+    dtype = np.dtype(dtype)
+    rng = np.random.default_rng(7)
+    u = _UINT[dtype.itemsize]
+    for shape, axis in [((40, 16), 0), ((9, 32), 0), ((300, 48), 0), ((3, 57, 17), 1),
+                        ((64, 5), 0), ((16, 70), 1), ((17, 40), 1), ((20, 33), 0)]:
+        x = data(rng, shape, dtype)
+        if dtype.kind == "f":  # NaNs of several payloads and signs
+            b = x.view(u)
+            nan = np.isnan(x)
+            b[nan] |= rng.integers(0, 64, nan.sum()).astype(u)
+            b[nan & (rng.random(shape) < 0.5)] |= u(1) << u(8 * dtype.itemsize - 1)
+        for view in (x, np.swapaxes(x, 0, -1)) if x.ndim == 2 else (x,):
+            ax = axis if view is x else x.ndim - 1 - axis
+            for desc in (False, True):
+                got = O.sort(view, ax, descending=desc)
+                order = R.argsort(view, ax, descending=desc)
+                want = np.take_along_axis(view, order, ax)
+                assert got.shape == want.shape and got.dtype == want.dtype
+                assert got.view(u).tobytes() == np.ascontiguousarray(want).view(u).tobytes(), \
+                    (shape, ax, desc)
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16, np.uint64, np.bool_],
                          ids=lambda d: np.dtype(d).name)
 def test_descending_sort_cut_is_top_k_and_ties_give_the_lower_index_first(dtype):

@@ -34,6 +34,7 @@ from numba.extending import overload
 
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
+from .simd import LANES, min_max_rows, min_max_rows_by
 
 #: Lanes up to this length are sorted by insertion (a radix sort's histograms
 #: cost more than its passes save below it), and selected by sorting them.
@@ -1172,7 +1173,6 @@ def _rank_ties(keys, pos, valid, n, method, out, first, step):
 #: Lanes sorted together by one sorting network, each comparator a vector
 #: min/max across them (lanes are the SIMD lanes: a 512-bit register holds 16
 #: 32-bit keys), and the longest lane sorted that way.
-LANES = 16
 NETWORK_MAX = 512
 #: The longest lane selected by sorting it in a network (a radix select wins above).
 SELECT_NETWORK_MAX = 256
@@ -1200,20 +1200,98 @@ def network_pairs(size: int) -> np.ndarray:
 @helper
 def _network(keys, pos, pairs):
     """Sort each column of ``keys`` (size, LANES) by the comparators *pairs*,
-    ties by ``pos`` (so the order is the stable one), ``pos`` moving along."""
+    ties by ``pos`` (so the order is the stable one), ``pos`` moving along; each
+    comparator one vector operation on every lane (``simd.min_max_rows_by``)."""
     for c in range(pairs.shape[0]):
-        a = pairs[c, 0]
-        b = pairs[c, 1]
+        min_max_rows_by(keys, pos, pairs[c, 0], pairs[c, 1])
+
+
+@helper
+def _network_keys(keys, pairs):
+    """:func:`_network` of the keys alone (equal keys are not told apart)."""
+    for c in range(pairs.shape[0]):
+        min_max_rows(keys, pairs[c, 0], pairs[c, 1])
+
+
+@helper
+def _read_block(base, starts, used, n, n_stride, masks, descending, keys, counts, specials,
+                adjacent):
+    """The keys of the block's lanes (at ``starts[:used]``) into the columns of
+    ``keys`` (size, LANES), the rows after *n* and the columns after *used* the
+    greatest key; per lane, NaN/NaT into ``counts`` and NaN/NaT plus -0.0 (bits
+    a key does not keep) into ``specials``. *adjacent*: the ``LANES`` lanes are
+    neighbours in memory (``starts[lane] = starts[0] + lane``), so that row *j*
+    of the block is one run of the input, read as a vector."""
+    top, sign = masks[0], masks[1]
+    size = keys.shape[0]
+    if adjacent:
+        p0 = starts[0]
         for lane in range(LANES):
-            ka = keys[a, lane]
-            kb = keys[b, lane]
-            pa = pos[a, lane]
-            pb = pos[b, lane]
-            swap = (kb < ka) | ((kb == ka) & (pb < pa))
-            keys[a, lane] = kb if swap else ka
-            keys[b, lane] = ka if swap else kb
-            pos[a, lane] = pb if swap else pa
-            pos[b, lane] = pa if swap else pb
+            counts[lane] = 0
+            specials[lane] = 0
+        for j in range(n):
+            row = p0 + j * n_stride
+            for lane in range(LANES):
+                b = base[row + lane]
+                kk = order_key(b, masks, descending)
+                keys[j, lane] = kk
+                counts[lane] += kk == top
+                specials[lane] += b == sign
+        for lane in range(LANES):
+            specials[lane] += counts[lane]
+        for j in range(n, size):
+            for lane in range(LANES):
+                keys[j, lane] = top
+        return
+    for lane in range(LANES):
+        if lane < used:
+            p = starts[lane]
+            c = 0
+            z = 0
+            for j in range(n):
+                b = base[p + j * n_stride]
+                kk = order_key(b, masks, descending)
+                keys[j, lane] = kk
+                c += kk == top
+                z += b == sign
+            counts[lane] = c
+            specials[lane] = c + z
+            for j in range(n, size):
+                keys[j, lane] = top
+        else:
+            for j in range(size):
+                keys[j, lane] = top
+
+
+@helper
+def _write_sorted_values(base, starts, firsts, used, n, n_stride, masks, descending, keys,
+                         counts, specials, values, step, column, adjacent):
+    """The sorted keys of the block (keys alone: :func:`_network_keys`) as bits into
+    ``values`` (lane *l*'s first at ``firsts[l]``, the next *step* further; rows of
+    *adjacent* lanes as vectors); a lane with NaN/NaT or -0.0 has those put back
+    in lane order (``column``: scratch of n)."""
+    floating = masks[5] == masks[9]
+    dates = masks[7] != masks[9]
+    if adjacent:
+        q0 = firsts[0]
+        for j in range(n):
+            row = q0 + j * step
+            for lane in range(LANES):
+                values[row + lane] = key_bits(keys[j, lane], masks, descending)
+    for lane in range(used):
+        special = (floating or dates) and specials[lane] != 0
+        if adjacent and not special:
+            continue
+        q = firsts[lane]
+        if not special:
+            for j in range(n):
+                values[q + j * step] = key_bits(keys[j, lane], masks, descending)
+            continue
+        for j in range(n):
+            column[j] = key_bits(keys[j, lane], masks, descending)
+        _restore_specials(base, starts[lane], n_stride, n, masks, column, counts[lane])
+        for j in range(n):
+            values[q + j * step] = column[j]
 
 
 @kernel(nrt=True)
@@ -1238,12 +1316,14 @@ def network_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_s
     size = 1
     while size < n:
         size *= 2
-    top = masks[0]
+    keys_alone = mode == SORTED and positions.size == 0  # values: no positions needed
     keys = np.empty((size, LANES), base.dtype)
-    pos = np.empty((size, LANES), np.int32)
+    pos = np.empty((1 if keys_alone else size, LANES), np.int32)
+    column = np.empty(n if keys_alone else 0, base.dtype)
     starts = np.empty(LANES, np.int64)
     firsts = np.empty(LANES, np.int64)
     counts = np.empty(LANES, np.int64)
+    specials = np.empty(LANES, np.int64)
     step = mids * inner
     blocks = (lanes + LANES - 1) // LANES
     lo, hi = part_range(blocks, part, parts)
@@ -1257,23 +1337,18 @@ def network_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_s
                                    offset, outer_shape, outer_strides, mid_shape, mid_strides)
             starts[lane] = start + i * inner_stride
             firsts[lane] = ((o * (k if mode == FIRST_K else n) * mids + m) * inner + i)
+        adjacent = (used == LANES and inner_stride == 1 and starts[LANES - 1] == starts[0] + LANES - 1
+                    and firsts[LANES - 1] == firsts[0] + LANES - 1)
+        _read_block(base, starts, used, n, n_stride, masks, descending, keys, counts, specials,
+                    adjacent)
+        if keys_alone:
+            _network_keys(keys, pairs)
+            _write_sorted_values(base, starts, firsts, used, n, n_stride, masks, descending, keys,
+                                 counts, specials, values, step, column, adjacent)
+            continue
         for j in range(size):
             for lane in range(LANES):
                 pos[j, lane] = j
-        for lane in range(LANES):
-            if lane < used:
-                p = starts[lane]
-                c = 0
-                for j in range(n):
-                    kk = order_key(base[p + j * n_stride], masks, descending)
-                    keys[j, lane] = kk
-                    c += kk == top
-                counts[lane] = c
-                for j in range(n, size):
-                    keys[j, lane] = top
-            else:
-                for j in range(size):
-                    keys[j, lane] = top
         _network(keys, pos, pairs)
         for lane in range(used):
             p = starts[lane]

@@ -1,0 +1,93 @@
+"""Explicit vector operations for the kernels: LLVM vector IR through Numba
+intrinsics.
+
+Numba runs LLVM's loop vectoriser but not its SLP vectoriser
+(``NUMBA_SLP_VECTORIZE`` is 0 by default), and the loop vectoriser leaves a loop
+of 16 lanes scalar when it would need a run-time check that two rows of one
+array do not overlap: a sorting network written as ``for lane in range(16)``
+over rows ``a`` and ``b`` of a block compiled to 16 scalar compare-and-moves per
+comparator. Here a comparator is one ``<LANES x iN>`` load of each row, an
+unsigned compare, two selects and two stores; LLVM lowers the vector to the
+widest registers the CPU has (one zmm for 16 32-bit keys with AVX-512, two ymm
+with AVX2), so the same code serves both.
+
+Rows are rows of a C-contiguous 2-D block whose second dimension is ``LANES``
+(the caller allocates it so: nothing is checked at run time).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+#: Elements in a row of a block: the lanes sorted together.
+LANES = 16
+
+
+def _row_pointer(context, builder, arrty, arr, row, width):
+    """A ``<LANES x iwidth>*`` to row *row* of the C-contiguous 2-D *arr*."""
+    data = context.make_array(arrty)(context, builder, arr).data
+    at = builder.mul(row, ir.Constant(row.type, LANES))
+    vector = ir.VectorType(ir.IntType(width), LANES)
+    return builder.bitcast(builder.gep(data, [at]), vector.as_pointer())
+
+
+def _is_block(arr) -> bool:
+    return (isinstance(arr, types.Array) and arr.ndim == 2 and arr.layout == "C"
+            and isinstance(arr.dtype, types.Integer))
+
+
+@intrinsic
+def min_max_rows(typingctx, keys, a, b):
+    """Rows *a* and *b* of the block *keys* become their lane-wise unsigned
+    minimum and maximum (one comparator of a sorting network on every lane)."""
+    if not (_is_block(keys) and isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        align = width // 8
+        pa = _row_pointer(context, builder, sig.args[0], args[0],
+                          context.cast(builder, args[1], sig.args[1], types.int64), width)
+        pb = _row_pointer(context, builder, sig.args[0], args[0],
+                          context.cast(builder, args[2], sig.args[2], types.int64), width)
+        va = builder.load(pa, align=align)
+        vb = builder.load(pb, align=align)
+        less = builder.icmp_unsigned("<", vb, va)
+        builder.store(builder.select(less, vb, va), pa, align=align)
+        builder.store(builder.select(less, va, vb), pb, align=align)
+        return context.get_dummy_value()
+    return types.none(keys, a, b), codegen
+
+
+@intrinsic
+def min_max_rows_by(typingctx, keys, pos, a, b):
+    """:func:`min_max_rows` ordering equal keys by *pos* (a block of the same
+    shape, signed), which moves with its keys: the stable order where *pos*
+    holds each key's position in its lane."""
+    if not (_is_block(keys) and _is_block(pos) and isinstance(a, types.Integer)
+            and isinstance(b, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        kw = sig.args[0].dtype.bitwidth
+        pw = sig.args[1].dtype.bitwidth
+        ra = context.cast(builder, args[2], sig.args[2], types.int64)
+        rb = context.cast(builder, args[3], sig.args[3], types.int64)
+        ka_p = _row_pointer(context, builder, sig.args[0], args[0], ra, kw)
+        kb_p = _row_pointer(context, builder, sig.args[0], args[0], rb, kw)
+        pa_p = _row_pointer(context, builder, sig.args[1], args[1], ra, pw)
+        pb_p = _row_pointer(context, builder, sig.args[1], args[1], rb, pw)
+        ka = builder.load(ka_p, align=kw // 8)
+        kb = builder.load(kb_p, align=kw // 8)
+        pa = builder.load(pa_p, align=pw // 8)
+        pb = builder.load(pb_p, align=pw // 8)
+        swap = builder.or_(builder.icmp_unsigned("<", kb, ka),
+                           builder.and_(builder.icmp_unsigned("==", kb, ka),
+                                        builder.icmp_signed("<", pb, pa)))
+        builder.store(builder.select(swap, kb, ka), ka_p, align=kw // 8)
+        builder.store(builder.select(swap, ka, kb), kb_p, align=kw // 8)
+        builder.store(builder.select(swap, pb, pa), pa_p, align=pw // 8)
+        builder.store(builder.select(swap, pa, pb), pb_p, align=pw // 8)
+        return context.get_dummy_value()
+    return types.none(keys, pos, a, b), codegen
