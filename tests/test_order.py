@@ -541,8 +541,10 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
     """Sorts of values order keys alone and put back what a key does not keep: the
     -0.0s among the zeros and the NaN payloads (NaT) in lane order. Short lanes go
     16 at a time, as vectors where 16 neighbours are adjacent (inner 16, 32, 48),
-    else column by column (inner 17, 5, transposed); the bits are those of the
-    stable permutation (``take_along_axis`` of the twin's argsort)."""
+    else column by column (inner 17, 5, transposed); rows of 16 and more along the
+    last axis by NumPy's sort, finished (a sliced 3-D view: copied first); the
+    bits are those of the stable permutation (``take_along_axis`` of the twin's
+    argsort)."""
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(7)
     u = _UINT[dtype.itemsize]
@@ -554,8 +556,9 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
             nan = np.isnan(x)
             b[nan] |= rng.integers(0, 64, nan.sum()).astype(u)
             b[nan & (rng.random(shape) < 0.5)] |= u(1) << u(8 * dtype.itemsize - 1)
-        for view in (x, np.swapaxes(x, 0, -1)) if x.ndim == 2 else (x,):
-            ax = axis if view is x else x.ndim - 1 - axis
+        views = (x, np.swapaxes(x, 0, -1)) if x.ndim == 2 else (x, x[:, 1:40:3])
+        for view in views:
+            ax = axis if view is x else (1 - axis if x.ndim == 2 else -1)
             for desc in (False, True):
                 got = O.sort(view, ax, descending=desc)
                 order = R.argsort(view, ax, descending=desc)

@@ -641,6 +641,43 @@ def sort_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
                 values[q + j * step] = keys[j]
 
 
+# ------------------------------------------------------------ NumPy's sort, finished
+
+
+@kernel
+def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_stride,
+                      mid_shape, mid_strides, inner, inner_stride, masks, descending):
+    """Finish lanes ``[lo, hi)`` sorted by NumPy (called by
+    ``axisops.order._sort_rows`` on a few hundred KiB of rows at a time, not
+    through ``_jit.run``; ``rows``: each lane's bits as ``ndarray.sort`` left
+    them, ascending, NaN last, equal elements in any order) into the one order: a
+    *descending* lane reversed before its NaNs, and a float lane with two zeros
+    or more, or a NaN, given them back in lane order from ``base``: NumPy's
+    AVX-512 sort keeps neither (its min/max instructions return -0.0 for each of
+    two equal zeros; NaNs are written back as the one quiet NaN). Integer lanes:
+    only reversed (ascending ones need nothing)."""
+    mids = block_size(mid_shape)
+    mag, zero, expo = masks[4], masks[9], masks[6]
+    floating = masks[5] == zero
+    o = m = i = start = 0
+    for t in range(lo, hi):
+        row = rows[t]
+        zeros = 0
+        nans = 0
+        if floating:  # a vectorised count in the sorted row (in cache)
+            for j in range(n):
+                b = row[j] & mag
+                zeros += b == zero
+                nans += b > expo
+        valid = n - nans
+        if descending:
+            for j in range(valid // 2):
+                row[j], row[valid - 1 - j] = row[valid - 1 - j], row[j]
+        if zeros >= 2 or nans > 0:
+            o, m, i, start = _lane(t, t, o, m, i, start, mids, inner, offset, outer_shape,
+                                   outer_strides, mid_shape, mid_strides)
+            _restore_specials(base, start + i * inner_stride, n_stride, n, masks, row, nans)
+
 #: ``top_k`` of at most this many keeps them in order while it reads the lane (a
 #: later key displaces one only when it is better than the k-th so far: rare after
 #: the first few, so the loop is a compare per key), instead of selecting.
