@@ -568,6 +568,36 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
                     (shape, ax, desc)
 
 
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
+def test_argsort_of_long_rows_is_stable(dtype):
+    """64-bit rows of 256 and more go through NumPy's argsort (not stable) where the
+    CPU has the AVX-512 one, then every run of equal keys gets its positions in
+    order: short runs and runs longer than an insertion sort's, NaN, -0.0 == +0.0,
+    descending, int32 positions, a lane longer than the gather limit (keys in order
+    from a sort) and a view that is not rows (copied)."""
+    rng = np.random.default_rng(11)
+    dtype = np.dtype(dtype)
+
+    def make(shape, distinct):
+        v = rng.integers(0, distinct, shape)
+        if dtype.kind == "f":
+            x = (v - distinct // 2).astype(dtype) * 0.5
+            x[rng.random(shape) < 0.05] = np.nan
+            x[rng.random(shape) < 0.05] = -0.0
+            return x
+        return v.astype(dtype) + (np.iinfo(dtype).max - distinct if dtype.kind == "u" else 0)
+
+    cases = [(make((6, 300), 7), -1), (make((3, 1000), 900), -1), (make((3, 4, 600), 40), -1),
+             (make((40000,), 30), -1), (make((70000,), 60000), 0), (make((5, 40, 300), 9)[:, ::3], -1)]
+    for x, axis in cases:
+        for desc in (False, True):
+            for index_dtype in (np.int64, np.int32):
+                got = O.argsort(x, axis, descending=desc, index_dtype=index_dtype)
+                want = R.argsort(x, axis, descending=desc, index_dtype=index_dtype)
+                assert got.dtype == want.dtype and got.shape == want.shape
+                np.testing.assert_array_equal(got, want, err_msg=f"{x.shape} {desc}")
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int16, np.uint64, np.bool_],
                          ids=lambda d: np.dtype(d).name)
 def test_descending_sort_cut_is_top_k_and_ties_give_the_lower_index_first(dtype):

@@ -678,6 +678,53 @@ def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n,
                                    outer_strides, mid_shape, mid_strides)
             _restore_specials(base, start + i * inner_stride, n_stride, n, masks, row, nans)
 
+
+@kernel(nrt=True)  # Numba's sort of a long run
+def numpy_argsorted_rows(positions, rows, in_order, masks, descending):
+    """Finish positions from NumPy's argsort (``positions`` (lanes, n), any int
+    dtype: each lane's ascending order, NaN last, equal elements in any order; its
+    AVX-512 argsort is not stable) into the stable one order: a *descending* lane
+    reversed before its NaNs, then every run of equal keys given its positions in
+    increasing order (an insertion sort of a short run, Numba's sort of a long
+    one). The keys in order are read from ``in_order`` (lanes, n) where given (the
+    lanes' bits sorted by NumPy: a lane longer than the cache is read in order, not
+    gathered), else gathered from ``rows`` (lanes, n), the lanes' bits. Called by
+    ``axisops.order._argsort_rows`` on a chunk, not through ``_jit.run``."""
+    lanes, n = positions.shape
+    top, zero = masks[0], masks[9]
+    missing = masks[5] == zero or masks[7] != zero  # floats, dates: an integer's key may be top
+    gather = in_order.shape[0] == 0
+    for t in range(lanes):
+        row = positions[t]
+        bits = rows[t]
+        ordered = in_order[0 if gather else t]
+        nans = 0
+        while missing and nans < n and order_key(
+                bits[row[n - 1 - nans]] if gather else ordered[n - 1 - nans], masks, False) == top:
+            nans += 1
+        valid = n - nans
+        if descending:
+            for j in range(valid // 2):
+                row[j], row[valid - 1 - j] = row[valid - 1 - j], row[j]
+        start = 0
+        previous = order_key(bits[row[0]], masks, False)
+        for j in range(1, n + 1):
+            if j == n:
+                key = ~previous
+            elif gather:
+                key = order_key(bits[row[j]], masks, False)
+            else:  # lane order: descending lanes were reversed, the keys were not
+                at = j if not descending or j >= valid else valid - 1 - j
+                key = order_key(ordered[at], masks, False)
+            if key == previous:
+                continue
+            if j - start > INSERTION_MAX:
+                row[start:j].sort()
+            elif j - start >= 2:
+                _insertion_sort(row, row, start, j)
+            start = j
+            previous = key
+
 #: ``top_k`` of at most this many keeps them in order while it reads the lane (a
 #: later key displaces one only when it is better than the k-th so far: rare after
 #: the first few, so the loop is a compare per key), instead of selecting.
