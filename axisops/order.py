@@ -635,7 +635,7 @@ def _sorted(x: np.ndarray, axis: int, descending: bool, *, values: bool,
     if out.size == 0:
         return out
     if values and _numpy_sorts(x, axis):
-        return _sorted_by_numpy(x, out, descending)
+        return _sorted_by_numpy(x, out, axis, descending)
     if not values and _numpy_argsorts(x, axis):
         return _argsorted_by_numpy(x, out, descending)
     flat = out.reshape(-1)
@@ -686,26 +686,67 @@ NUMPY_SORT_MIN = 16
 
 
 def _numpy_sorts(x: np.ndarray, axis: int) -> bool:
-    return (axis == x.ndim - 1 and x.shape[axis] >= NUMPY_SORT_MIN
-            and x.dtype in _SIMD_SORTED)
+    """Whether :func:`sort` of *x* along *axis* is NumPy's sort of rows, finished:
+    for the dtypes it sorts with SIMD, rows of 16 and more along the last axis, and
+    along another axis where our networks do not take the lanes (longer than
+    ``NETWORK_MAX``: (1024, 1024) float32 along axis 0 11.5 ms where our radix sort
+    took 20 and NumPy's own 13.7, 1 thread, AMD EPYC Zen 5) or where their 64-bit
+    keys fall off a cliff: on arrays of 8 MiB and more the blocks of 16 lanes of
+    64-bit keys ran 4-6x slower than on 4 MiB (3.6 -> 26 ns per element; 32-bit
+    keys did not; the reads and the writes of a block together, each alone was fast;
+    not understood)."""
+    n = x.shape[axis]
+    if n < NUMPY_SORT_MIN or x.dtype not in _SIMD_SORTED:
+        return False
+    if axis == x.ndim - 1 or not _short_lanes(x, axis):
+        return True
+    return x.itemsize == 8 and x.nbytes > _NETWORK_CLIFF_BYTES
 
 
-def _sorted_by_numpy(x: np.ndarray, out: np.ndarray, descending: bool) -> np.ndarray:
-    """:func:`sort` of *x* along its last axis by NumPy's sort, finished into the one
+_NETWORK_CLIFF_BYTES = 4 << 20
+
+
+def _sorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """:func:`sort` of *x* along *axis* by NumPy's sort of rows, finished into the one
     order (``kernels.order.numpy_sorted_rows``: descending lanes reversed before
     their NaN, signed zeros and NaN payloads put back in lane order where NumPy's
-    sort lost them); rows split between threads as the kernels' lanes are."""
-    n = x.shape[-1]
+    sort lost them); rows split between threads as the kernels' lanes are. Lanes
+    along another axis are copied into rows a chunk at a time and back."""
+    n = x.shape[axis]
+    finish = descending or x.dtype.kind == "f"
+    args = _lane_args(x, axis, descending)
+    if axis != x.ndim - 1:
+        view = scan_view(x, axis)
+        flat = out.reshape(-1).view(_bits(x.dtype))
+        _run(_sort_lanes, x.size, x.size // n, n, x.dtype, args, finish,
+             (flat, view.outer_shape, n, view.mid_shape, view.inner))
+        return out
     rows = out.reshape(-1, n)
     try:  # copied in by the chunk, while in cache
         source = np.reshape(x, (-1, n), copy=False)
     except ValueError:  # not a view of rows
         out[...] = x
         source = rows
-    finish = descending or x.dtype.kind == "f"
-    args = _lane_args(x, x.ndim - 1, descending) if finish else ()
-    _run(_sort_rows, x.size, source, rows, args)
+    _run(_sort_rows, x.size, source, rows, args if finish else ())
     return out
+
+
+def _sort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args: tuple,
+                finish: bool, target: tuple) -> None:
+    """Share *part* of *parts* of :func:`_sorted_by_numpy` along an axis that is not
+    the last, a chunk of lanes at a time: copied into rows, sorted by NumPy,
+    finished, written to ``target`` (``rows_to_lanes``' output and geometry)."""
+    lo, hi = _jit.part_range(lanes, part, parts)
+    step = max(1, _SORT_CHUNK_BYTES // (n * dtype.itemsize))
+    rows = np.empty((min(step, hi - lo), n), dtype)
+    bits = rows.view(_bits(dtype))
+    for first in range(lo, hi, step):
+        last = min(hi, first + step)
+        K.lanes_to_rows(first, last, bits, *args[:-2])
+        rows[:last - first].sort(axis=-1)
+        if finish:
+            K.numpy_sorted_rows(first, last, bits, *args)
+        K.rows_to_lanes(first, last, bits, *target)
 
 
 #: Rows are copied, sorted and finished this many bytes at a time (in cache).
@@ -727,7 +768,7 @@ def _sort_rows(part: int, parts: int, source: np.ndarray, rows: np.ndarray,
             chunk[...] = source[first:last]
         chunk.sort(axis=-1)
         if args:
-            K.numpy_sorted_rows(first, last, bits, *args)
+            K.numpy_sorted_rows(first, last, bits[first:last], *args)
 
 
 def _numpy_argsorts(x: np.ndarray, axis: int) -> bool:

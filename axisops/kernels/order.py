@@ -649,7 +649,7 @@ def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n,
                       mid_shape, mid_strides, inner, inner_stride, masks, descending):
     """Finish lanes ``[lo, hi)`` sorted by NumPy (called by
     ``axisops.order._sort_rows`` on a few hundred KiB of rows at a time, not
-    through ``_jit.run``; ``rows``: each lane's bits as ``ndarray.sort`` left
+    through ``_jit.run``; ``rows[t - lo]``: lane t's bits as ``ndarray.sort`` left
     them, ascending, NaN last, equal elements in any order) into the one order: a
     *descending* lane reversed before its NaNs, and a float lane with two zeros
     or more, or a NaN, given them back in lane order from ``base``: NumPy's
@@ -661,7 +661,7 @@ def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n,
     floating = masks[5] == zero
     o = m = i = start = 0
     for t in range(lo, hi):
-        row = rows[t]
+        row = rows[t - lo]
         zeros = 0
         nans = 0
         if floating:  # a vectorised count in the sorted row (in cache)
@@ -677,6 +677,38 @@ def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n,
             o, m, i, start = _lane(t, t, o, m, i, start, mids, inner, offset, outer_shape,
                                    outer_strides, mid_shape, mid_strides)
             _restore_specials(base, start + i * inner_stride, n_stride, n, masks, row, nans)
+
+
+@kernel
+def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_stride,
+                  mid_shape, mid_strides, inner, inner_stride):
+    """The bits of lanes ``[lo, hi)`` into ``rows[t - lo]`` (for NumPy's sort of
+    lanes along an axis that is not the last; neighbouring lanes share cache lines,
+    so a chunk of them reads each line from the cache but once from memory)."""
+    mids = block_size(mid_shape)
+    o = m = i = start = 0
+    for t in range(lo, hi):
+        o, m, i, start = _lane(t, lo, o, m, i, start, mids, inner, offset, outer_shape,
+                               outer_strides, mid_shape, mid_strides)
+        p = start + i * inner_stride
+        row = rows[t - lo]
+        for j in range(n):
+            row[j] = base[p + j * n_stride]
+
+
+@kernel
+def rows_to_lanes(lo, hi, rows, out, outer_shape, n, mid_shape, inner):
+    """``rows[t - lo]`` into lane t of ``out`` (flat, layout (outer, n, mid, inner))
+    for lanes ``[lo, hi)``."""
+    mids = block_size(mid_shape)
+    step = mids * inner
+    for t in range(lo, hi):
+        i = t % inner
+        g = t // inner
+        q = ((g // mids) * n * mids + g % mids) * inner + i
+        row = rows[t - lo]
+        for j in range(n):
+            out[q + j * step] = row[j]
 
 
 @kernel(nrt=True)  # Numba's sort of a long run
