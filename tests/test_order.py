@@ -544,7 +544,8 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
     else column by column (inner 17, 5, transposed); rows of 16 and more along the
     last axis by NumPy's sort, finished (a sliced 3-D view: copied first); the
     bits are those of the stable permutation (``take_along_axis`` of the twin's
-    argsort)."""
+    argsort), which ``argsort`` gives (keys of up to 32 bits packed with their
+    positions, lanes copied 16 neighbours at a time)."""
     dtype = np.dtype(dtype)
     rng = np.random.default_rng(7)
     u = _UINT[dtype.itemsize]
@@ -566,6 +567,9 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
                 assert got.shape == want.shape and got.dtype == want.dtype
                 assert got.view(u).tobytes() == np.ascontiguousarray(want).view(u).tobytes(), \
                     (shape, ax, desc)
+                positions = O.argsort(view, ax, descending=desc, index_dtype=np.int32)
+                assert positions.dtype == np.int32 and positions.shape == order.shape
+                np.testing.assert_array_equal(positions, order, err_msg=f"{shape} {ax} {desc}")
 
 
 
