@@ -639,7 +639,7 @@ def _sorted(x: np.ndarray, axis: int, descending: bool, *, values: bool,
     if not values and _packed_argsorts(x, axis):
         return _argsort_packed(x, out, axis, descending)
     if not values and _numpy_argsorts(x, axis):
-        return _argsorted_by_numpy(x, out, descending)
+        return _argsorted_by_numpy(x, out, axis, descending)
     flat = out.reshape(-1)
     unused_values = np.empty(0, _bits(x.dtype))
     unused_positions = np.empty(0, np.int64)
@@ -775,28 +775,42 @@ def _sort_rows(part: int, parts: int, source: np.ndarray, rows: np.ndarray,
 
 def _numpy_argsorts(x: np.ndarray, axis: int) -> bool:
     """Whether :func:`argsort` along *axis* is NumPy's argsort, finished: 64-bit
-    keys along the last axis where NumPy has its AVX-512 argsort (our radix sort
-    moves 16 bytes per element and pass, six passes: 1M float64 42 ms where NumPy
-    takes 15, 1 thread, AMD EPYC Zen 5); 32-bit keys pack with their positions
-    into our radix sort's 8 bytes and beat it."""
-    return (axis == x.ndim - 1 and x.shape[axis] >= NUMPY_ARGSORT_MIN and _AVX512_ARGSORT
-            and x.dtype in _ARGSORTED_64)
+    keys where NumPy has its AVX-512 argsort, rows of 256 and more along the last
+    axis, lanes of 32 and more along another (our radix sort moves 16 bytes per
+    element and pass, six passes: 1M float64 42 ms where NumPy takes 15; along
+    axis 0 of (1024, 1024) float64 ours took 1.5x NumPy's time, this 0.75x; 1
+    thread, AMD EPYC Zen 5). Keys of up to 32 bits go packed with their
+    positions instead (:func:`_packed_argsorts`)."""
+    n = x.shape[axis]
+    if not (_AVX512_ARGSORT and x.dtype in _ARGSORTED_64):
+        return False
+    return n >= NUMPY_ARGSORT_MIN or (axis != x.ndim - 1 and n >= NUMPY_ARGSORT_LANES_MIN)
 
 
 #: Shorter rows are argsorted by our networks and merge sorts (rows of 16 and 128:
-#: NumPy's argsort and the finish took 1.0-1.3x their time).
+#: NumPy's argsort and the finish took 1.0-1.3x their time); along another axis,
+#: shorter lanes (of 16: 1.3x).
 NUMPY_ARGSORT_MIN = 256
+NUMPY_ARGSORT_LANES_MIN = 32
 
 
 _ARGSORTED_64 = frozenset(np.dtype(d) for d in ("int64", "uint64", "float64"))
 _AVX512_ARGSORT = _cpu_has("AVX512_SKX")
 
 
-def _argsorted_by_numpy(x: np.ndarray, out: np.ndarray, descending: bool) -> np.ndarray:
-    """:func:`argsort` of *x* along its last axis by NumPy's argsort, finished into
+def _argsorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int,
+                        descending: bool) -> np.ndarray:
+    """:func:`argsort` of *x* along *axis* by NumPy's argsort of rows, finished into
     the stable one order (``kernels.order.numpy_argsorted_rows``); rows split
-    between threads."""
-    n = x.shape[-1]
+    between threads. Lanes along another axis are copied into rows a chunk at a
+    time, their positions written back."""
+    n = x.shape[axis]
+    if axis != x.ndim - 1:
+        view = scan_view(x, axis)
+        target = (out.reshape(-1), view.outer_shape, n, view.mid_shape, view.inner, False)
+        _run(_argsort_lanes, x.size, x.size // n, n, x.dtype, _lane_args(x, axis, descending),
+             target)
+        return out
     try:
         source = np.reshape(x, (-1, n), copy=False)
     except ValueError:  # not a view of rows
@@ -805,10 +819,28 @@ def _argsorted_by_numpy(x: np.ndarray, out: np.ndarray, descending: bool) -> np.
     return out
 
 
+def _argsort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args: tuple,
+                   target: tuple) -> None:
+    """Share *part* of *parts* of :func:`_argsorted_by_numpy` along an axis that is
+    not the last: each chunk of lanes copied into rows, argsorted by NumPy,
+    finished, its positions written out (``rows_to_lanes``)."""
+    lo, hi = _jit.part_range(lanes, part, parts)
+    step = max(1, _SORT_CHUNK_BYTES // (n * dtype.itemsize))
+    rows = np.empty((min(step, hi - lo), n), dtype)
+    bits = rows.view(_bits(dtype))
+    masks, descending = args[-2], args[-1]
+    for first in range(lo, hi, step):
+        last = min(hi, first + step)
+        K.lanes_to_rows(first, last, bits, *args, False)
+        positions = np.argsort(rows[:last - first], axis=-1)
+        K.numpy_argsorted_rows(positions, bits[:last - first], _NO_ROWS, masks, descending)
+        K.rows_to_lanes(first, last, positions, *target)
+
+
 def _argsort_rows(part: int, parts: int, source: np.ndarray, out: np.ndarray, masks: tuple,
                   descending: bool) -> None:
-    """Share *part* of *parts* of :func:`_argsorted_by_numpy`, a chunk of rows at a
-    time: NumPy's argsort (it releases the GIL), then the finish."""
+    """Share *part* of *parts* of :func:`_argsorted_by_numpy` along the last axis, a
+    chunk of rows at a time: NumPy's argsort (it releases the GIL), then the finish."""
     lo, hi = _jit.part_range(source.shape[0], part, parts)
     bits = source.view(_bits(source.dtype))
     step = max(1, _SORT_CHUNK_BYTES // (source.shape[1] * source.itemsize))

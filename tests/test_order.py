@@ -575,9 +575,9 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
 def test_argsort_of_long_rows_is_stable(dtype):
-    """64-bit rows of 256 and more go through NumPy's argsort (not stable) where the
-    CPU has the AVX-512 one, then every run of equal keys gets its positions in
-    order: short runs and runs longer than an insertion sort's, NaN, -0.0 == +0.0,
+    """64-bit rows of 256 and more (lanes of 32 and more along another axis, copied
+    into rows) go through NumPy's argsort (not stable) where the CPU has the
+    AVX-512 one, then every run of equal keys gets its positions in order: short runs and runs longer than an insertion sort's, NaN, -0.0 == +0.0,
     descending, int32 positions, a lane longer than the gather limit (keys in order
     from a sort) and a view that is not rows (copied)."""
     rng = np.random.default_rng(11)
@@ -593,7 +593,8 @@ def test_argsort_of_long_rows_is_stable(dtype):
         return v.astype(dtype) + (np.iinfo(dtype).max - distinct if dtype.kind == "u" else 0)
 
     cases = [(make((6, 300), 7), -1), (make((3, 1000), 900), -1), (make((3, 4, 600), 40), -1),
-             (make((40000,), 30), -1), (make((70000,), 60000), 0), (make((5, 40, 300), 9)[:, ::3], -1)]
+             (make((40000,), 30), -1), (make((70000,), 60000), 0), (make((5, 40, 300), 9)[:, ::3], -1),
+             (make((300, 20), 9), 0), (make((40, 3, 33), 5), 0), (make((6, 100, 7), 4)[:, ::2], 1)]
     for x, axis in cases:
         for desc in (False, True):
             for index_dtype in (np.int64, np.int32):
