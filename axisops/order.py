@@ -689,23 +689,16 @@ NUMPY_SORT_MIN = 16
 
 def _numpy_sorts(x: np.ndarray, axis: int) -> bool:
     """Whether :func:`sort` of *x* along *axis* is NumPy's sort of rows, finished:
-    for the dtypes it sorts with SIMD, rows of 16 and more along the last axis, and
-    along another axis where our networks do not take the lanes (longer than
-    ``NETWORK_MAX``: (1024, 1024) float32 along axis 0 11.5 ms where our radix sort
-    took 20 and NumPy's own 13.7, 1 thread, AMD EPYC Zen 5) or where their 64-bit
-    keys fall off a cliff: on arrays of 8 MiB and more the blocks of 16 lanes of
-    64-bit keys ran 4-6x slower than on 4 MiB (3.6 -> 26 ns per element; 32-bit
-    keys did not; the reads and the writes of a block together, each alone was fast;
-    not understood)."""
-    n = x.shape[axis]
-    if n < NUMPY_SORT_MIN or x.dtype not in _SIMD_SORTED:
-        return False
-    if axis == x.ndim - 1 or not _short_lanes(x, axis):
-        return True
-    return x.itemsize == 8 and x.nbytes > _NETWORK_CLIFF_BYTES
+    lanes of 16 and more of the dtypes NumPy sorts with SIMD, along any axis (along
+    another than the last, copied into rows 16 neighbours at a time and back).
+    1 thread, AMD EPYC Zen 5, against NumPy's own sort along the axis: (1024,
+    1024) float32 along axis 0 1.2x where our radix sort was 0.7x, lanes of 128
+    and 256 along axis 0 2.6-7.6x where our networks of 16 lanes were 0.8-5.9x
+    (a network of 16 lanes of 64-bit keys also ran 4-6x slower on arrays of 8 MiB
+    than of 4, not understood)."""
+    return x.shape[axis] >= NUMPY_SORT_MIN and x.dtype in _SIMD_SORTED
 
 
-_NETWORK_CLIFF_BYTES = 4 << 20
 
 
 def _sorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> np.ndarray:
