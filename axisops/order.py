@@ -212,6 +212,10 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     values = np.empty(shape, x.dtype)
     indices = np.empty(shape, index_dtype)
+    if values.size and _top_k_packs(x, axis, k):
+        _top_k_packed(x, axis, k, mode == "largest", sorted, indices)
+        values[...] = np.take_along_axis(x, indices, axis)
+        return ValuesIndices(values, indices)
     # a network for short lanes, or many of a longer one's (a few are kept as it is read)
     if values.size and (k > K.SMALL_K or n <= 64) and _short_lanes(x, axis):
         _network(x, axis, mode == "largest", K.FIRST_K, k,
@@ -894,6 +898,50 @@ def _argsort_packed_lanes(part: int, parts: int, lanes: int, n: int, args: tuple
 
 
 _LOW_32 = np.uint64(0xFFFFFFFF)
+
+
+def _top_k_packs(x: np.ndarray, axis: int, k: int) -> bool:
+    """Whether :func:`top_k` of *x* selects among packed keys and positions by
+    NumPy's partition (:func:`_top_k_packed`): keys of up to 32 bits, more than
+    ``SMALL_K`` of them and more than a ``FILTER_RATIO`` block share of the lane
+    (fewer are found while the lane is read, or by its blocks' minima). 1 thread,
+    AMD EPYC Zen 5, against torch.topk: k=256 of rows of 1024 float32 1.35x ->
+    5.6x, int32 with ties 0.76x -> 5.0x; k=100000 of 1M float32 2.5x -> 7.7x."""
+    n = x.shape[axis]
+    return (_PACKED_ARGSORT and x.itemsize <= 4 and NUMPY_SORT_MIN <= n < 1 << 32
+            and k > K.SMALL_K and k * K.FILTER_RATIO * K.FILTER_BLOCK > n)
+
+
+def _top_k_packed(x: np.ndarray, axis: int, k: int, largest: bool, in_order: bool,
+                  indices: np.ndarray) -> None:
+    """The positions of :func:`top_k` into *indices*: each lane's keys (descending
+    ones for the largest) packed above their positions, NumPy's partition at the
+    k-th (packed keys are distinct: the k least are exactly the stable order's
+    first k), the k sorted (or their positions, for lane order)."""
+    n = x.shape[axis]
+    view = scan_view(x, axis)
+    target = (indices.reshape(-1), view.outer_shape, k, view.mid_shape, view.inner, True)
+    _run(_top_k_packed_lanes, x.size, x.size // n, n, k, _lane_args(x, axis, largest), target,
+         in_order)
+
+
+def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: tuple,
+                        target: tuple, in_order: bool) -> None:
+    """Share *part* of *parts* of :func:`_top_k_packed`, a chunk of lanes at a time."""
+    lo, hi = _jit.part_range(lanes, part, parts)
+    step = max(1, _SORT_CHUNK_BYTES // (8 * n))
+    packed = np.empty((min(step, hi - lo), n), np.uint64)
+    for first in range(lo, hi, step):
+        last = min(hi, first + step)
+        chunk = packed[:last - first]
+        K.lanes_to_rows(first, last, chunk, *args, True)
+        if k < n:
+            chunk.partition(k - 1, axis=-1)
+        best = chunk[:, :k]
+        if not in_order:
+            np.bitwise_and(best, _LOW_32, out=best)  # by position: lane order
+        best.sort(axis=-1)
+        K.rows_to_lanes(first, last, best, *target)
 
 
 #: Lanes longer than this have their keys in order from NumPy's sort, not gathered

@@ -202,6 +202,21 @@ def compare_top_k(x, k, axis, label, errors):
                       f"{label}, mode={mode}) unsorted", unsorted_problem(axis), errors)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.float16, np.bool_],
+                         ids=lambda d: np.dtype(d).name)
+def test_top_k_of_many_packs_keys_with_positions(dtype):
+    """``top_k`` of more than 32 and of more than a block share of the lane, keys of
+    up to 32 bits: keys packed above positions, NumPy's partition and sort; along
+    the last axis and others (lanes copied 16 neighbours at a time), ties, NaN."""
+    rng = np.random.default_rng(5)
+    errors = []
+    for shape, axis, k in [((300, 7), 0, 100), ((4, 200, 5), 1, 60), ((3, 2000), -1, 700),
+                           ((2000,), 0, 1999), ((40, 50), 1, 33)]:
+        x = data(rng, shape, dtype)
+        compare_top_k(x, k, axis, f"({shape}, {np.dtype(dtype)}, k={k}, axis={axis}", errors)
+    report(errors)
+
+
 def _filter_lanes(dtype, rng):
     """Lanes that ``top_k`` filters by block minima (kernels.order.FILTER_BLOCK):
     NaN/NaT around block and chunk boundaries, whole NaN chunks and lanes, fewer
