@@ -713,6 +713,15 @@ def _sorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int, descending: bool
     along another axis are copied into rows a chunk at a time and back."""
     n = x.shape[axis]
     finish = descending or x.dtype.kind == "f"
+    if axis == x.ndim - 1 and x.nbytes <= _SORT_CHUNK_BYTES and x.flags.c_contiguous:
+        rows = out.reshape(-1, n)  # one chunk, here
+        np.copyto(out, x)
+        rows.sort(axis=-1)
+        if finish:
+            bits = _bits(x.dtype)
+            K.rows_finisher(x.dtype.str)(rows.view(bits), x.reshape(-1, n).view(bits),
+                                         descending)
+        return out
     args = _lane_args(x, axis, descending)
     if axis != x.ndim - 1:
         view = scan_view(x, axis)

@@ -30,9 +30,10 @@ its lane only, never on the number of threads.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from numba.extending import overload
 
-from .._jit import helper, kernel, part_range
+from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, block_size
 from .simd import LANES, min_max_rows, min_max_rows_by
 
@@ -657,26 +658,69 @@ def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n,
     two equal zeros; NaNs are written back as the one quiet NaN). Integer lanes:
     only reversed (ascending ones need nothing)."""
     mids = block_size(mid_shape)
-    mag, zero, expo = masks[4], masks[9], masks[6]
-    floating = masks[5] == zero
     o = m = i = start = 0
     for t in range(lo, hi):
         row = rows[t - lo]
-        zeros = 0
-        nans = 0
-        if floating:  # a vectorised count in the sorted row (in cache)
-            for j in range(n):
-                b = row[j] & mag
-                zeros += b == zero
-                nans += b > expo
-        valid = n - nans
-        if descending:
-            for j in range(valid // 2):
-                row[j], row[valid - 1 - j] = row[valid - 1 - j], row[j]
-        if zeros >= 2 or nans > 0:
+        nans, restore = _finish_row(row, n, masks, descending)
+        if restore:
             o, m, i, start = _lane(t, t, o, m, i, start, mids, inner, offset, outer_shape,
                                    outer_strides, mid_shape, mid_strides)
             _restore_specials(base, start + i * inner_stride, n_stride, n, masks, row, nans)
+
+
+@helper
+def _finish_row(row, n, masks, descending):
+    """:func:`numpy_sorted_rows` of one row but the restoring: the row reversed
+    before its NaNs if *descending*; returns its NaN count and whether its zeros
+    and NaNs need putting back (two zeros or more, or a NaN, of a float)."""
+    mag, zero, expo = masks[4], masks[9], masks[6]
+    floating = masks[5] == zero
+    nans = 0
+    while floating and nans < n and (row[n - 1 - nans] & mag) > expo:  # NaN last
+        nans += 1
+    valid = n - nans
+    zeros = 0
+    if floating:  # the zeros, a block of the ascending row: two binary searches
+        key = order_key(zero, masks, False)
+        zeros = (_keys_below(row, valid, key + masks[10], masks)
+                 - _keys_below(row, valid, key, masks))
+    if descending:
+        for j in range(valid // 2):
+            row[j], row[valid - 1 - j] = row[valid - 1 - j], row[j]
+    return nans, zeros >= 2 or nans > 0
+
+
+@helper
+def _keys_below(row, hi, key, masks):
+    """How many of ``row[:hi]`` (ascending in the order) have a key below *key*."""
+    lo = 0
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if order_key(row[mid], masks, False) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@factory
+def rows_finisher(dtype_str: str):
+    """``finish(rows, source, descending)``: :func:`numpy_sorted_rows` of the
+    C-contiguous ``rows`` (lanes, n) whose lanes are the rows of ``source`` (their
+    bits, C-contiguous), the masks constants of the machine code: for a small sort
+    the planned kernel's arguments (the walker's geometry, the masks' tuple) cost
+    more of Numba's dispatch than the finish itself."""
+    masks = key_masks(np.dtype(dtype_str))
+
+    @njit(cache=True, nogil=True)
+    def finish(rows, source, descending):
+        n = rows.shape[1]
+        for t in range(rows.shape[0]):
+            nans, restore = _finish_row(rows[t], n, masks, descending)
+            if restore:
+                _restore_specials(source[t], 0, 1, n, masks, rows[t], nans)
+
+    return finish
 
 
 #: Lanes along an axis that is not the last are copied to and from rows
