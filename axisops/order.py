@@ -212,8 +212,9 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     values = np.empty(shape, x.dtype)
     indices = np.empty(shape, index_dtype)
-    if values.size and _top_k_packs(x, axis, k):
-        _top_k_packed(x, axis, k, mode == "largest", sorted, indices)
+    if values.size and _top_k_by_numpy(x, axis, k):
+        finder = _top_k_packed if x.itemsize <= 4 else _top_k_keyed
+        finder(x, axis, k, mode == "largest", sorted, indices)
         values[...] = np.take_along_axis(x, indices, axis)
         return ValuesIndices(values, indices)
     # a network for short lanes, or many of a longer one's (a few are kept as it is read)
@@ -750,7 +751,7 @@ def _sort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args
     bits = rows.view(_bits(dtype))
     for first in range(lo, hi, step):
         last = min(hi, first + step)
-        K.lanes_to_rows(first, last, bits, *args, False)
+        K.lanes_to_rows(first, last, bits, *args, K.ROW_BITS)
         rows[:last - first].sort(axis=-1)
         if finish:
             K.numpy_sorted_rows(first, last, bits, *args)
@@ -837,7 +838,7 @@ def _argsort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, a
     masks, descending = args[-2], args[-1]
     for first in range(lo, hi, step):
         last = min(hi, first + step)
-        K.lanes_to_rows(first, last, bits, *args, False)
+        K.lanes_to_rows(first, last, bits, *args, K.ROW_BITS)
         positions = np.argsort(rows[:last - first], axis=-1)
         K.numpy_argsorted_rows(positions, bits[:last - first], _NO_ROWS, masks, descending)
         K.rows_to_lanes(first, last, positions, *target)
@@ -897,7 +898,7 @@ def _argsort_packed_lanes(part: int, parts: int, lanes: int, n: int, args: tuple
     for first in range(lo, hi, step):
         last_lane = min(hi, first + step)
         chunk = packed[:last_lane - first]
-        K.lanes_to_rows(first, last_lane, chunk, *args, True)
+        K.lanes_to_rows(first, last_lane, chunk, *args, K.ROW_PACKED)
         chunk.sort(axis=-1)
         if last:
             np.bitwise_and(chunk, _LOW_32, out=chunk)
@@ -909,19 +910,61 @@ def _argsort_packed_lanes(part: int, parts: int, lanes: int, n: int, args: tuple
 _LOW_32 = np.uint64(0xFFFFFFFF)
 
 
-def _top_k_packs(x: np.ndarray, axis: int, k: int) -> bool:
-    """Whether :func:`top_k` of *x* selects among packed keys and positions by
-    NumPy's partition (:func:`_top_k_packed`): keys of up to 32 bits, more than
-    ``SMALL_K`` of them and more than a ``FILTER_RATIO`` block share of the lane
-    (fewer are found while the lane is read, or by its blocks' minima). 1 thread,
+def _top_k_by_numpy(x: np.ndarray, axis: int, k: int) -> bool:
+    """Whether :func:`top_k` of *x* selects by NumPy's partition: more than
+    ``SMALL_K`` and more than a ``FILTER_RATIO`` block share of the lane (fewer
+    are found while the lane is read, or by its blocks' minima), where NumPy
+    sorts uint64 with SIMD; keys of up to 32 bits packed with their positions
+    (:func:`_top_k_packed`), wider ones through their k-th key
+    (:func:`_top_k_keyed`; short lanes of those stay with the networks). 1 thread,
     AMD EPYC Zen 5, against torch.topk: k=256 of rows of 1024 float32 1.35x ->
-    5.6x, int32 with ties 0.76x -> 5.0x; k=100000 of 1M float32 2.5x -> 7.7x."""
+    5.6x, int32 with ties 0.76x -> 5.0x; k=100000 of 1M float32 2.5x -> 7.7x;
+    float64 rows 1.0x -> 1.4x."""
     n = x.shape[axis]
-    return (_PACKED_ARGSORT and x.itemsize <= 4 and NUMPY_SORT_MIN <= n < 1 << 32
-            and k > K.SMALL_K and k * K.FILTER_RATIO * K.FILTER_BLOCK > n)
+    return (_PACKED_ARGSORT and NUMPY_SORT_MIN <= n < 1 << 32 and k > K.SMALL_K
+            and k * K.FILTER_RATIO * K.FILTER_BLOCK > n
+            and (x.itemsize <= 4 or not _short_lanes(x, axis)))
 
 
-def _top_k_packed(x: np.ndarray, axis: int, k: int, largest: bool, in_order: bool,
+def _top_k_keyed(x: np.ndarray, axis: int, k: int, largest: bool, sorted_: bool,
+                 indices: np.ndarray) -> None:
+    """The positions of :func:`top_k` into *indices* for keys too wide to pack: each
+    lane's order keys, NumPy's partition finds the k-th, the lane's first k in the
+    stable order are taken in lane order (``kernels.order.first_k_by_bound``:
+    those below it and the first of those equal to it), then sorted by NumPy's
+    argsort of their keys made stable (``numpy_argsorted_rows``)."""
+    n = x.shape[axis]
+    view = scan_view(x, axis)
+    target = (indices.reshape(-1), view.outer_shape, k, view.mid_shape, view.inner, False)
+    _run(_top_k_keyed_lanes, x.size, x.size // n, n, k, _lane_args(x, axis, largest), target,
+         sorted_)
+
+
+def _top_k_keyed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: tuple,
+                       target: tuple, sorted_: bool) -> None:
+    """Share *part* of *parts* of :func:`_top_k_keyed`, a chunk of lanes at a time."""
+    lo, hi = _jit.part_range(lanes, part, parts)
+    step = max(1, _SORT_CHUNK_BYTES // (8 * n))
+    keys = np.empty((min(step, hi - lo), n), np.uint64)
+    spare = np.empty_like(keys)
+    chosen = np.empty((keys.shape[0], k + 1), np.int64)
+    for first in range(lo, hi, step):
+        last = min(hi, first + step)
+        rows, bounds, picked = keys[:last - first], spare[:last - first], chosen[:last - first]
+        K.lanes_to_rows(first, last, rows, *args, K.ROW_KEYS)
+        np.copyto(bounds, rows)
+        bounds.partition(k - 1, axis=-1)  # k = n too: the greatest key is the bound
+        K.first_k_by_bound(rows, np.ascontiguousarray(bounds[:, k - 1]), k, picked)
+        picked = picked[:, :k]
+        if sorted_:
+            picked_keys = np.take_along_axis(rows, picked, axis=-1)
+            order = np.argsort(picked_keys, axis=-1)
+            K.numpy_argsorted_rows(order, picked_keys, _NO_ROWS, _KEY_MASKS, False)
+            picked = np.take_along_axis(picked, order, axis=-1)
+        K.rows_to_lanes(first, last, picked, *target)
+
+
+def _top_k_packed(x: np.ndarray, axis: int, k: int, largest: bool, sorted_: bool,
                   indices: np.ndarray) -> None:
     """The positions of :func:`top_k` into *indices*: each lane's keys (descending
     ones for the largest) packed above their positions, NumPy's partition at the
@@ -931,11 +974,11 @@ def _top_k_packed(x: np.ndarray, axis: int, k: int, largest: bool, in_order: boo
     view = scan_view(x, axis)
     target = (indices.reshape(-1), view.outer_shape, k, view.mid_shape, view.inner, True)
     _run(_top_k_packed_lanes, x.size, x.size // n, n, k, _lane_args(x, axis, largest), target,
-         in_order)
+         sorted_)
 
 
 def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: tuple,
-                        target: tuple, in_order: bool) -> None:
+                        target: tuple, sorted_: bool) -> None:
     """Share *part* of *parts* of :func:`_top_k_packed`, a chunk of lanes at a time."""
     lo, hi = _jit.part_range(lanes, part, parts)
     step = max(1, _SORT_CHUNK_BYTES // (8 * n))
@@ -943,11 +986,11 @@ def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args:
     for first in range(lo, hi, step):
         last = min(hi, first + step)
         chunk = packed[:last - first]
-        K.lanes_to_rows(first, last, chunk, *args, True)
+        K.lanes_to_rows(first, last, chunk, *args, K.ROW_PACKED)
         if k < n:
             chunk.partition(k - 1, axis=-1)
         best = chunk[:, :k]
-        if not in_order:
+        if not sorted_:
             np.bitwise_and(best, _LOW_32, out=best)  # by position: lane order
         best.sort(axis=-1)
         K.rows_to_lanes(first, last, best, *target)
@@ -957,6 +1000,8 @@ def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args:
 #: through the positions (1M float64: a gather missed the cache at each element).
 _ARGSORT_GATHER_MAX = 1 << 15
 _NO_ROWS = np.empty((0, 1), np.uint64)
+#: Order keys are their own keys (uint64's masks).
+_KEY_MASKS = K.key_masks(np.dtype(np.uint64))
 
 
 def _partitioned(x: np.ndarray, axis: int, places: list[int], *, values: bool,

@@ -202,12 +202,15 @@ def compare_top_k(x, k, axis, label, errors):
                       f"{label}, mode={mode}) unsorted", unsorted_problem(axis), errors)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.float16, np.bool_],
+@pytest.mark.parametrize("dtype", [np.float32, np.int16, np.uint8, np.float16, np.bool_,
+                                   np.float64, np.int64, "datetime64[s]"],
                          ids=lambda d: np.dtype(d).name)
-def test_top_k_of_many_packs_keys_with_positions(dtype):
-    """``top_k`` of more than 32 and of more than a block share of the lane, keys of
-    up to 32 bits: keys packed above positions, NumPy's partition and sort; along
-    the last axis and others (lanes copied 16 neighbours at a time), ties, NaN."""
+def test_top_k_of_many_by_numpy_partition(dtype):
+    """``top_k`` of more than 32 and of more than a block share of the lane: keys of
+    up to 32 bits packed above positions, NumPy's partition and sort; wider keys
+    through NumPy's partition's k-th key, the first k taken in lane order and
+    sorted by a stable argsort; along the last axis and others (lanes copied 16
+    neighbours at a time), ties, NaN, NaT."""
     rng = np.random.default_rng(5)
     errors = []
     for shape, axis, k in [((300, 7), 0, 100), ((4, 200, 5), 1, 60), ((3, 2000), -1, 700),

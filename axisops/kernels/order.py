@@ -741,14 +741,28 @@ def _lane_run(t, hi, inner, mids):
     return g // mids, g % mids, i, min(COPY_LANES, inner - i, hi - t)
 
 
+#: What :func:`lanes_to_rows` writes: the elements' bits, their order keys packed
+#: above their positions (keys of up to 32 bits), or their order keys.
+ROW_BITS, ROW_PACKED, ROW_KEYS = 0, 1, 2
+
+
+@helper(inline=True)
+def _row_value(b, j, masks, descending, what):
+    if what == ROW_PACKED:
+        return (np.uint64(order_key(b, masks, descending)) << np.uint64(32)) | np.uint64(j)
+    if what == ROW_KEYS:
+        return order_key(b, masks, descending)
+    return b
+
+
 @kernel
 def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_stride,
-                  mid_shape, mid_strides, inner, inner_stride, masks, descending, packing):
-    """Lanes ``[lo, hi)`` into ``rows[t - lo]``: their bits, or with *packing*
-    (``rows`` uint64, keys of up to 32 bits) each element's order key above its
-    position, so that sorted as integers the packed lanes are the stable order
-    (positions break the ties; ``axisops.order._argsort_packed``). Neighbouring
-    lanes are read ``COPY_LANES`` at a time."""
+                  mid_shape, mid_strides, inner, inner_stride, masks, descending, what):
+    """Lanes ``[lo, hi)`` into ``rows[t - lo]``, *what* of each element
+    (``ROW_BITS``, ``ROW_PACKED``: ``rows`` uint64, sorted as integers the packed
+    lanes are the stable order, positions breaking the ties, as
+    ``axisops.order._argsort_packed`` uses them; ``ROW_KEYS``). Neighbouring lanes
+    are read ``COPY_LANES`` at a time."""
     mids = block_size(mid_shape)
     t = lo
     while t < hi:
@@ -756,12 +770,14 @@ def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_s
         p = _group_start(o, m, offset, outer_shape, outer_strides, mid_shape,
                          mid_strides) + i * inner_stride
         r = t - lo
-        if width == 1 and n_stride == 1:  # a row: vectorised
+        if width == 1 and n_stride == 1:  # a row: vectorised (one loop for each what)
             row = rows[r]
-            if packing:
+            if what == ROW_PACKED:
                 for j in range(n):
-                    row[j] = (np.uint64(order_key(base[p + j], masks, descending))
-                              << np.uint64(32)) | np.uint64(j)
+                    row[j] = _row_value(base[p + j], j, masks, descending, ROW_PACKED)
+            elif what == ROW_KEYS:
+                for j in range(n):
+                    row[j] = _row_value(base[p + j], j, masks, descending, ROW_KEYS)
             else:
                 for j in range(n):
                     row[j] = base[p + j]
@@ -769,12 +785,8 @@ def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_s
             for j in range(n):
                 at = p + j * n_stride
                 for w in range(width):
-                    b = base[at + w * inner_stride]
-                    if packing:
-                        rows[r + w, j] = (np.uint64(order_key(b, masks, descending))
-                                          << np.uint64(32)) | np.uint64(j)
-                    else:
-                        rows[r + w, j] = b
+                    rows[r + w, j] = _row_value(base[at + w * inner_stride], j, masks, descending,
+                                                what)
         t += width
 
 
@@ -799,6 +811,34 @@ def rows_to_lanes(lo, hi, rows, out, outer_shape, n, mid_shape, inner, low):
                 else:
                     out[at + w] = rows[r + w, j]
         t += width
+
+
+@kernel
+def first_k_by_bound(keys, bounds, k, chosen):
+    """The positions of each row's first *k* keys in the stable order, in lane
+    order, into ``chosen[:, :k]`` (rows, k + 1: the last column is scratch): those
+    below the row's k-th least key ``bounds[r]``, and the first of those equal to
+    it (the stable order takes equal keys by position). Without a branch on the
+    keys: each position is written, the place advanced only past a chosen one (a
+    branch on keys below the bound mispredicted for a quarter of them)."""
+    n = keys.shape[1]
+    for r in range(keys.shape[0]):
+        row = keys[r]
+        out = chosen[r]
+        bound = bounds[r]
+        below = 0
+        for j in range(n):  # vectorised
+            below += row[j] < bound
+        equal = k - below
+        w = 0
+        for j in range(n):
+            key = row[j]
+            take = (key < bound) | ((key == bound) & (equal > 0))
+            equal -= (key == bound) & take
+            out[w] = j
+            w += take
+            if w == k:
+                break
 
 
 @kernel(nrt=True)  # Numba's sort of a long run
