@@ -879,6 +879,13 @@ def _argsort_packed(x: np.ndarray, out: np.ndarray, axis: int, descending: bool)
     (``kernels.order.lanes_to_rows``), a chunk of lanes at a time, rows split between
     threads."""
     n = x.shape[axis]
+    if axis == x.ndim - 1 and 8 * x.size <= _SORT_CHUNK_BYTES and x.flags.c_contiguous:
+        packed = np.empty((x.size // n, n), np.uint64)  # one chunk, here
+        K.rows_packer(x.dtype.str)(x.reshape(-1, n).view(_bits(x.dtype)), packed, descending)
+        packed.sort(axis=-1)
+        np.bitwise_and(packed, _LOW_32, out=packed)
+        out.reshape(-1, n)[...] = packed
+        return out
     view = scan_view(x, axis)
     target = (out.reshape(-1), view.outer_shape, n, view.mid_shape, view.inner, True)
     _run(_argsort_packed_lanes, x.size, x.size // n, n, _lane_args(x, axis, descending),

@@ -704,6 +704,29 @@ def _keys_below(row, hi, key, masks):
 
 
 @factory
+def rows_packer(dtype_str: str):
+    """``pack(rows, packed, descending)``: the C-contiguous ``rows`` (lanes, n) of
+    *dtype_str*'s bits (up to 32) as order keys packed above positions into
+    ``packed`` (:func:`lanes_to_rows`' ``ROW_PACKED``), the masks constants of the
+    machine code (for small argsorts)."""
+    masks = key_masks(np.dtype(dtype_str))
+
+    @njit(cache=True, nogil=True)
+    def pack(rows, packed, descending):
+        for t in range(rows.shape[0]):
+            row = rows[t]
+            out = packed[t]
+            if descending:
+                for j in range(row.size):
+                    out[j] = _row_value(row[j], j, masks, True, ROW_PACKED)
+            else:
+                for j in range(row.size):
+                    out[j] = _row_value(row[j], j, masks, False, ROW_PACKED)
+
+    return pack
+
+
+@factory
 def rows_finisher(dtype_str: str):
     """``finish(rows, source, descending)``: :func:`numpy_sorted_rows` of the
     C-contiguous ``rows`` (lanes, n) whose lanes are the rows of ``source`` (their
