@@ -213,8 +213,7 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     values = np.empty(shape, x.dtype)
     indices = np.empty(shape, index_dtype)
     if values.size and _top_k_by_numpy(x, axis, k):
-        finder = _top_k_packed if x.itemsize <= 4 else _top_k_keyed
-        finder(x, axis, k, mode == "largest", sorted, indices)
+        _top_k_positions(x, axis, k, mode == "largest", sorted, indices)
         values[...] = np.take_along_axis(x, indices, axis)
         return ValuesIndices(values, indices)
     # a network for short lanes, or many of a longer one's (a few are kept as it is read)
@@ -922,8 +921,8 @@ def _top_k_by_numpy(x: np.ndarray, axis: int, k: int) -> bool:
     ``SMALL_K`` and more than a ``FILTER_RATIO`` block share of the lane (fewer
     are found while the lane is read, or by its blocks' minima), where NumPy
     sorts uint64 with SIMD; keys of up to 32 bits packed with their positions
-    (:func:`_top_k_packed`), wider ones through their k-th key
-    (:func:`_top_k_keyed`; short lanes of those stay with the networks). 1 thread,
+    (:func:`_top_k_packed_lanes`), wider ones through their k-th key
+    (:func:`_top_k_keyed_lanes`; short lanes of those stay with the networks). 1 thread,
     AMD EPYC Zen 5, against torch.topk: k=256 of rows of 1024 float32 1.35x ->
     5.6x, int32 with ties 0.76x -> 5.0x; k=100000 of 1M float32 2.5x -> 7.7x;
     float64 rows 1.0x -> 1.4x."""
@@ -933,23 +932,27 @@ def _top_k_by_numpy(x: np.ndarray, axis: int, k: int) -> bool:
             and (x.itemsize <= 4 or not _short_lanes(x, axis)))
 
 
-def _top_k_keyed(x: np.ndarray, axis: int, k: int, largest: bool, sorted_: bool,
-                 indices: np.ndarray) -> None:
-    """The positions of :func:`top_k` into *indices* for keys too wide to pack: each
-    lane's order keys, NumPy's partition finds the k-th, the lane's first k in the
-    stable order are taken in lane order (``kernels.order.first_k_by_bound``:
-    those below it and the first of those equal to it), then sorted by NumPy's
-    argsort of their keys made stable (``numpy_argsorted_rows``)."""
+def _top_k_positions(x: np.ndarray, axis: int, k: int, largest: bool, sorted_: bool,
+                     indices: np.ndarray) -> None:
+    """The positions of :func:`top_k` into *indices*, a chunk of lanes at a time
+    split between threads: keys of up to 32 bits packed with their positions
+    (:func:`_top_k_packed_lanes`), wider ones through their k-th key
+    (:func:`_top_k_keyed_lanes`)."""
     n = x.shape[axis]
+    packs = x.itemsize <= 4
     view = scan_view(x, axis)
-    target = (indices.reshape(-1), view.outer_shape, k, view.mid_shape, view.inner, False)
-    _run(_top_k_keyed_lanes, x.size, x.size // n, n, k, _lane_args(x, axis, largest), target,
-         sorted_)
+    target = (indices.reshape(-1), view.outer_shape, k, view.mid_shape, view.inner, packs)
+    _run(_top_k_packed_lanes if packs else _top_k_keyed_lanes, x.size, x.size // n, n, k,
+         _lane_args(x, axis, largest), target, sorted_)
 
 
 def _top_k_keyed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: tuple,
                        target: tuple, sorted_: bool) -> None:
-    """Share *part* of *parts* of :func:`_top_k_keyed`, a chunk of lanes at a time."""
+    """Share *part* of *parts* of :func:`_top_k_positions` for keys too wide to pack:
+    each lane's order keys, NumPy's partition finds the k-th, the lane's first k in
+    the stable order are taken in lane order (``kernels.order.first_k_by_bound``:
+    those below it and the first of those equal to it), then sorted by NumPy's
+    argsort of their keys made stable (``numpy_argsorted_rows``)."""
     lo, hi = _jit.part_range(lanes, part, parts)
     step = max(1, _SORT_CHUNK_BYTES // (8 * n))
     keys = np.empty((min(step, hi - lo), n), np.uint64)
@@ -971,22 +974,13 @@ def _top_k_keyed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: 
         K.rows_to_lanes(first, last, picked, *target)
 
 
-def _top_k_packed(x: np.ndarray, axis: int, k: int, largest: bool, sorted_: bool,
-                  indices: np.ndarray) -> None:
-    """The positions of :func:`top_k` into *indices*: each lane's keys (descending
-    ones for the largest) packed above their positions, NumPy's partition at the
-    k-th (packed keys are distinct: the k least are exactly the stable order's
-    first k), the k sorted (or their positions, for lane order)."""
-    n = x.shape[axis]
-    view = scan_view(x, axis)
-    target = (indices.reshape(-1), view.outer_shape, k, view.mid_shape, view.inner, True)
-    _run(_top_k_packed_lanes, x.size, x.size // n, n, k, _lane_args(x, axis, largest), target,
-         sorted_)
-
-
 def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: tuple,
                         target: tuple, sorted_: bool) -> None:
-    """Share *part* of *parts* of :func:`_top_k_packed`, a chunk of lanes at a time."""
+    """Share *part* of *parts* of :func:`_top_k_positions` for keys of up to 32 bits:
+    each lane's keys (descending ones for the largest) packed above their
+    positions, NumPy's partition at the k-th (packed keys are distinct: the k least
+    are exactly the stable order's first k), the k sorted (or their positions, for
+    lane order)."""
     lo, hi = _jit.part_range(lanes, part, parts)
     step = max(1, _SORT_CHUNK_BYTES // (8 * n))
     packed = np.empty((min(step, hi - lo), n), np.uint64)
