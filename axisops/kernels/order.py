@@ -660,43 +660,47 @@ def numpy_sorted_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n,
     mids = block_size(mid_shape)
     o = m = i = start = 0
     for t in range(lo, hi):
-        row = rows[t - lo]
-        nans, restore = _finish_row(row, n, masks, descending)
+        nans, restore = _finish_row(rows, t - lo, n, masks, descending)
         if restore:
             o, m, i, start = _lane(t, t, o, m, i, start, mids, inner, offset, outer_shape,
                                    outer_strides, mid_shape, mid_strides)
-            _restore_specials(base, start + i * inner_stride, n_stride, n, masks, row, nans)
+            _restore_specials(base, start + i * inner_stride, n_stride, n, masks, rows[t - lo],
+                              nans)
 
 
 @helper
-def _finish_row(row, n, masks, descending):
-    """:func:`numpy_sorted_rows` of one row but the restoring: the row reversed
+def _finish_row(rows, r, n, masks, descending):
+    """:func:`numpy_sorted_rows` of row *r* of ``rows`` but the restoring (indexed
+    in place: a view of each row of 16 cost as much as the rest): the row reversed
     before its NaNs if *descending*; returns its NaN count and whether its zeros
     and NaNs need putting back (two zeros or more, or a NaN, of a float)."""
     mag, zero, expo = masks[4], masks[9], masks[6]
     floating = masks[5] == zero
     nans = 0
-    while floating and nans < n and (row[n - 1 - nans] & mag) > expo:  # NaN last
+    while floating and nans < n and (rows[r, n - 1 - nans] & mag) > expo:  # NaN last
         nans += 1
     valid = n - nans
     zeros = 0
-    if floating:  # the zeros, a block of the ascending row: two binary searches
+    if floating and n <= 64:  # a short row: counted, vectorised (a search mispredicts)
+        for j in range(n):
+            zeros += (rows[r, j] & mag) == zero
+    elif floating:  # the zeros, a block of the ascending row: two binary searches
         key = order_key(zero, masks, False)
-        zeros = (_keys_below(row, valid, key + masks[10], masks)
-                 - _keys_below(row, valid, key, masks))
+        zeros = (_keys_below(rows, r, valid, key + masks[10], masks)
+                 - _keys_below(rows, r, valid, key, masks))
     if descending:
         for j in range(valid // 2):
-            row[j], row[valid - 1 - j] = row[valid - 1 - j], row[j]
+            rows[r, j], rows[r, valid - 1 - j] = rows[r, valid - 1 - j], rows[r, j]
     return nans, zeros >= 2 or nans > 0
 
 
 @helper
-def _keys_below(row, hi, key, masks):
-    """How many of ``row[:hi]`` (ascending in the order) have a key below *key*."""
+def _keys_below(rows, r, hi, key, masks):
+    """How many of ``rows[r, :hi]`` (ascending in the order) have a key below *key*."""
     lo = 0
     while lo < hi:
         mid = (lo + hi) // 2
-        if order_key(row[mid], masks, False) < key:
+        if order_key(rows[r, mid], masks, False) < key:
             lo = mid + 1
         else:
             hi = mid
@@ -739,7 +743,7 @@ def rows_finisher(dtype_str: str):
     def finish(rows, source, descending):
         n = rows.shape[1]
         for t in range(rows.shape[0]):
-            nans, restore = _finish_row(rows[t], n, masks, descending)
+            nans, restore = _finish_row(rows, t, n, masks, descending)
             if restore:
                 _restore_specials(source[t], 0, 1, n, masks, rows[t], nans)
 
@@ -778,7 +782,7 @@ def _row_value(b, j, masks, descending, what):
     return b
 
 
-@kernel
+@kernel(nrt=True)  # its tile
 def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_stride,
                   mid_shape, mid_strides, inner, inner_stride, masks, descending, what):
     """Lanes ``[lo, hi)`` into ``rows[t - lo]``, *what* of each element
@@ -787,6 +791,7 @@ def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_s
     ``axisops.order._argsort_packed`` uses them; ``ROW_KEYS``). Neighbouring lanes
     are read ``COPY_LANES`` at a time."""
     mids = block_size(mid_shape)
+    tile = np.empty((COPY_LANES, COPY_LANES), rows.dtype)
     t = lo
     while t < hi:
         o, m, i, width = _lane_run(t, hi, inner, mids)
@@ -804,20 +809,40 @@ def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_s
             else:
                 for j in range(n):
                     row[j] = base[p + j]
-        else:
-            for j in range(n):
-                at = p + j * n_stride
+        else:  # through a tile of 16 x 16: rows of lanes read as runs, written as runs
+            for j0 in range(0, n, COPY_LANES):
+                span = min(COPY_LANES, n - j0)
+                if what == ROW_PACKED:  # one loop for each what (the constant folded in)
+                    _fill_tile(tile, base, p, j0, span, n_stride, width, inner_stride, masks,
+                               descending, ROW_PACKED)
+                elif what == ROW_KEYS:
+                    _fill_tile(tile, base, p, j0, span, n_stride, width, inner_stride, masks,
+                               descending, ROW_KEYS)
+                else:
+                    _fill_tile(tile, base, p, j0, span, n_stride, width, inner_stride, masks,
+                               descending, ROW_BITS)
                 for w in range(width):
-                    rows[r + w, j] = _row_value(base[at + w * inner_stride], j, masks, descending,
-                                                what)
+                    for jj in range(span):
+                        rows[r + w, j0 + jj] = tile[w, jj]
         t += width
+
+
+@helper(inline=True)
+def _fill_tile(tile, base, p, j0, span, n_stride, width, inner_stride, masks, descending, what):
+    """``tile[w, jj]``: *what* of element ``j0 + jj`` of lane *w* of a run of
+    neighbouring lanes at *p* (:func:`lanes_to_rows`)."""
+    for jj in range(span):
+        at = p + (j0 + jj) * n_stride
+        for w in range(width):
+            tile[w, jj] = _row_value(base[at + w * inner_stride], j0 + jj, masks, descending, what)
 
 
 @kernel
 def rows_to_lanes(lo, hi, rows, out, outer_shape, n, mid_shape, inner, low):
     """``rows[t - lo]`` into lane t of ``out`` (flat, layout (outer, n, mid, inner))
     for lanes ``[lo, hi)``, ``COPY_LANES`` neighbours at a time; with *low*, only
-    the low 32 bits of each (the positions of packed lanes)."""
+    the low 32 bits of each (the positions of packed lanes). (Through a tile as
+    :func:`lanes_to_rows` reads, this ran 2-3x slower.)"""
     mids = block_size(mid_shape)
     step = mids * inner
     mask = np.uint64(0xFFFFFFFF)
