@@ -56,6 +56,7 @@ from ._dispatch import dispatched
 from ._layout import scan_view
 from ._plan import PlanCache, array_key, base_maker, viewed
 from .kernels import order as K
+from .kernels import rank as _rank_kernels
 from .missing import _doc
 from .scan import ValuesIndices
 from .typing import Array, ArrayLike, ArrayOrScalar, Axis, DTypeLike
@@ -531,8 +532,8 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
         _network(x, axis, False, K.RANKS, _RANK_METHODS[method], ranks=out.reshape(-1))
     elif out.size:
         args = _lane_args(x, axis)
-        _run(K.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1),
-             _packing_scratch(x, axis))
+        _run(_rank_kernels.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1),
+             _rank_scratch(x, axis))
     return out
 
 
@@ -698,6 +699,16 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
     a large block on huge pages."""
     n = x.shape[axis]
     if x.itemsize > 4 or n <= K.MERGE_MAX:
+        return _NO_SCRATCH
+    return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
+
+
+def _rank_scratch(x: np.ndarray, axis: int) -> np.ndarray:
+    """Scratch for :func:`rank`'s long lanes: a row of 2n uint64 per thread (values
+    packed with positions, any width: ``kernels.rank``), allocated here for the
+    huge pages as in :func:`_packing_scratch`."""
+    n = x.shape[axis]
+    if n <= K.MERGE_MAX:
         return _NO_SCRATCH
     return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
 
