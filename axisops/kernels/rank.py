@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._jit import helper, kernel
+from .common import block_size
 from .order import (
     FIRST_WALK,
     INSERTION_MAX,
@@ -28,7 +29,10 @@ from .order import (
     _part_lanes,
     _rank_ties,
     _sort_scratch,
+    _walk_lane,
     blocked,
+    lane_keys,
+    order_key,
     sort_positions,
 )
 
@@ -43,6 +47,18 @@ SMALL_DIGITS_MAX = 1 << 14
 #: such runs rare in random data (rows of 1024: 24 bits, three 8-bit passes, not
 #: seven for float64).
 MARGIN_BITS = 14
+
+
+@helper(inline=True)
+def _bit_length(v):
+    """The bits of the uint64 *v* up to its highest set bit (0 for 0)."""
+    bits = 0
+    for half in (32, 16, 8, 4, 2, 1):
+        high = v >> np.uint64(half)
+        if high != 0:
+            bits += half
+            v = high
+    return bits + (v != 0)
 
 
 @helper(inline=True)
@@ -286,6 +302,151 @@ def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stri
                          counts)
         if by_block and (lane == LANES - 1 or i == inner - 1 or t == hi - 1):
             q0 = first - lane
+            for j in range(n):  # the block's rows: runs of adjacent outputs
+                for w in range(done, lane + 1):
+                    out[q0 + j * step + w] = ranks[j * LANES + w]
+
+
+# ------------------------------------------------------ lanes sorted by NumPy
+
+#: Rows shorter than this are packed without their least key (see
+#: :func:`pack_rank_lanes`): for 16 float64 the lane-by-lane pass took 3.5 of 7 ms.
+ROWS_LEAST_MIN = 256
+#: A packed NaN: after every number (whose packed values stay below 2 ** 63).
+NAN_PACKED = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@kernel
+def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, outer_shape,
+                    outer_strides, n, n_stride, mid_shape, mid_strides, inner, inner_stride,
+                    masks, out):
+    """Lanes ``[first, last)`` packed into the rows of ``chunk`` (uint64 (last - first,
+    n)) for NumPy to sort: ``(key - least) >> drop << k | position`` (``least``
+    the lane's least key, ``k`` the bits of a position, *drop* the low bits that do
+    not fit in 63 - k), a NaN ``NAN_PACKED`` and its rank NaN at once into ``out``
+    (layout (outer, n, mid, inner)); ``meta`` (uint64 (last - first, 3)) gets each
+    lane's ``(least, drop, valid)`` (*valid*: its numbers). ``keys``, ``cache``:
+    scratch of :func:`axisops.kernels.order.lane_keys_blocked` (without
+    reference counting, the kernel's views of rows cost nothing: allocated by the
+    caller). ``rows``: see below, empty unless the lanes are the rows of a
+    C-contiguous array."""
+    mids = block_size(mid_shape)
+    step = mids * inner
+    top = masks[0]
+    floating = masks[5] == masks[9]
+    k = _position_bits(n)
+    kk = np.uint64(k)
+    width = 8 * base.itemsize
+    if rows.size and (width + k <= 63 or n < ROWS_LEAST_MIN):
+        # rows of a C-contiguous input: one loop over the chunk that LLVM
+        # vectorises (``rows``: the positions of a chunk, lane after lane), where a
+        # lane of 16 would stay scalar. The keys are not less their lane's least
+        # (a pass per lane): those too wide lose their low bits (runs sorted again
+        # once NumPy has sorted); a NaN's key, top, sorts last by itself.
+        drop = max(0, width + k - 63)
+        dd = np.uint64(drop)
+        flat = chunk.reshape(-1)
+        p0 = offset + first * n
+        for e in range((last - first) * n):
+            key = np.uint64(order_key(base[p0 + e], masks, False))
+            flat[e] = ((key >> dd) << kk) | rows[e]
+        for r in range(last - first):
+            meta[r, 0] = 0
+            meta[r, 1] = drop
+            meta[r, 2] = n + 1  # not known yet: counted once sorted
+        return
+    walk = FIRST_WALK
+    for t in range(first, last):
+        walk, _, nans = _next_lane(t, first, walk, base, offset, outer_shape, outer_strides, n,
+                                   n_stride, mid_shape, mid_strides, mids, inner, inner_stride,
+                                   masks, False, keys, cache)
+        row = chunk[t - first]
+        valid = n - nans if floating else n
+        least = top
+        most = masks[9]
+        if valid == n:  # vectorised
+            for j in range(n):
+                least = min(least, keys[j])
+                most = max(most, keys[j])
+        else:
+            for j in range(n):
+                kj = keys[j]
+                least = min(least, kj)
+                most = max(most, kj if kj != top else least)
+        span = np.uint64(most - least) if valid else np.uint64(0)
+        drop = max(0, _bit_length(span) - (63 - k))
+        dd = np.uint64(drop)
+        low = np.uint64(least)
+        if valid == n:
+            for j in range(n):
+                row[j] = (((np.uint64(keys[j]) - low) >> dd) << kk) | np.uint64(j)
+        else:
+            q = _out_first(walk, n, mids, inner)
+            for j in range(n):
+                kj = keys[j]
+                nan = kj == top
+                row[j] = NAN_PACKED if nan else (((np.uint64(kj) - low) >> dd) << kk) | np.uint64(j)
+                if nan:
+                    out[q + j * step] = np.nan
+        meta[t - first, 0] = low
+        meta[t - first, 1] = drop
+        meta[t - first, 2] = valid
+
+
+@kernel
+def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, base, offset,
+                      outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides, inner,
+                      inner_stride, masks, method, out):
+    """The ranks of lanes ``[first, last)`` from their packed values sorted by NumPy
+    (:func:`pack_rank_lanes`) into ``out``; runs of values whose keys agree in the
+    bits kept (when some were dropped) sorted on their whole keys first, read again
+    from ``base``. Lanes along another axis than the last have their ranks gathered
+    by blocks of ``LANES`` neighbours (``ranks``: float64 (n * LANES), empty if
+    not) and written a row of the block at a time. Scratch: ``keys`` (n), ``work``
+    uint64 (n), ``counts`` int64 (8, 2048)."""
+    mids = block_size(mid_shape)
+    step = mids * inner
+    by_block = ranks.size != 0
+    k = _position_bits(n)
+    kk = np.uint64(k)
+    walk = FIRST_WALK
+    done = 0
+    for t in range(first, last):
+        walk, p = _walk_lane(t, first, walk, offset, outer_shape, outer_strides, mid_shape,
+                             mid_strides, mids, inner, inner_stride)
+        s = chunk[t - first]
+        least = meta[t - first, 0]
+        drop = np.int64(meta[t - first, 1])
+        valid = np.int64(meta[t - first, 2])
+        q = _out_first(walk, n, mids, inner)
+        i = walk[2]
+        lane = i % LANES
+        if by_block:
+            if t == first or lane == 0:
+                done = lane
+            target, at, stride = ranks, lane, LANES
+            if valid < n:  # NaN ranks went to out with the packing: keep them
+                for j in range(n):
+                    ranks[j * LANES + lane] = out[q + j * step]
+        else:
+            target, at, stride = out, q, step
+        if valid > n:  # packed with NaN: they are the last (key top), ranked NaN
+            valid = n
+            if masks[5] == masks[9]:  # floats (an integer's key top is a number)
+                top = np.uint64(masks[0]) >> np.uint64(drop)
+                while valid > 0 and (s[valid - 1] >> kk) == top:
+                    valid -= 1
+            for j in range(valid, n):
+                target[at + np.int64(s[j] & np.uint64((1 << k) - 1)) * stride] = np.nan
+        ties = 0
+        for j in range(1, valid):  # vectorised
+            ties += (s[j] >> kk) == (s[j - 1] >> kk)
+        if drop != 0 and ties != 0:  # agree in the bits kept: sorted on the whole keys
+            lane_keys(base, p, n_stride, n, masks, False, keys)
+            ties = _fix_runs(s, valid, keys, least, k, drop, counts)
+        _write_ranks(s, valid, k, drop, keys, ties, method, target, at, stride, work)
+        if by_block and (lane == LANES - 1 or i == inner - 1 or t == last - 1):
+            q0 = q - lane
             for j in range(n):  # the block's rows: runs of adjacent outputs
                 for w in range(done, lane + 1):
                     out[q0 + j * step + w] = ranks[j * LANES + w]
