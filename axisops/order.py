@@ -753,7 +753,7 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
         _rank_kernels.pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, *args, flat)
         chunk.sort(axis=-1)
         _rank_kernels.finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks,
-                                        *args, method, flat)
+                                        rows, *args, method, flat)
 
 
 _NO_ROWS = np.empty(0, np.uint64)
