@@ -710,8 +710,10 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
 def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:
     """Whether :func:`rank` has NumPy sort its lanes' keys packed with their
     positions (``kernels.rank.pack_rank_lanes``): where NumPy sorts uint64 with
-    SIMD (x86-simd-sort), lanes of ``RANK_NUMPY_MIN`` and more."""
-    return _RANK_NUMPY and x.shape[axis] >= RANK_NUMPY_MIN
+    SIMD (x86-simd-sort), lanes of ``RANK_NUMPY_MIN`` and more in arrays of
+    ``RANK_NUMPY_MIN_SIZE`` elements and more (below, its few calls and scratch
+    cost more than they save: (10, 20) 16 us against 11 by the network)."""
+    return _RANK_NUMPY and x.shape[axis] >= RANK_NUMPY_MIN and x.size >= RANK_NUMPY_MIN_SIZE
 
 
 def _uint64_simd_sorted() -> bool:
@@ -725,6 +727,7 @@ def _uint64_simd_sorted() -> bool:
 
 _RANK_NUMPY = _uint64_simd_sorted()
 RANK_NUMPY_MIN = 16
+RANK_NUMPY_MIN_SIZE = 1000
 #: Lanes are packed, sorted and ranked this many bytes of packed values at a time.
 _RANK_CHUNK_BYTES = 1 << 20
 

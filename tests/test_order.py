@@ -680,19 +680,22 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
     digit widths' boundary) and short ones too few for the network, along the
     last axis and along the first (lanes read and written in blocks), bit for bit
     against the reference; by NumPy's sort of packed keys (where this CPU has
-    it, in chunks of 3000 bytes: lanes split between chunks) and by our radix
-    sort."""
+    it, at any size, in chunks of 3000 bytes: lanes split between chunks) and by
+    our radix sort."""
     if by_numpy and not O._RANK_NUMPY:
         pytest.skip("NumPy sorts uint64 without SIMD here")
     monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
+    monkeypatch.setattr(O, "RANK_NUMPY_MIN_SIZE", 0)
     monkeypatch.setattr(O, "_RANK_CHUNK_BYTES", 3000)
     rng = np.random.default_rng(5)
     errors = []
-    for n in (2, 48, 49, 256, 257, 512, 513, 1500, 1 << 14, (1 << 14) + 1):
+    for n in (2, 16, 32, 33, 48, 49, 256, 257, 512, 513, 1500, 1 << 14, (1 << 14) + 1):
         ls = rank_lanes(rng, dtype, n)
         rows = np.stack(ls)
+        # rows with no tie (but where the dtype has too few values): whole chunks ranked at once
+        distinct = rng.permutation(40 * n).reshape(40, n).astype(dtype)
         for x, axis in ((rows, 1), (rows.T.copy(), 0), (np.stack(ls * 6).T.copy(), 0),
-                        (rows[0], None)):
+                        (rows[0], None), (distinct, 1)):
             if n > 1500 and axis == 0:
                 continue
             for method in R.RANK_METHODS:
