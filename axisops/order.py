@@ -491,7 +491,9 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
     share a rank by ``method``: ``average`` (their mean place), ``min``, ``max``,
     ``dense`` (1, 2, ... over the distinct values), ``ordinal`` (their places in
     the stable order). A NaN gets NaN and is not counted, as bottleneck's
-    ``nanrankdata``. One stable radix sort per lane.
+    ``nanrankdata``. One stable sort per lane of its keys packed with their
+    positions (NumPy's SIMD sort of uint64 where it has one, else a radix sort or,
+    for many short lanes, a sorting network).
 
     Parameters
     ----------

@@ -1,16 +1,24 @@
-"""Ranks of long lanes (``axisops.rank``; short lanes go through the sorting
-network of :func:`axisops.kernels.order.network_kernel`).
+"""Ranks of lanes (``axisops.rank``): each element's key
+(:func:`axisops.kernels.order.order_key`) packed with its position ``j`` into one
+uint64, ``key << k | j`` (``k`` the bits of a position), so that a sort of the
+packed values alone is the stable order of the keys, positions and all.
 
-Each element's key (:func:`axisops.kernels.order.order_key`) is packed with its
-position into one uint64, ``key << k | position`` (``k`` the bits of a position
-in the lane), and the packed values are LSD radix sorted on the key's bits alone:
-8 bytes moved per element and pass, the positions coming out in the stable
-order. A key too wide for ``64 - k`` bits (float64 and 64-bit integers of lanes
-over one element) is packed without its low bits; runs of keys equal in the bits
-kept are then sorted again on the bits dropped (:func:`_fix_runs`; random data
-has next to none). The ranks are then written in one pass over the sorted order
-when no two keys tie (found by one vectorised count), else by branch-free scans
-(a group's start forwards, its end backwards).
+* Where NumPy sorts uint64 with SIMD (x86-simd-sort), lanes of 16 and more in
+  arrays of 1000 elements and more: :func:`pack_rank_lanes` packs a chunk of lanes
+  into rows, NumPy sorts them in place, :func:`finish_rank_lanes` ranks them
+  (``axisops.order._rank_numpy_lanes`` drives the three).
+* Elsewhere, lanes over ``MERGE_MAX``: :func:`rank_kernel` radix sorts the packed
+  values on the key's bits (LSD, 8- or 11-bit digits, at most ``k + MARGIN_BITS``
+  bits of the key less the lane's least); shorter lanes sort positions
+  (``sort_positions``); many short lanes go to the sorting network
+  (``order.network_kernel``) in :func:`axisops.order.rank`.
+
+A key too wide for the bits left over (float64 and 64-bit integers; the radix
+path's margin) is packed without its low bits; runs of values equal in the bits
+kept are then sorted again on the whole keys (:func:`_fix_runs`; random data has
+few). The ranks are written in one pass over the sorted order when no two keys
+tie (a vectorised count), else by branch-free scans (a group's start forwards,
+its end backwards: :func:`_write_ranks`).
 """
 from __future__ import annotations
 
