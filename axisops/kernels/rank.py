@@ -367,6 +367,31 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
             meta[r, 2] = n + 1  # not known yet: counted once sorted
         return
     walk = FIRST_WALK
+    if blocked(n, n_stride, inner, inner_stride) and (width + k <= 63 or n < ROWS_LEAST_MIN):
+        # neighbouring lanes along another axis: the same, ``LANES`` lanes at a time
+        # straight from the input (a run of adjacent elements per place, written
+        # down the block's rows), not through the key cache (f32 (1024, 1024)
+        # along axis 0: 3.3 ms)
+        drop = max(0, width + k - 63)
+        dd = np.uint64(drop)
+        for t in range(first, last):
+            walk, p = _walk_lane(t, first, walk, offset, outer_shape, outer_strides, mid_shape,
+                                 mid_strides, mids, inner, inner_stride)
+            i = walk[2]
+            r = t - first
+            meta[r, 0] = 0
+            meta[r, 1] = drop
+            meta[r, 2] = n + 1
+            if t != first and i % LANES != 0:
+                continue  # packed with its block
+            lanes = min(LANES - i % LANES, inner - i, last - t)
+            for j in range(n):
+                at = p + j * n_stride
+                pj = np.uint64(j)
+                for w in range(lanes):
+                    key = np.uint64(order_key(base[at + w], masks, False))
+                    chunk[r + w, j] = ((key >> dd) << kk) | pj
+        return
     if n < ROWS_LEAST_MIN:  # short lanes elsewhere: the same, lane by lane, read in place
         drop = max(0, width + k - 63)
         dd = np.uint64(drop)
@@ -386,6 +411,13 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
                                    n_stride, mid_shape, mid_strides, mids, inner, inner_stride,
                                    masks, False, keys, cache)
         row = chunk[t - first]
+        if width + k <= 63:  # keys fit whole: no least key, NaN (top) sorts last itself
+            for j in range(n):  # vectorised
+                row[j] = (np.uint64(keys[j]) << kk) | np.uint64(j)
+            meta[t - first, 0] = 0
+            meta[t - first, 1] = 0
+            meta[t - first, 2] = n + 1
+            continue
         valid = n - nans if floating else n
         least = top
         most = masks[9]
