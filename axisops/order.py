@@ -56,6 +56,7 @@ from ._dispatch import dispatched
 from ._layout import scan_view
 from ._plan import PlanCache, array_key, base_maker, viewed
 from .kernels import order as K
+from .kernels import rank as _rank_kernels
 from .missing import _doc
 from .scan import ValuesIndices
 from .typing import Array, ArrayLike, ArrayOrScalar, Axis, DTypeLike
@@ -494,7 +495,9 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
     share a rank by ``method``: ``average`` (their mean place), ``min``, ``max``,
     ``dense`` (1, 2, ... over the distinct values), ``ordinal`` (their places in
     the stable order). A NaN gets NaN and is not counted, as bottleneck's
-    ``nanrankdata``. One stable radix sort per lane.
+    ``nanrankdata``. One stable sort per lane of its keys packed with their
+    positions (NumPy's SIMD sort of uint64 where it has one, else a radix sort or,
+    for many short lanes, a sorting network).
 
     Parameters
     ----------
@@ -531,12 +534,16 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
         raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
                          f"got {method!r}")
     out = np.empty(x.shape, np.float64)
-    if out.size and _short_lanes(x, axis):
+    if out.size and _ranks_by_numpy(x, axis):
+        n = x.shape[axis]
+        _run(_rank_numpy_lanes, x.size, x.size // n, n, _lane_args(x, axis),
+             _RANK_METHODS[method], out.reshape(-1))
+    elif out.size and _short_lanes(x, axis):
         _network(x, axis, False, K.RANKS, _RANK_METHODS[method], ranks=out.reshape(-1))
     elif out.size:
         args = _lane_args(x, axis)
-        _run(K.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1),
-             _packing_scratch(x, axis))
+        _run(_rank_kernels.rank_kernel, x.size, *args, _RANK_METHODS[method], out.reshape(-1),
+             _rank_scratch(x, axis))
     return out
 
 
@@ -1051,6 +1058,89 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
     a large block on huge pages."""
     n = x.shape[axis]
     if x.itemsize > 4 or n <= K.MERGE_MAX:
+        return _NO_SCRATCH
+    return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
+
+
+def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:
+    """Whether :func:`rank` has NumPy sort its lanes' keys packed with their
+    positions (``kernels.rank.pack_rank_lanes``): where NumPy sorts uint64 with
+    SIMD (x86-simd-sort), lanes of ``RANK_NUMPY_MIN`` and more in arrays of
+    ``RANK_NUMPY_MIN_SIZE`` elements and more (below, its few calls and scratch
+    cost more than they save: (10, 20) 16 us against 11 by the network)."""
+    return _RANK_NUMPY and x.shape[axis] >= RANK_NUMPY_MIN and x.size >= RANK_NUMPY_MIN_SIZE
+
+
+def _uint64_simd_sorted() -> bool:
+    """Whether NumPy sorts uint64 with x86-simd-sort on this CPU (AVX2 or AVX-512)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as cpu
+    except ImportError:  # pragma: no cover - NumPy < 2
+        return False
+    return bool(cpu.get("AVX2") or cpu.get("AVX512_SKX"))
+
+
+_RANK_NUMPY = _uint64_simd_sorted()
+RANK_NUMPY_MIN = 16
+RANK_NUMPY_MIN_SIZE = 1000
+#: Lanes are packed, sorted and ranked this many bytes of packed values at a time.
+_RANK_CHUNK_BYTES = 1 << 20
+
+
+def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, method: int,
+                      flat: np.ndarray) -> None:
+    """Share *part* of *parts* of :func:`rank` by NumPy's sort: a chunk of lanes
+    packed, sorted in place, ranked."""
+    lo, hi = _jit.part_range(lanes, part, parts)
+    step = max(1, _RANK_CHUNK_BYTES // (8 * n))
+    packed = np.empty((min(step, hi - lo), n), np.uint64)
+    meta = np.empty((packed.shape[0], 3), np.uint64)
+    base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
+    keys = np.empty(n, base.dtype)
+    blocked = n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= K.BLOCK_MAX
+    cache = np.empty((K.LANES, n if blocked else 0), base.dtype)
+    work = np.empty(n, np.uint64)
+    counts = np.empty((8, 1 << K.RADIX), np.int64)
+    ranks = np.empty(n * K.LANES if inner >= 2 and n <= K.BLOCK_MAX else 0)
+    # short rows of a C-contiguous input: packed by one loop over a chunk with the
+    # positions read from ``rows`` (long lanes are packed lane by lane: a pattern
+    # of 1M positions cost 3.5 ms to make and read for a (1M,) float32)
+    contiguous_rows = (n < _rank_kernels.ROWS_LEAST_MIN and n_stride == 1 and inner == 1
+                       and _is_rows(args))
+    rows = (np.tile(np.arange(n, dtype=np.uint64), packed.shape[0]) if contiguous_rows
+            else _NO_ROWS)
+    for first in range(lo, hi, step):
+        last = min(hi, first + step)
+        chunk = packed[:last - first]
+        _rank_kernels.pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, *args, flat)
+        chunk.sort(axis=-1)
+        _rank_kernels.finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks,
+                                        rows, *args, method, flat)
+
+
+_NO_ROWS = np.empty(0, np.uint64)
+
+
+def _is_rows(args: tuple) -> bool:
+    """Whether the lanes of :func:`_lane_args`'s *args* lie one after another (lane
+    ``t`` at ``offset + t * n``): C-contiguous rows."""
+    outer_shape, outer_strides, n, n_stride, mid_shape = args[2:7]
+    if n_stride != 1 or mid_shape.size:
+        return False
+    expected = n
+    for d in range(outer_shape.size - 1, -1, -1):
+        if outer_shape[d] != 1 and outer_strides[d] != expected:
+            return False
+        expected *= outer_shape[d]
+    return True
+
+
+def _rank_scratch(x: np.ndarray, axis: int) -> np.ndarray:
+    """Scratch for :func:`rank`'s long lanes: a row of 2n uint64 per thread (values
+    packed with positions, any width: ``kernels.rank``), allocated here for the
+    huge pages as in :func:`_packing_scratch`."""
+    n = x.shape[axis]
+    if n <= K.MERGE_MAX:
         return _NO_SCRATCH
     return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
 

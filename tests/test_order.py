@@ -699,6 +699,89 @@ def test_rank_against_scipy_and_bottleneck():
     np.testing.assert_array_equal(O.rank(zeros, method="ordinal"), [1, 2, 4, 3])
 
 
+def rank_lanes(rng, dtype, n):
+    """Lanes of *n* that the long-lane rank path (``kernels.rank``) must get right:
+    few ties, many ties, keys that agree in every bit its sort keeps (1 + i * eps
+    beside 1e300: sorted again on the low bits, in runs over and under
+    ``INSERTION_MAX``), and for floats NaN, -0.0/+0.0, +-inf and an all-NaN lane."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return [rng.random(n) < 0.5, np.ones(n, bool)]
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        full = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+        near = np.full(n, info.max, dtype)
+        near[::3] = info.min
+        near[1::3] -= rng.integers(0, 300, len(near[1::3])).astype(dtype)
+        return [full, rng.integers(0, 5, n).astype(dtype), near]
+    eps = np.finfo(dtype).eps
+    close = 1 + rng.integers(0, 200, n) * eps
+    close[::4] = 2 + rng.integers(0, 20, len(close[::4])) * 2 * eps
+    close[::5] = np.finfo(dtype).max / 4
+    special = rng.standard_normal(n)
+    special[::7] = np.nan
+    special[1::9] = -0.0
+    special[2::9] = 0.0
+    special[3::11] = np.inf
+    special[4::11] = -np.inf
+    return [a.astype(dtype) for a in (rng.standard_normal(n), np.round(rng.standard_normal(n), 1),
+                                      close, special, np.full(n, np.nan))]
+
+
+@pytest.mark.parametrize("by_numpy", [True, False], ids=["numpy-sort", "radix"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint64,
+                                   np.int32, np.int8, np.bool_], ids=str)
+def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
+    """Long lanes (past the network's and the merge sort's lengths, about the
+    digit widths' boundary) and short ones too few for the network, along the
+    last axis and along the first (lanes read and written in blocks), bit for bit
+    against the reference; by NumPy's sort of packed keys (where this CPU has
+    it, at any size, in chunks of 3000 bytes: lanes split between chunks) and by
+    our radix sort."""
+    if by_numpy and not O._RANK_NUMPY:
+        pytest.skip("NumPy sorts uint64 without SIMD here")
+    monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
+    monkeypatch.setattr(O, "RANK_NUMPY_MIN_SIZE", 0)
+    monkeypatch.setattr(O, "_RANK_CHUNK_BYTES", 3000)
+    rng = np.random.default_rng(5)
+    errors = []
+    for n in (2, 16, 32, 33, 48, 49, 256, 257, 512, 513, 1500, 1 << 14, (1 << 14) + 1):
+        ls = rank_lanes(rng, dtype, n)
+        rows = np.stack(ls)
+        # rows with no tie (but where the dtype has too few values): whole chunks ranked at once
+        distinct = rng.permutation(40 * n).reshape(40, n).astype(dtype)
+        for x, axis in ((rows, 1), (rows.T.copy(), 0), (np.stack(ls * 6).T.copy(), 0),
+                        (rows[0], None), (distinct, 1)):
+            if n > 1500 and axis == 0:
+                continue
+            for method in R.RANK_METHODS:
+                label = f"({dtype.__name__}, n={n}, shape={x.shape}, axis={axis}, {method})"
+                compare_calls("rank", (x, axis), {"method": method}, label,
+                              lambda g, w: problem(g, w, exact_bits=True), errors)
+    report(errors)
+
+
+def test_rank_kernel_parts():
+    """The long-lane rank kernel split into parts that start and end inside a
+    block of neighbouring lanes (ranks gathered by block): each part writes its
+    own lanes' ranks and nothing else."""
+    from axisops.kernels import rank as KR
+    rng = np.random.default_rng(8)
+    x = np.round(rng.standard_normal((600, 37)), 2)
+    x[::13, 5] = np.nan
+    x[:, 20] = np.nan
+    want = R.rank(x, 0, method="average")
+    args = O._lane_args(x, 0)
+    for parts in (1, 2, 3, 5):
+        for part in range(parts):
+            out = np.full(x.shape, -1.0)
+            KR.rank_kernel(part, parts, *args, 0, out.reshape(-1), O._rank_scratch(x, 0))
+            lo, hi = part * 37 // parts, (part + 1) * 37 // parts
+            expected = np.full(x.shape, -1.0)
+            expected[:, lo:hi] = want[:, lo:hi]
+            np.testing.assert_array_equal(out, expected)
+
+
 # ----------------------------------------------------------------------------- results
 
 def test_results_are_fresh_arrays_and_named_tuples():

@@ -1411,55 +1411,43 @@ def count_nan_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
         nans[t] = c
 
 
-@kernel(nrt=True)
-def rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
-                mid_strides, inner, inner_stride, masks, method, out, scratch):
-    """Ranks from 1 of every lane (``out`` flat float64, layout (outer, n, mid,
-    inner)); ties by *method* (0 average, 1 min, 2 max, 3 dense, 4 ordinal); a
-    NaN gets NaN and is not counted."""
-    lo, hi, mids, keys, cache = _part_lanes(part, parts, base, outer_shape, n, n_stride,
-                                            mid_shape, inner, inner_stride)
-    nbytes = base.itemsize
-    keys2, pay, pay2, packed, packed2, counts = _sort_scratch(base, scratch, part, parts, n, True)
-    step = mids * inner
-    walk = FIRST_WALK
-    for t in range(lo, hi):
-        walk, _, nans = _next_lane(t, lo, walk, base, offset, outer_shape, outer_strides, n,
-                                   n_stride, mid_shape, mid_strides, mids, inner, inner_stride,
-                                   masks, False, keys, cache)
-        sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes)
-        first = _out_first(walk, n, mids, inner)
-        valid = n - nans
-        _rank_ties(keys, pay, valid, n, method, out, first, step)
-
-
 @helper
 def _rank_ties(keys, pos, valid, n, method, out, first, step):
     """Ranks of a sorted lane (``keys`` and their positions ``pos``; the first
     *valid* are numbers, the rest NaN) into ``out[first + pos * step]``, ties by
-    *method* (see :func:`rank_kernel`)."""
+    *method* (0 average, 1 min, 2 max, 3 dense, 4 ordinal: see
+    :func:`axisops.kernels.rank.rank_kernel`).
+
+    No branch on the data: ties are counted first (a vectorised pass); without
+    any, every method's rank is the place. Else a group's start (min, dense,
+    average) is carried forwards and its end (max, average) backwards; an average
+    is the min rank written forwards, then ``0.5 * (min + max)`` backwards (the
+    same bits as ``0.5 * (start + 1 + end)``: sums of integers are exact)."""
     for j in range(valid, n):
         out[first + pos[j] * step] = np.nan
-    begin = 0
-    dense = 0
-    while begin < valid:
-        end = begin + 1
-        while end < valid and keys[end] == keys[begin]:
-            end += 1
-        dense += 1
-        for j in range(begin, end):
-            if method == 0:
-                r = 0.5 * (begin + 1 + end)
-            elif method == 1:
-                r = begin + 1.0
-            elif method == 2:
-                r = float(end)
-            elif method == 3:
-                r = float(dense)
-            else:
-                r = j + 1.0
-            out[first + pos[j] * step] = r
-        begin = end
+    ties = 0
+    for j in range(1, valid):
+        ties += keys[j] == keys[j - 1]
+    if ties == 0 or method == 4:
+        for j in range(valid):
+            out[first + pos[j] * step] = j + 1.0
+        return
+    if method != 2:
+        start = 0
+        dense = 0
+        for j in range(valid):
+            new = j == 0 or keys[j] != keys[j - 1]
+            start = j if new else start
+            dense += new
+            out[first + pos[j] * step] = float(dense) if method == 3 else start + 1.0
+        if method != 0:
+            return
+    end = valid
+    for j in range(valid - 1, -1, -1):
+        last = j == valid - 1 or keys[j + 1] != keys[j]
+        end = j + 1 if last else end
+        q = first + pos[j] * step
+        out[q] = float(end) if method == 2 else 0.5 * (out[q] + end)
 
 
 # ------------------------------------------------------- short lanes, 16 at a time
