@@ -1071,16 +1071,7 @@ def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:
     return _RANK_NUMPY and x.shape[axis] >= RANK_NUMPY_MIN and x.size >= RANK_NUMPY_MIN_SIZE
 
 
-def _uint64_simd_sorted() -> bool:
-    """Whether NumPy sorts uint64 with x86-simd-sort on this CPU (AVX2 or AVX-512)."""
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as cpu
-    except ImportError:  # pragma: no cover - NumPy < 2
-        return False
-    return bool(cpu.get("AVX2") or cpu.get("AVX512_SKX"))
-
-
-_RANK_NUMPY = _uint64_simd_sorted()
+_RANK_NUMPY = np.dtype(np.uint64) in _SIMD_SORTED
 RANK_NUMPY_MIN = 16
 RANK_NUMPY_MIN_SIZE = 1000
 #: Lanes are packed, sorted and ranked this many bytes of packed values at a time.
@@ -1108,7 +1099,7 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
     contiguous_rows = (n < _rank_kernels.ROWS_LEAST_MIN and n_stride == 1 and inner == 1
                        and _is_rows(args))
     rows = (np.tile(np.arange(n, dtype=np.uint64), packed.shape[0]) if contiguous_rows
-            else _NO_ROWS)
+            else _NO_POSITIONS)
     for first in range(lo, hi, step):
         last = min(hi, first + step)
         chunk = packed[:last - first]
@@ -1118,7 +1109,7 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
                                         rows, *args, method, flat)
 
 
-_NO_ROWS = np.empty(0, np.uint64)
+_NO_POSITIONS = np.empty(0, np.uint64)
 
 
 def _is_rows(args: tuple) -> bool:
