@@ -1590,7 +1590,7 @@ def network_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_s
       layout (outer, k, mid, inner));
     * ``PLACES``: the elements at ``places`` ((1 or lanes, m)) into ``values``
       and ``positions`` (flat (lanes, m)), NaN counts into ``nans``;
-    * ``RANKS``: float64 ranks (``k`` the method of :func:`rank_kernel`) into
+    * ``RANKS``: float64 ranks (``k`` the method of :func:`axisops.kernels.rank.rank_kernel`) into
       ``ranks`` (layout (outer, n, mid, inner)).
     """
     mids = block_size(mid_shape)
