@@ -35,6 +35,7 @@ from numba.extending import overload
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
 from .simd import LANES, min_max_rows, min_max_rows_by
+from .simd_select import compress_range
 
 #: Lanes up to this length are sorted by insertion (a radix sort's histograms
 #: cost more than its passes save below it), and selected by sorting them.
@@ -1020,6 +1021,184 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
                 positions[q] = j
 
 
+#: Lanes at least this long are selected from a bracket found by sampling
+#: (:func:`bracket_keys`), read from the input without a copy of their keys. A
+#: radix select's first digit of a float64 key is the sign and the top ten
+#: exponent bits: place 0.9 of a normal sample sits in the bucket of [0.5, 2), a
+#: quarter of the lane, copied out by a branch mispredicted at every other key
+#: (1M float64: 3.6 ms for place 0.1, 0.86 for the median); and a copy of a long
+#: lane's keys in fresh scratch faulted a page per 4 KiB (2 ms of 8 MiB).
+BRACKET_MIN = 8192
+
+
+@helper
+def sample_size(n):
+    """Keys sampled from a lane of *n* for :func:`bracket_keys`: about ``n^(2/3)``
+    (Floyd and Rivest's choice: the bracket holds ``3 / sqrt(s)`` of the lane), a
+    power of two from 512 to 16384."""
+    s = 512
+    while s < 16384 and s * s * s < n * n:
+        s *= 2
+    return s
+
+
+#: Keys of a lane made and scanned at a time by :func:`bracket_scan` (a vectorised
+#: loop over them, then a compress of each row of ``LANES``).
+SCAN_BLOCK = 256
+
+
+@helper(inline=True)
+def sample_position(i, stride):
+    """Where :func:`bracket_keys` samples its *i*-th key: in the *i*-th stretch of
+    *stride* keys, at an offset hashed from *i* (Fibonacci hashing)."""
+    h = (np.uint64(i) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    return i * stride + np.int64(h % np.uint64(stride))
+
+
+@helper
+def bracket_keys(base, p, n, n_stride, masks, low, high, sample, work, hist, nbytes):
+    """``(ok, lo_key, hi_key, expected)``: two keys of the lane ``base[p + j * n_stride]``
+    sampled so that places *low* to *high* of its stable order lie between them
+    with near certainty (not *ok*: the places lie too far apart for a bracket to
+    pay), and about how many keys lie from one to the other.
+
+    ``sample`` (of :func:`sample_size`) gets one key from each of its stretches of
+    the lane, at a hashed offset (a periodic lane cannot line up with it);
+    ``work`` (at least as long) and ``hist`` are :func:`select_rank`'s scratch."""
+    top = masks[0]
+    s = sample.size
+    stride = n // s
+    # a sampled place within 3.5 standard deviations (sqrt(s) / 2 at the median)
+    margin = 2 + (7 * np.int64(np.sqrt(s))) // 4
+    i_low = (low * s) // n - margin
+    i_high = (high * s + n - 1) // n + margin
+    lo_key = _as_type_of(0, top)
+    hi_key = top
+    if (i_high - i_low) * 8 > s:  # the places lie far apart: a bracket of many keys
+        return False, lo_key, hi_key, 0
+    for i in range(s):
+        sample[i] = order_key(base[p + sample_position(i, stride) * n_stride], masks, False)
+    if i_low >= 0:
+        lo_key = select_rank(sample, s, i_low, work, hist, nbytes)[0]
+    if i_high < s:
+        hi_key = select_rank(sample, s, i_high, work, hist, nbytes)[0]
+    return True, lo_key, hi_key, (i_high - i_low + 1) * (n // s + 1)
+
+
+@helper
+def bracket_scan(base, p, n, n_stride, masks, lo_key, hi_key, block, inside, copy):
+    """``(below, m, nans, copied)`` of the lane ``base[p + j * n_stride]``: how many
+    keys lie below *lo_key*, how many from it to *hi_key* (the bracket), how many
+    are NaN/NaT; the bracket's keys in lane order into ``inside`` (if *copy*, as
+    long as they fit with ``LANES`` to spare: *copied* tells whether all did).
+
+    The lane's keys are made ``SCAN_BLOCK`` at a time into ``block`` and counted by
+    vectorised loops; a bracket's share is a few hundredths, copied a row of
+    ``LANES`` at a time by a compress (copied key by key behind a branch, 1M
+    float32 took 1.15 ms, the whole scan now about a third of that)."""
+    top = masks[0]
+    span = _as_type_of(hi_key - lo_key, top)
+    room = inside.size - LANES
+    below = 0
+    upto = 0
+    nans = 0
+    w = 0
+    copied = copy
+    for j0 in range(0, n, SCAN_BLOCK):
+        size = min(SCAN_BLOCK, n - j0)
+        if n_stride == 1:  # a slice: indices >= 0, no wraparound to stop the vectoriser
+            chunk = base[p + j0:p + j0 + size]
+            for j in range(size):  # keys and three counts of compares: vectorised
+                k = narrow_key(chunk[j], masks, False)
+                block[j] = k
+                below += k < lo_key
+                upto += k <= hi_key
+                nans += k == top
+        else:
+            for j in range(size):
+                k = narrow_key(base[p + (j0 + j) * n_stride], masks, False)
+                block[j] = k
+                below += k < lo_key
+                upto += k <= hi_key
+                nans += k == top
+        if not copied:
+            continue
+        rows = size // LANES
+        for r in range(rows):
+            if w > room:
+                copied = False
+                break
+            w += compress_range(block, r * LANES, inside, w, lo_key, span)
+        for j in range(rows * LANES, size):
+            k = block[j]
+            if _as_type_of(k - lo_key, top) <= span:  # lo_key <= k <= hi_key
+                if w == inside.size:
+                    copied = False
+                    break
+                inside[w] = k
+                w += 1
+    floating = masks[5] == masks[9]
+    dates = masks[7] != masks[9]
+    nans = nans if floating or dates else 0  # an integer's key may be top
+    return below, upto - below, nans, copied and w == upto - below
+
+
+@helper
+def nth_in_lane(base, p, n, n_stride, masks, key, occurrence):
+    """:func:`nth_position` in the lane ``base[p + j * n_stride]``, its keys made as read."""
+    seen = 0
+    for j in range(n):
+        if order_key(base[p + j * n_stride], masks, False) == key:
+            if seen == occurrence:
+                return j
+            seen += 1
+    return -1
+
+
+@helper
+def select_places(keys, count, below, full, places, row, t, want_positions, masks, base, p, n,
+                  n_stride, work, hist, nbytes, values, positions):
+    """The elements at ``places[row]`` of lane *t* (``base[p + j * n_stride]``, j < n)
+    into ``values[t]`` (bits) and, if *want_positions*, their positions into
+    ``positions[t]`` (a value that its key does not give, a zero's or a NaN's, is
+    found by position too), selected from ``keys[:count]``: all the lane's keys in
+    lane order (*full*), or a bracket of them with *below* keys under it
+    (:func:`bracket_scan`)."""
+    top, zero_key = masks[0], masks[1]
+    floating = masks[5] == masks[9]
+    key = keys[0]
+    less = -1
+    equal = 0
+    at = -1
+    for s in range(places.shape[1]):
+        r = places[row, s]
+        if less >= 0 and less <= r < less + equal:
+            pass
+        elif less >= 0 and r == less + equal:
+            less += equal
+            key, equal = next_key(keys, count, key, top)
+            at = -1
+        else:
+            key, less, equal = select_rank(keys, count, r - below, work, hist, nbytes)
+            less += below
+            at = -1
+        if not want_positions and key != top and not (floating and key == zero_key):
+            values[t, s] = key_bits(key, masks, False)
+            continue
+        # the (r - less)-th key equal to `key`, going on from the last one found
+        if not full:
+            j = nth_in_lane(base, p, n, n_stride, masks, key, r - less)
+        elif at >= 0 and s > 0 and places[row, s - 1] == r - 1:
+            j = at + 1
+            while keys[j] != key:
+                j += 1
+        else:
+            j = nth_position(keys, n, key, r - less)
+        at = j
+        positions[t, s] = j
+        values[t, s] = base[p + j * n_stride]
+
+
 @kernel(nrt=True)
 def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
                   mid_strides, inner, inner_stride, masks, places, want_positions, values,
@@ -1032,29 +1211,67 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
     comes from its key, and only a zero's sign needs its position), ``nans``
     (lanes,) the lane's count of NaN/NaT. Up to ``SELECT_MAX`` places a lane is
     selected place by place (neighbouring places cost a pass each); more places,
-    or a short lane, and it is sorted once."""
-    lo, hi, mids, keys, cache = _part_lanes(part, parts, base, outer_shape, n, n_stride,
-                                            mid_shape, inner, inner_stride)
+    or a short lane, and it is sorted once. A lane of ``BRACKET_MIN`` or more
+    selects from the keys of a sampled bracket of its places
+    (:func:`bracket_keys`, :func:`bracket_scan`), or from all its keys when the
+    sample misses."""
     nbytes = base.itemsize
     count = places.shape[1]
     shared = places.shape[0] == 1
-    top, zero_key = masks[0], masks[1]
-    floating = masks[5] == masks[9]
-    work = np.empty(n, base.dtype)
-    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
     # several places apart in a lane of a few thousand: one sort costs less than a
     # selection each
     sorting = count > SELECT_MAX or n <= INSERTION_MAX or (count > 2 and n <= 16384)
+    bracketing = not sorting and n >= BRACKET_MIN
+    # a bracketing lane's keys are made as it is read (scratch of n only if a sample misses)
+    lo, hi, mids, keys, cache = _part_lanes(part, parts, base, outer_shape, n, n_stride,
+                                            mid_shape, inner, inner_stride, not bracketing)
+    sample = np.empty(sample_size(n) if bracketing else 0, base.dtype)
+    inside = np.empty(0, base.dtype)
+    block = np.empty(SCAN_BLOCK if bracketing else 0, base.dtype)
+    work = np.empty(sample.size if bracketing else n, base.dtype)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
     pay = np.empty(n if sorting else 1, np.int64)
     pay2 = np.empty(n if sorting else 1, np.int64)
     counts = np.empty((8, 1 << RADIX) if sorting and n > MERGE_MAX else (1, 1), np.int64)
     walk = FIRST_WALK
     for t in range(lo, hi):
-        walk, p, lane_nans = _next_lane(t, lo, walk, base, offset, outer_shape, outer_strides,
-                                        n, n_stride, mid_shape, mid_strides, mids, inner,
-                                        inner_stride, masks, False, keys, cache)
-        nans[t] = lane_nans
         row = 0 if shared else t
+        if bracketing:
+            walk, p = _walk_lane(t, lo, walk, offset, outer_shape, outer_strides, mid_shape,
+                                 mid_strides, mids, inner, inner_stride)
+            low = places[row, 0]
+            high = low
+            for s in range(1, count):
+                low = min(low, places[row, s])
+                high = max(high, places[row, s])
+            ok, lo_key, hi_key, expected = bracket_keys(base, p, n, n_stride, masks, low, high,
+                                                         sample, work, hist, nbytes)
+            if ok:
+                if inside.size < 2 * expected + 4 * LANES:
+                    inside = np.empty(2 * expected + 4 * LANES, base.dtype)
+                below, m, lane_nans, copied = bracket_scan(base, p, n, n_stride, masks, lo_key,
+                                                           hi_key, block, inside, True)
+                nans[t] = lane_nans
+                if below <= low and below + m > high:  # the places lie in the bracket
+                    if not copied:  # more keys than expected (ties): again, with room
+                        inside = np.empty(m + 4 * LANES, base.dtype)
+                        bracket_scan(base, p, n, n_stride, masks, lo_key, hi_key, block, inside,
+                                     True)
+                    if m > work.size:
+                        work = np.empty(m, base.dtype)
+                    select_places(inside, m, below, False, places, row, t, want_positions,
+                                  masks, base, p, n, n_stride, work, hist, nbytes, values,
+                                  positions)
+                    continue
+            if keys.size < n:  # the sample missed: every key
+                keys = np.empty(n, base.dtype)
+                work = np.empty(n, base.dtype)
+            nans[t] = lane_keys(base, p, n_stride, n, masks, False, keys)
+        else:
+            walk, p, lane_nans = _next_lane(t, lo, walk, base, offset, outer_shape,
+                                            outer_strides, n, n_stride, mid_shape, mid_strides,
+                                            mids, inner, inner_stride, masks, False, keys, cache)
+            nans[t] = lane_nans
         if sorting:
             for j in range(n):
                 pay[j] = j
@@ -1064,34 +1281,8 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
                 positions[t, s] = j
                 values[t, s] = base[p + j * n_stride]
             continue
-        key = keys[0]
-        less = -1
-        equal = 0
-        at = -1
-        for s in range(count):
-            r = places[row, s]
-            if less >= 0 and less <= r < less + equal:
-                pass
-            elif less >= 0 and r == less + equal:
-                less += equal
-                key, equal = next_key(keys, n, key, top)
-                at = -1
-            else:
-                key, less, equal = select_rank(keys, n, r, work, hist, nbytes)
-                at = -1
-            if not want_positions and key != top and not (floating and key == zero_key):
-                values[t, s] = key_bits(key, masks, False)
-                continue
-            # the (r - less)-th key equal to `key`, going on from the last one found
-            if at >= 0 and s > 0 and places[row, s - 1] == r - 1:
-                j = at + 1
-                while keys[j] != key:
-                    j += 1
-            else:
-                j = nth_position(keys, n, key, r - less)
-            at = j
-            positions[t, s] = j
-            values[t, s] = base[p + j * n_stride]
+        select_places(keys, n, 0, True, places, row, t, want_positions, masks, base, p, n,
+                      n_stride, work, hist, nbytes, values, positions)
 
 
 @kernel
