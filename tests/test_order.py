@@ -855,3 +855,74 @@ def test_bracket_sample_missed(dtype):
     for q in (0.5, 0.9):
         assert O.quantile(x, q).tobytes() == np.quantile(x, q).tobytes()
     assert O.median(x).tobytes() == np.median(x).tobytes()
+
+
+# ------------------------------------------------ short lanes: selection networks
+
+@pytest.mark.parametrize("size", [2, 4, 8, 16, 32, 64, 128, 256])
+def test_selection_pairs_reach_the_wanted_places(size):
+    """The comparators kept for places ``low..high`` put the same keys there as
+    the whole network (random keys with ties), and fewer are kept for fewer places."""
+    from axisops.kernels import order as K
+    from axisops.kernels.select_network import selection_pairs
+    rng = np.random.default_rng(size)
+    full = K.network_pairs(size)
+    keys = rng.integers(0, size // 2 + 1, (size, 200))
+    for low, high in ((size // 2 - 1, size // 2), (0, 0), (size - 1, size - 1),
+                      (size // 4, 3 * size // 4)):
+        pairs = selection_pairs(size, max(low, 0), high)
+        assert len(pairs) <= len(full)
+        column = keys.copy()
+        for a, b in pairs:
+            column[[a, b]] = np.sort(column[[a, b]], axis=0)
+        want = np.sort(keys, axis=0)
+        assert (column[max(low, 0):high + 1] == want[max(low, 0):high + 1]).all()
+    if size >= 16:
+        assert len(selection_pairs(size, size // 2, size // 2)) < len(full)
+
+
+def _short_lane_arrays(rng, dtype, n):
+    """Arrays whose lanes along their axis are *n* long, with the layouts the
+    selection network reads in different ways: rows (gathered), columns
+    (neighbours loaded as vectors), a middle axis and reversed strides (lanes
+    not evenly apart: the general reader), a partial last block."""
+    rows = data(rng, (40, n), dtype)
+    yield "rows", rows, 1
+    yield "columns", data(rng, (n, 48), dtype), 0
+    yield "middle", data(rng, (3, n, 7), dtype), 1
+    yield "reversed", data(rng, (35, n), dtype)[::-1, ::-1], 1
+    yield "strided columns", data(rng, (n, 70), dtype)[:, ::2], 0
+    if np.dtype(dtype).kind == "f":
+        nan_rows = rows.copy()
+        nan_rows[::5] = np.nan  # all-NaN lanes
+        yield "all-NaN lanes", nan_rows, 1
+        zeros = np.where(rng.random((40, n)) < 0.5, -0.0, 0.0).astype(dtype)
+        zeros[::3, 0] = 1.0
+        yield "signed zeros", zeros, 1
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.int64,
+                                   np.uint16, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_selection_network_lanes(dtype):
+    """Lanes up to ``SELECT_NETWORK_MAX`` select values by a selection network on
+    keys: the elements at the places of the stable order bit for bit (the sign
+    of a zero, a NaN's bits), the NaN counts, for lane lengths at the network
+    sizes' boundaries and each layout; the medians and quantiles are NumPy's."""
+    from axisops.kernels import order as K
+    rng = np.random.default_rng(17)
+    errors = []
+    for n in (2, 3, 8, 9, 16, 17, 32, 33, 64, 100, K.SELECT_NETWORK_MAX):
+        for name, x, axis in _short_lane_arrays(rng, dtype, n):
+            label = f"({np.dtype(dtype).name}, {name}, n={n}, strides={x.strides})"
+            lane_count = x.size // n
+            for places in ([[(n - 1) // 2, n // 2]], [[0]], [[n - 1]], [[0, n - 1]],
+                           [[(7 * i) % n, (7 * i) % n] for i in range(lane_count)]):
+                _selected_problem(x, axis, np.array(places, np.int64), label, errors)
+            for op in ("median", "nanmedian"):
+                compare_calls(op, (x, axis), {}, label, numpy_result_problem, errors)
+            if dtype != np.bool_:
+                compare_calls("quantile", (x, [0.1, 0.5, 0.9], axis), {}, label,
+                              numpy_result_problem, errors)
+                compare_calls("nanquantile", (x, 0.3, axis), {"method": "nearest"}, label,
+                              numpy_result_problem, errors)
+    report(errors)

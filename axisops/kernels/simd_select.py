@@ -11,6 +11,9 @@ here, clear ``kernels/__pycache__`` of the kernels that call these.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -68,3 +71,115 @@ def compress_range(typingctx, src, j, dst, w, lo, span):
         return builder.zext(builder.ctpop(builder.bitcast(mask, ir.IntType(LANES))),
                             ir.IntType(64))
     return types.int64(src, j, dst, w, lo, span), codegen
+
+
+def _is_block(arr) -> bool:
+    return (isinstance(arr, types.Array) and arr.ndim == 2 and arr.layout == "C"
+            and isinstance(arr.dtype, types.Integer))
+
+
+def _is_flat(arr) -> bool:
+    return (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout in "CA"
+            and isinstance(arr.dtype, types.Integer))
+
+
+def _flat_data(context, builder, arrty, arr):
+    return context.make_array(arrty)(context, builder, arr).data
+
+
+@intrinsic
+def load_row(typingctx, keys, j, src, at):
+    """Row *j* of the block *keys* (C-contiguous (rows, LANES)) becomes the
+    ``LANES`` adjacent elements ``src[at:at + LANES]`` (one vector load and store;
+    *src* 1-D, its elements of the keys' width; unchecked)."""
+    if not (_is_block(keys) and _is_flat(src) and src.dtype.bitwidth == keys.dtype.bitwidth
+            and isinstance(j, types.Integer) and isinstance(at, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        vector = ir.VectorType(ir.IntType(width), LANES)
+        row = builder.mul(context.cast(builder, args[1], sig.args[1], types.int64),
+                          ir.Constant(ir.IntType(64), LANES))
+        dst = builder.gep(_flat_data(context, builder, sig.args[0], args[0]), [row])
+        at_ = context.cast(builder, args[3], sig.args[3], types.int64)
+        src_p = builder.gep(_flat_data(context, builder, sig.args[2], args[2]), [at_])
+        v = builder.load(builder.bitcast(src_p, vector.as_pointer()), align=width // 8)
+        builder.store(v, builder.bitcast(dst, vector.as_pointer()), align=width // 8)
+        return context.get_dummy_value()
+    return types.none(keys, j, src, at), codegen
+
+
+@intrinsic
+def gather_row(typingctx, keys, j, src, at, stride):
+    """Row *j* of the block *keys* becomes ``src[at + lane * stride]`` for each of
+    its ``LANES`` lanes (one vector gather: lane *lane* of the block is a run of
+    *src* that starts *stride* after the one before; unchecked)."""
+    if not (_is_block(keys) and _is_flat(src) and src.dtype.bitwidth == keys.dtype.bitwidth
+            and isinstance(j, types.Integer) and isinstance(at, types.Integer)
+            and isinstance(stride, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        elem = ir.IntType(width)
+        vector = ir.VectorType(elem, LANES)
+        i64 = ir.IntType(64)
+        row = builder.mul(context.cast(builder, args[1], sig.args[1], types.int64),
+                          ir.Constant(i64, LANES))
+        dst = builder.gep(_flat_data(context, builder, sig.args[0], args[0]), [row])
+        data = _flat_data(context, builder, sig.args[2], args[2])
+        at_ = context.cast(builder, args[3], sig.args[3], types.int64)
+        step = context.cast(builder, args[4], sig.args[4], types.int64)
+        # the addresses as integers: llvmlite's gep takes no vector of indices
+        offsets = builder.mul(_splat(builder, step, types.int64, i64),
+                              ir.Constant(ir.VectorType(i64, LANES), list(range(LANES))))
+        offsets = builder.add(offsets, _splat(builder, at_, types.int64, i64))
+        addresses = builder.add(_splat(builder, builder.ptrtoint(data, i64), types.int64, i64),
+                                builder.mul(offsets, _splat(builder, ir.Constant(i64, width // 8),
+                                                            types.int64, i64)))
+        pointers = builder.inttoptr(addresses, ir.VectorType(elem.as_pointer(), LANES))
+        fnty = ir.FunctionType(vector, [pointers.type, ir.IntType(32),
+                                        ir.VectorType(ir.IntType(1), LANES), vector])
+        fn = cgutils.get_or_insert_function(builder.module, fnty,
+                                            f"llvm.masked.gather.v{LANES}i{width}.v{LANES}p0")
+        everywhere = ir.Constant(ir.VectorType(ir.IntType(1), LANES), [1] * LANES)
+        v = builder.call(fn, [pointers, ir.Constant(ir.IntType(32), width // 8), everywhere,
+                              ir.Constant(vector, ir.Undefined)])
+        builder.store(v, builder.bitcast(dst, vector.as_pointer()), align=width // 8)
+        return context.get_dummy_value()
+    return types.none(keys, j, src, at, stride), codegen
+
+
+def sort_rows_in_registers(pairs: Iterable[Any], size: int):
+    """An intrinsic ``f(keys)`` that sorts the columns of the block *keys* (C
+    (at least *size*, LANES), unsigned) by the comparators *pairs* ((a, b), a < b) of a network
+    for *size* rows, with every row held in registers: the rows loaded once, the
+    comparators as unsigned min/max of values, the rows stored once (a loop over
+    the comparators loads and stores two rows each: 1 thread, AMD EPYC Zen 5, the
+    selection of the median of (65536, 16) float32 took 1.70 ms that way, 1.09
+    this way; (32768, 32) 1.85 and 1.02)."""
+    pairs = [(int(a), int(b)) for a, b in pairs]
+
+    @intrinsic
+    def sort_rows(typingctx, keys):
+        if not (_is_block(keys) and keys.dtype in types.unsigned_domain):
+            return None
+
+        def codegen(context, builder, sig, args):
+            width = sig.args[0].dtype.bitwidth
+            vector = ir.VectorType(ir.IntType(width), LANES)
+            data = _flat_data(context, builder, sig.args[0], args[0])
+            pointers = [builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64),
+                                                                       r * LANES)]),
+                                        vector.as_pointer()) for r in range(size)]
+            rows = [builder.load(p, align=width // 8) for p in pointers]
+            for a, b in pairs:
+                less = builder.icmp_unsigned("<", rows[b], rows[a])
+                rows[a], rows[b] = (builder.select(less, rows[b], rows[a]),
+                                    builder.select(less, rows[a], rows[b]))
+            for p, row in zip(pointers, rows):
+                builder.store(row, p, align=width // 8)
+            return context.get_dummy_value()
+        return types.none(keys), codegen
+    return sort_rows
