@@ -35,7 +35,7 @@ from numba.extending import overload
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
 from .simd import LANES, min_max_rows, min_max_rows_by
-from .simd_select import compress_range
+from .simd_select import compress_range, row_sum
 
 #: Lanes up to this length are sorted by insertion (a radix sort's histograms
 #: cost more than its passes save below it), and selected by sorting them.
@@ -51,6 +51,10 @@ RADIX = 11
 #: Bits of a radix sort's digit (measured: 8-bit digits, four passes for 32-bit keys
 #: instead of three, sorted 1M float32 in 6.4 ms against 5.5, argsort 20.8 against 13).
 SORT_RADIX = 11
+#: A radix select's pass over this many keys or fewer takes digits of
+#: ``SMALL_DIGIT`` bits (256 counts to clear and scan instead of 2048).
+SMALL_DIGIT_COUNT = 1024
+SMALL_DIGIT = 8
 #: Interleaved histograms of the first selection pass (a run of equal digits
 #: would otherwise wait on its own counter's last increment).
 HISTOGRAMS = 4
@@ -139,9 +143,10 @@ def lane_keys(base, p, n_stride, n, masks, descending, keys):
     returns how many are NaN/NaT (key ``top``; none for integers)."""
     top = masks[0]
     nans = 0
-    if n_stride == 1:  # a loop LLVM vectorises
+    if n_stride == 1:  # a loop LLVM vectorises: a slice, no index to wrap if negative
+        lane = base[p:p + n]
         for j in range(n):
-            k = order_key(base[p + j], masks, descending)
+            k = order_key(lane[j], masks, descending)
             keys[j] = k
             nans += k == top
     else:
@@ -384,21 +389,95 @@ def sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes):
 
 
 @helper
+def _differing_bits(src, count):
+    """How many low bits the keys ``src[:count]`` do not all share (one
+    vectorised pass: their OR against their AND): a radix select skips the digits
+    above, which would each cost a pass that keeps every key (int64 of a small
+    range, dates)."""
+    ones = src[0]
+    zeros = src[0]
+    for j in range(count):
+        ones |= src[j]
+        zeros &= src[j]
+    d = np.uint64(ones ^ zeros)
+    bits = 0
+    while d != np.uint64(0):
+        d >>= np.uint64(1)
+        bits += 1
+    return bits
+
+
+@helper
+def _keep_bucket(src, count, work, shift, bits, bucket, width):
+    """The keys of ``src[:count]`` whose digit at *shift* (of *bits*) is *bucket*
+    into ``work``, in order (``work`` may be ``src``: a key is written no later
+    than it was read). The keys share the bits above the digit, so the bucket is
+    a range of keys: a row of ``LANES`` at a time by a vectorised compress (a
+    branch on each key, mispredicted where the bucket holds a quarter of the keys,
+    as the first float64 digit of normal data does, cost most of a select)."""
+    k0 = src[0]
+    above = shift + bits  # in uint64: Numba gives float64 for uint64 mixed with int64
+    prefix = np.uint64(0)
+    if above < width:
+        prefix = (np.uint64(k0) >> np.uint64(above)) << np.uint64(above)
+    lo = _as_type_of(prefix | (np.uint64(bucket) << np.uint64(shift)), k0)
+    span = _as_type_of((np.uint64(1) << np.uint64(shift)) - np.uint64(1), k0)
+    _keep_range(src, count, work, lo, span)
+
+
+def _keep_range(src, count, dst, lo, span):
+    """The keys of ``src[:count]`` with ``key - lo <= span`` (wrapping) into
+    ``dst`` in order (compiled code only)."""
+
+
+@overload(_keep_range, inline="always")
+def _keep_range_impl(src, count, dst, lo, span):
+    if src.dtype.bitwidth in (32, 64):  # a compress of 16 keys a row
+        def rows(src, count, dst, lo, span):
+            n_rows = count // LANES
+            w = 0
+            for r in range(n_rows):
+                w += compress_range(src, r * LANES, dst, w, lo, span)
+            for j in range(n_rows * LANES, count):
+                k = src[j]
+                if _as_type_of(k - lo, span) <= span:
+                    dst[w] = k
+                    w += 1
+        return rows
+
+    def keys(src, count, dst, lo, span):  # LLVM aborted on a compress of 16-bit keys
+        w = 0
+        for j in range(count):
+            k = src[j]
+            if _as_type_of(k - lo, span) <= span:
+                dst[w] = k
+                w += 1
+    return keys
+
+
+@helper
 def select_rank(keys, n, r, work, hist, nbytes):
     """``(key, less, equal)``: the key at place *r* (0-based) of the sorted
     ``keys[:n]``, how many keys are below it and how many equal it; by MSD radix
-    select of 11-bit digits (``work``: scratch of n keys; ``hist``: int64
-    (HISTOGRAMS, 2048)). Each pass counts the digits of the candidates, keeps the
-    bucket that holds place *r* (copied out in lane order) and goes on below it;
+    select of 11-bit digits, 8-bit ones over ``SMALL_DIGIT_COUNT`` keys or fewer
+    (``work``: scratch of n keys; ``hist``: int64 (HISTOGRAMS, 2048)). Each pass
+    counts the digits of the candidates, keeps the bucket that holds place *r*
+    (copied out in lane order, :func:`_keep_bucket`) and goes on below it;
     once ``INSERTION_MAX`` candidates or fewer remain, they are sorted instead
     (each further pass would clear and scan 2048 counts for a handful of keys)."""
     src = keys
     count = n
     less = 0
     width = 8 * nbytes
-    bits = min(RADIX, width)
-    shift = width - bits
+    unresolved = width  # the low bits not yet chosen by a digit
     while True:
+        if count > INSERTION_MAX:  # digits start at the highest bit where keys differ
+            unresolved = min(unresolved, _differing_bits(src, count))
+            if unresolved == 0:  # all equal
+                return src[0], less, count
+        # a few keys: a digit of fewer bits (a histogram to clear and scan for each)
+        bits = min(RADIX if count > SMALL_DIGIT_COUNT else SMALL_DIGIT, unresolved)
+        shift = unresolved - bits
         if count <= INSERTION_MAX:
             for j in range(count):
                 work[j] = src[j]
@@ -426,7 +505,16 @@ def select_rank(keys, n, r, work, hist, nbytes):
             hist[0, _digit(src[j], shift, mask)] += 1
         below = 0
         bucket = 0
-        for b in range(size_):
+        first = 0  # skip runs of LANES buckets whose counts all lie below place r
+        while first + LANES <= size_:  # (bucket by bucket: 1 us of a 1024-key select)
+            c = row_sum(hist, 0, first)
+            for h in range(1, histograms):
+                c += row_sum(hist, h, first)
+            if below + c > r:
+                break
+            below += c
+            first += LANES
+        for b in range(first, size_):
             c = hist[0, b]
             for h in range(1, histograms):
                 c += hist[h, b]
@@ -440,18 +528,12 @@ def select_rank(keys, n, r, work, hist, nbytes):
         for h in range(1, histograms):
             size += hist[h, bucket]
         if size != count:  # keep only the bucket (in lane order)
-            w = 0
-            for j in range(count):
-                k = src[j]
-                if _digit(k, shift, mask) == bucket:
-                    work[w] = k
-                    w += 1
+            _keep_bucket(src, count, work, shift, bits, bucket, width)
             src = work
             count = size
         if count == 1 or shift == 0:
             return src[0], less, count
-        bits = min(RADIX, shift)
-        shift -= bits
+        unresolved = shift
 
 
 @helper

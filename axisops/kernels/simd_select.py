@@ -113,8 +113,9 @@ def load_row(typingctx, keys, j, src, at):
 @intrinsic
 def gather_row(typingctx, keys, j, src, at, stride):
     """Row *j* of the block *keys* becomes ``src[at + lane * stride]`` for each of
-    its ``LANES`` lanes (one vector gather: lane *lane* of the block is a run of
-    *src* that starts *stride* after the one before; unchecked)."""
+    its ``LANES`` lanes (lane *lane* of the block is a run of *src* that starts
+    *stride* after the one before; unchecked), loaded into one vector and stored
+    as one."""
     if not (_is_block(keys) and _is_flat(src) and src.dtype.bitwidth == keys.dtype.bitwidth
             and isinstance(j, types.Integer) and isinstance(at, types.Integer)
             and isinstance(stride, types.Integer)):
@@ -131,21 +132,13 @@ def gather_row(typingctx, keys, j, src, at, stride):
         data = _flat_data(context, builder, sig.args[2], args[2])
         at_ = context.cast(builder, args[3], sig.args[3], types.int64)
         step = context.cast(builder, args[4], sig.args[4], types.int64)
-        # the addresses as integers: llvmlite's gep takes no vector of indices
-        offsets = builder.mul(_splat(builder, step, types.int64, i64),
-                              ir.Constant(ir.VectorType(i64, LANES), list(range(LANES))))
-        offsets = builder.add(offsets, _splat(builder, at_, types.int64, i64))
-        addresses = builder.add(_splat(builder, builder.ptrtoint(data, i64), types.int64, i64),
-                                builder.mul(offsets, _splat(builder, ir.Constant(i64, width // 8),
-                                                            types.int64, i64)))
-        pointers = builder.inttoptr(addresses, ir.VectorType(elem.as_pointer(), LANES))
-        fnty = ir.FunctionType(vector, [pointers.type, ir.IntType(32),
-                                        ir.VectorType(ir.IntType(1), LANES), vector])
-        fn = cgutils.get_or_insert_function(builder.module, fnty,
-                                            f"llvm.masked.gather.v{LANES}i{width}.v{LANES}p0")
-        everywhere = ir.Constant(ir.VectorType(ir.IntType(1), LANES), [1] * LANES)
-        v = builder.call(fn, [pointers, ir.Constant(ir.IntType(32), width // 8), everywhere,
-                              ir.Constant(vector, ir.Undefined)])
+        # lane by lane into a vector (not llvm.masked.gather: its signature changed
+        # between LLVM versions, and the upgrade of the old one tripped an assertion)
+        v = ir.Constant(vector, ir.Undefined)
+        for lane in range(LANES):
+            offset = builder.add(at_, builder.mul(step, ir.Constant(i64, lane)))
+            value = builder.load(builder.gep(data, [offset]), align=width // 8)
+            v = builder.insert_element(v, value, ir.Constant(ir.IntType(32), lane))
         builder.store(v, builder.bitcast(dst, vector.as_pointer()), align=width // 8)
         return context.get_dummy_value()
     return types.none(keys, j, src, at, stride), codegen
@@ -183,3 +176,28 @@ def sort_rows_in_registers(pairs: Iterable[Any], size: int):
             return context.get_dummy_value()
         return types.none(keys), codegen
     return sort_rows
+
+
+@intrinsic
+def row_sum(typingctx, counts, h, start):
+    """``counts[h, start:start + LANES].sum()`` of a C-contiguous 2-D int64 array
+    (one vector load and a reduction; unchecked)."""
+    if not (isinstance(counts, types.Array) and counts.ndim == 2 and counts.layout == "C"
+            and counts.dtype == types.int64 and isinstance(h, types.Integer)
+            and isinstance(start, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        vector = ir.VectorType(i64, LANES)
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        row_length = builder.extract_value(ary.shape, 1)
+        at = builder.add(builder.mul(context.cast(builder, args[1], sig.args[1], types.int64),
+                                     row_length),
+                         context.cast(builder, args[2], sig.args[2], types.int64))
+        v = builder.load(builder.bitcast(builder.gep(ary.data, [at]), vector.as_pointer()),
+                         align=8)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [vector]),
+                                            f"llvm.vector.reduce.add.v{LANES}i64")
+        return builder.call(fn, [v])
+    return types.int64(counts, h, start), codegen
