@@ -903,3 +903,166 @@ def test_errors_as_the_twin(case):
     assert compare_outcomes(got, want) is None, compare_outcomes(got, want)
     if exc is TypeError and np.asarray(args[0]).dtype.kind in "cOU":
         assert op in str(got[1]), f"TypeError does not name {op}: {got[1]}"
+
+
+# ------------------------------------------------------- long lanes: sampled brackets
+
+def _bracket_lanes(rng, dtype, n, kind):
+    """A lane of *n* of *kind* for the sampled bracket of ``kernels.order``."""
+    dtype = np.dtype(dtype)
+    if kind == "ties":  # a bracket of far more keys than the sample promised
+        return rng.integers(0, 3, n).astype(dtype)
+    if kind == "equal":
+        return np.full(n, 5, dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    x = rng.standard_normal(n).astype(dtype)
+    if kind == "zeros":  # the middle and the tenth from the top: zeros of both signs
+        x = np.where(np.abs(x) < 0.3, np.where(rng.random(n) < 0.5, -0.0, 0.0), x)
+        x = np.where((x > 1.2) & (x < 1.35), np.where(rng.random(n) < 0.5, -0.0, 0.0),
+                     x - 1.28 * (x > 1.2)).astype(dtype)
+    elif kind == "nan":
+        x[rng.random(n) < 0.05] = np.nan
+        x[rng.random(n) < 0.01] = -np.inf
+    elif kind == "mostly_nan":
+        x[rng.random(n) < 0.7] = np.nan
+    return x
+
+
+def _selected_problem(x, axis, places, label, errors):
+    """``O._select`` of *places* against a stable argsort: the values bit for bit
+    (a zero's sign, a NaN's payload), the positions, the NaN counts."""
+    lanes_x = lanes(x, axis)
+    order = np.argsort(lanes_x, axis=1, kind="stable")
+    rows = np.broadcast_to(places, (lanes_x.shape[0], places.shape[1]))
+    want_pos = np.take_along_axis(order, rows, axis=1)
+    want = np.take_along_axis(lanes_x, want_pos, axis=1)
+    for want_positions in (False, True):
+        values, positions, nans = O._select(x, axis % x.ndim, places, want_positions)
+        if (values.view(_UINT[x.itemsize]) != want.view(_UINT[x.itemsize])).any():
+            errors.append(f"_select{label} places {places[:1]}: values differ")
+        if want_positions and (positions != want_pos).any():
+            errors.append(f"_select{label} places {places[:1]}: positions differ")
+        if (nans != missing(lanes_x).sum(axis=1)).any():
+            errors.append(f"_select{label}: NaN counts differ")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int32, np.uint64,
+                                   np.int8], ids=lambda d: np.dtype(d).name)
+def test_bracketed_lanes(dtype):
+    """Lanes from ``BRACKET_MIN`` on select from a sampled bracket: the elements at
+    the places of the stable order, bit for bit (the sign of a selected zero
+    too), for places near one another (a bracket), far apart (every key), with
+    ties beyond the bracket's room, NaN, contiguous and strided lanes; and the
+    medians and quantiles are NumPy's."""
+    from axisops.kernels import order as K
+    rng = np.random.default_rng(21)
+    errors = []
+    kinds = ["normal", "ties", "equal"] + (["zeros", "nan", "mostly_nan"]
+                                          if np.dtype(dtype).kind == "f" else [])
+    for n in (K.BRACKET_MIN, 3 * K.BRACKET_MIN + 5):
+        for kind in kinds:
+            lane = _bracket_lanes(rng, dtype, 2 * n, kind)
+            for x, axis in ((lane[:n], 0), (lane[::-2], -1), (lane.reshape(2, n), 1),
+                            (lane.reshape(n, 2), 0)):
+                label = f"({np.dtype(dtype).name}, {kind}, n={n}, strides={x.strides})"
+                lane_count = x.size // n
+                for places in ([[n // 2 - 1, n // 2]], [[(9 * n) // 10]], [[n // 10, n - 2]],
+                               [[0, 1]], [[n - 1]],
+                               [[n // 3 + i, n // 3 + i + 1] for i in range(lane_count)]):
+                    _selected_problem(x, axis, np.array(places, np.int64), label, errors)
+                for op, args in (("median", (x, axis)), ("nanmedian", (x, axis)),
+                                 ("nanquantile", (x, 0.99, axis))):
+                    compare_calls(op, args, {}, label, numpy_result_problem, errors)
+                for q in (0.9, [0.5, 0.5001], [0.1, 0.9]):
+                    for method in ("linear", "lower", "nearest", "midpoint"):
+                        compare_calls("quantile", (x, q, axis), {"method": method},
+                                      f"{label} q={q}", numpy_result_problem, errors)
+    report(errors)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bracket_sample_missed(dtype):
+    """A lane whose sampled keys are all its greatest: the bracket cannot hold the
+    median, and the lane is selected from all its keys (still NumPy's result)."""
+    from axisops.kernels import order as K
+    n = 4 * K.BRACKET_MIN
+    x = np.random.default_rng(3).standard_normal(n).astype(dtype)
+    s = K.sample_size(n)
+    sampled = np.array([K.sample_position(i, n // s) for i in range(s)])
+    x[sampled] = np.arange(s) + 1000.0
+    for q in (0.5, 0.9):
+        assert O.quantile(x, q).tobytes() == np.quantile(x, q).tobytes()
+    assert O.median(x).tobytes() == np.median(x).tobytes()
+
+
+# ------------------------------------------------ short lanes: selection networks
+
+@pytest.mark.parametrize("size", [2, 4, 8, 16, 32, 64, 128, 256])
+def test_selection_pairs_reach_the_wanted_places(size):
+    """The comparators kept for places ``low..high`` put the same keys there as
+    the whole network (random keys with ties), and fewer are kept for fewer places."""
+    from axisops.kernels import order as K
+    from axisops.kernels.select_network import selection_pairs
+    rng = np.random.default_rng(size)
+    full = K.network_pairs(size)
+    keys = rng.integers(0, size // 2 + 1, (size, 200))
+    for low, high in ((size // 2 - 1, size // 2), (0, 0), (size - 1, size - 1),
+                      (size // 4, 3 * size // 4)):
+        pairs = selection_pairs(size, max(low, 0), high)
+        assert len(pairs) <= len(full)
+        column = keys.copy()
+        for a, b in pairs:
+            column[[a, b]] = np.sort(column[[a, b]], axis=0)
+        want = np.sort(keys, axis=0)
+        assert (column[max(low, 0):high + 1] == want[max(low, 0):high + 1]).all()
+    if size >= 16:
+        assert len(selection_pairs(size, size // 2, size // 2)) < len(full)
+
+
+def _short_lane_arrays(rng, dtype, n):
+    """Arrays whose lanes along their axis are *n* long, with the layouts the
+    selection network reads in different ways: rows (gathered), columns
+    (neighbours loaded as vectors), a middle axis and reversed strides (lanes
+    not evenly apart: the general reader), a partial last block."""
+    rows = data(rng, (40, n), dtype)
+    yield "rows", rows, 1
+    yield "columns", data(rng, (n, 48), dtype), 0
+    yield "middle", data(rng, (3, n, 7), dtype), 1
+    yield "reversed", data(rng, (35, n), dtype)[::-1, ::-1], 1
+    yield "strided columns", data(rng, (n, 70), dtype)[:, ::2], 0
+    if np.dtype(dtype).kind == "f":
+        nan_rows = rows.copy()
+        nan_rows[::5] = np.nan  # all-NaN lanes
+        yield "all-NaN lanes", nan_rows, 1
+        zeros = np.where(rng.random((40, n)) < 0.5, -0.0, 0.0).astype(dtype)
+        zeros[::3, 0] = 1.0
+        yield "signed zeros", zeros, 1
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int8, np.int64,
+                                   np.uint16, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_selection_network_lanes(dtype):
+    """Lanes up to ``SELECT_NETWORK_MAX`` select values by a selection network on
+    keys: the elements at the places of the stable order bit for bit (the sign
+    of a zero, a NaN's bits), the NaN counts, for lane lengths at the network
+    sizes' boundaries and each layout; the medians and quantiles are NumPy's."""
+    from axisops.kernels import order as K
+    rng = np.random.default_rng(17)
+    errors = []
+    for n in (2, 3, 8, 9, 16, 17, 32, 33, 64, 100, K.SELECT_NETWORK_MAX):
+        for name, x, axis in _short_lane_arrays(rng, dtype, n):
+            label = f"({np.dtype(dtype).name}, {name}, n={n}, strides={x.strides})"
+            lane_count = x.size // n
+            for places in ([[(n - 1) // 2, n // 2]], [[0]], [[n - 1]], [[0, n - 1]],
+                           [[(7 * i) % n, (7 * i) % n] for i in range(lane_count)]):
+                _selected_problem(x, axis, np.array(places, np.int64), label, errors)
+            for op in ("median", "nanmedian"):
+                compare_calls(op, (x, axis), {}, label, numpy_result_problem, errors)
+            if dtype != np.bool_:
+                compare_calls("quantile", (x, [0.1, 0.5, 0.9], axis), {}, label,
+                              numpy_result_problem, errors)
+                compare_calls("nanquantile", (x, 0.3, axis), {"method": "nearest"}, label,
+                              numpy_result_problem, errors)
+    report(errors)

@@ -36,6 +36,7 @@ from numba.extending import overload
 from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, block_size
 from .simd import LANES, min_max_rows, min_max_rows_by
+from .simd_select import compress_range, row_sum
 
 #: Lanes up to this length are sorted by insertion (a radix sort's histograms
 #: cost more than its passes save below it), and selected by sorting them.
@@ -51,6 +52,10 @@ RADIX = 11
 #: Bits of a radix sort's digit (measured: 8-bit digits, four passes for 32-bit keys
 #: instead of three, sorted 1M float32 in 6.4 ms against 5.5, argsort 20.8 against 13).
 SORT_RADIX = 11
+#: A radix select's pass over this many keys or fewer takes digits of
+#: ``SMALL_DIGIT`` bits (256 counts to clear and scan instead of 2048).
+SMALL_DIGIT_COUNT = 1024
+SMALL_DIGIT = 8
 #: Interleaved histograms of the first selection pass (a run of equal digits
 #: would otherwise wait on its own counter's last increment).
 HISTOGRAMS = 4
@@ -139,9 +144,10 @@ def lane_keys(base, p, n_stride, n, masks, descending, keys):
     returns how many are NaN/NaT (key ``top``; none for integers)."""
     top = masks[0]
     nans = 0
-    if n_stride == 1:  # a loop LLVM vectorises
+    if n_stride == 1:  # a loop LLVM vectorises: a slice, no index to wrap if negative
+        lane = base[p:p + n]
         for j in range(n):
-            k = order_key(base[p + j], masks, descending)
+            k = order_key(lane[j], masks, descending)
             keys[j] = k
             nans += k == top
     else:
@@ -384,21 +390,95 @@ def sort_positions(keys, pay, n, keys2, pay2, packed, packed2, counts, nbytes):
 
 
 @helper
+def _differing_bits(src, count):
+    """How many low bits the keys ``src[:count]`` do not all share (one
+    vectorised pass: their OR against their AND): a radix select skips the digits
+    above, which would each cost a pass that keeps every key (int64 of a small
+    range, dates)."""
+    ones = src[0]
+    zeros = src[0]
+    for j in range(count):
+        ones |= src[j]
+        zeros &= src[j]
+    d = np.uint64(ones ^ zeros)
+    bits = 0
+    while d != np.uint64(0):
+        d >>= np.uint64(1)
+        bits += 1
+    return bits
+
+
+@helper
+def _keep_bucket(src, count, work, shift, bits, bucket, width):
+    """The keys of ``src[:count]`` whose digit at *shift* (of *bits*) is *bucket*
+    into ``work``, in order (``work`` may be ``src``: a key is written no later
+    than it was read). The keys share the bits above the digit, so the bucket is
+    a range of keys: a row of ``LANES`` at a time by a vectorised compress (a
+    branch on each key, mispredicted where the bucket holds a quarter of the keys,
+    as the first float64 digit of normal data does, cost most of a select)."""
+    k0 = src[0]
+    above = shift + bits  # in uint64: Numba gives float64 for uint64 mixed with int64
+    prefix = np.uint64(0)
+    if above < width:
+        prefix = (np.uint64(k0) >> np.uint64(above)) << np.uint64(above)
+    lo = _as_type_of(prefix | (np.uint64(bucket) << np.uint64(shift)), k0)
+    span = _as_type_of((np.uint64(1) << np.uint64(shift)) - np.uint64(1), k0)
+    _keep_range(src, count, work, lo, span)
+
+
+def _keep_range(src, count, dst, lo, span):
+    """The keys of ``src[:count]`` with ``key - lo <= span`` (wrapping) into
+    ``dst`` in order (compiled code only)."""
+
+
+@overload(_keep_range, inline="always")
+def _keep_range_impl(src, count, dst, lo, span):
+    if src.dtype.bitwidth in (32, 64):  # a compress of 16 keys a row
+        def rows(src, count, dst, lo, span):
+            n_rows = count // LANES
+            w = 0
+            for r in range(n_rows):
+                w += compress_range(src, r * LANES, dst, w, lo, span)
+            for j in range(n_rows * LANES, count):
+                k = src[j]
+                if _as_type_of(k - lo, span) <= span:
+                    dst[w] = k
+                    w += 1
+        return rows
+
+    def keys(src, count, dst, lo, span):  # LLVM aborted on a compress of 16-bit keys
+        w = 0
+        for j in range(count):
+            k = src[j]
+            if _as_type_of(k - lo, span) <= span:
+                dst[w] = k
+                w += 1
+    return keys
+
+
+@helper
 def select_rank(keys, n, r, work, hist, nbytes):
     """``(key, less, equal)``: the key at place *r* (0-based) of the sorted
     ``keys[:n]``, how many keys are below it and how many equal it; by MSD radix
-    select of 11-bit digits (``work``: scratch of n keys; ``hist``: int64
-    (HISTOGRAMS, 2048)). Each pass counts the digits of the candidates, keeps the
-    bucket that holds place *r* (copied out in lane order) and goes on below it;
+    select of 11-bit digits, 8-bit ones over ``SMALL_DIGIT_COUNT`` keys or fewer
+    (``work``: scratch of n keys; ``hist``: int64 (HISTOGRAMS, 2048)). Each pass
+    counts the digits of the candidates, keeps the bucket that holds place *r*
+    (copied out in lane order, :func:`_keep_bucket`) and goes on below it;
     once ``INSERTION_MAX`` candidates or fewer remain, they are sorted instead
     (each further pass would clear and scan 2048 counts for a handful of keys)."""
     src = keys
     count = n
     less = 0
     width = 8 * nbytes
-    bits = min(RADIX, width)
-    shift = width - bits
+    unresolved = width  # the low bits not yet chosen by a digit
     while True:
+        if count > INSERTION_MAX:  # digits start at the highest bit where keys differ
+            unresolved = min(unresolved, _differing_bits(src, count))
+            if unresolved == 0:  # all equal
+                return src[0], less, count
+        # a few keys: a digit of fewer bits (a histogram to clear and scan for each)
+        bits = min(RADIX if count > SMALL_DIGIT_COUNT else SMALL_DIGIT, unresolved)
+        shift = unresolved - bits
         if count <= INSERTION_MAX:
             for j in range(count):
                 work[j] = src[j]
@@ -426,7 +506,16 @@ def select_rank(keys, n, r, work, hist, nbytes):
             hist[0, _digit(src[j], shift, mask)] += 1
         below = 0
         bucket = 0
-        for b in range(size_):
+        first = 0  # skip runs of LANES buckets whose counts all lie below place r
+        while first + LANES <= size_:  # (bucket by bucket: 1 us of a 1024-key select)
+            c = row_sum(hist, 0, first)
+            for h in range(1, histograms):
+                c += row_sum(hist, h, first)
+            if below + c > r:
+                break
+            below += c
+            first += LANES
+        for b in range(first, size_):
             c = hist[0, b]
             for h in range(1, histograms):
                 c += hist[h, b]
@@ -440,18 +529,12 @@ def select_rank(keys, n, r, work, hist, nbytes):
         for h in range(1, histograms):
             size += hist[h, bucket]
         if size != count:  # keep only the bucket (in lane order)
-            w = 0
-            for j in range(count):
-                k = src[j]
-                if _digit(k, shift, mask) == bucket:
-                    work[w] = k
-                    w += 1
+            _keep_bucket(src, count, work, shift, bits, bucket, width)
             src = work
             count = size
         if count == 1 or shift == 0:
             return src[0], less, count
-        bits = min(RADIX, shift)
-        shift -= bits
+        unresolved = shift
 
 
 @helper
@@ -1314,6 +1397,184 @@ def partition_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
                 positions[q] = j
 
 
+#: Lanes at least this long are selected from a bracket found by sampling
+#: (:func:`bracket_keys`), read from the input without a copy of their keys. A
+#: radix select's first digit of a float64 key is the sign and the top ten
+#: exponent bits: place 0.9 of a normal sample sits in the bucket of [0.5, 2), a
+#: quarter of the lane, copied out by a branch mispredicted at every other key
+#: (1M float64: 3.6 ms for place 0.1, 0.86 for the median); and a copy of a long
+#: lane's keys in fresh scratch faulted a page per 4 KiB (2 ms of 8 MiB).
+BRACKET_MIN = 8192
+
+
+@helper
+def sample_size(n):
+    """Keys sampled from a lane of *n* for :func:`bracket_keys`: about ``n^(2/3)``
+    (Floyd and Rivest's choice: the bracket holds ``3 / sqrt(s)`` of the lane), a
+    power of two from 512 to 16384."""
+    s = 512
+    while s < 16384 and s * s * s < n * n:
+        s *= 2
+    return s
+
+
+#: Keys of a lane made and scanned at a time by :func:`bracket_scan` (a vectorised
+#: loop over them, then a compress of each row of ``LANES``).
+SCAN_BLOCK = 256
+
+
+@helper(inline=True)
+def sample_position(i, stride):
+    """Where :func:`bracket_keys` samples its *i*-th key: in the *i*-th stretch of
+    *stride* keys, at an offset hashed from *i* (Fibonacci hashing)."""
+    h = (np.uint64(i) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)
+    return i * stride + np.int64(h % np.uint64(stride))
+
+
+@helper
+def bracket_keys(base, p, n, n_stride, masks, low, high, sample, work, hist, nbytes):
+    """``(ok, lo_key, hi_key, expected)``: two keys of the lane ``base[p + j * n_stride]``
+    sampled so that places *low* to *high* of its stable order lie between them
+    with near certainty (not *ok*: the places lie too far apart for a bracket to
+    pay), and about how many keys lie from one to the other.
+
+    ``sample`` (of :func:`sample_size`) gets one key from each of its stretches of
+    the lane, at a hashed offset (a periodic lane cannot line up with it);
+    ``work`` (at least as long) and ``hist`` are :func:`select_rank`'s scratch."""
+    top = masks[0]
+    s = sample.size
+    stride = n // s
+    # a sampled place within 3.5 standard deviations (sqrt(s) / 2 at the median)
+    margin = 2 + (7 * np.int64(np.sqrt(s))) // 4
+    i_low = (low * s) // n - margin
+    i_high = (high * s + n - 1) // n + margin
+    lo_key = _as_type_of(0, top)
+    hi_key = top
+    if (i_high - i_low) * 8 > s:  # the places lie far apart: a bracket of many keys
+        return False, lo_key, hi_key, 0
+    for i in range(s):
+        sample[i] = order_key(base[p + sample_position(i, stride) * n_stride], masks, False)
+    if i_low >= 0:
+        lo_key = select_rank(sample, s, i_low, work, hist, nbytes)[0]
+    if i_high < s:
+        hi_key = select_rank(sample, s, i_high, work, hist, nbytes)[0]
+    return True, lo_key, hi_key, (i_high - i_low + 1) * (n // s + 1)
+
+
+@helper
+def bracket_scan(base, p, n, n_stride, masks, lo_key, hi_key, block, inside, copy):
+    """``(below, m, nans, copied)`` of the lane ``base[p + j * n_stride]``: how many
+    keys lie below *lo_key*, how many from it to *hi_key* (the bracket), how many
+    are NaN/NaT; the bracket's keys in lane order into ``inside`` (if *copy*, as
+    long as they fit with ``LANES`` to spare: *copied* tells whether all did).
+
+    The lane's keys are made ``SCAN_BLOCK`` at a time into ``block`` and counted by
+    vectorised loops; a bracket's share is a few hundredths, copied a row of
+    ``LANES`` at a time by a compress (copied key by key behind a branch, 1M
+    float32 took 1.15 ms, the whole scan now about a third of that)."""
+    top = masks[0]
+    span = _as_type_of(hi_key - lo_key, top)
+    room = inside.size - LANES
+    below = 0
+    upto = 0
+    nans = 0
+    w = 0
+    copied = copy
+    for j0 in range(0, n, SCAN_BLOCK):
+        size = min(SCAN_BLOCK, n - j0)
+        if n_stride == 1:  # a slice: indices >= 0, no wraparound to stop the vectoriser
+            chunk = base[p + j0:p + j0 + size]
+            for j in range(size):  # keys and three counts of compares: vectorised
+                k = narrow_key(chunk[j], masks, False)
+                block[j] = k
+                below += k < lo_key
+                upto += k <= hi_key
+                nans += k == top
+        else:
+            for j in range(size):
+                k = narrow_key(base[p + (j0 + j) * n_stride], masks, False)
+                block[j] = k
+                below += k < lo_key
+                upto += k <= hi_key
+                nans += k == top
+        if not copied:
+            continue
+        rows = size // LANES
+        for r in range(rows):
+            if w > room:
+                copied = False
+                break
+            w += compress_range(block, r * LANES, inside, w, lo_key, span)
+        for j in range(rows * LANES, size):
+            k = block[j]
+            if _as_type_of(k - lo_key, top) <= span:  # lo_key <= k <= hi_key
+                if w == inside.size:
+                    copied = False
+                    break
+                inside[w] = k
+                w += 1
+    floating = masks[5] == masks[9]
+    dates = masks[7] != masks[9]
+    nans = nans if floating or dates else 0  # an integer's key may be top
+    return below, upto - below, nans, copied and w == upto - below
+
+
+@helper
+def nth_in_lane(base, p, n, n_stride, masks, key, occurrence):
+    """:func:`nth_position` in the lane ``base[p + j * n_stride]``, its keys made as read."""
+    seen = 0
+    for j in range(n):
+        if order_key(base[p + j * n_stride], masks, False) == key:
+            if seen == occurrence:
+                return j
+            seen += 1
+    return -1
+
+
+@helper
+def select_places(keys, count, below, full, places, row, t, want_positions, masks, base, p, n,
+                  n_stride, work, hist, nbytes, values, positions):
+    """The elements at ``places[row]`` of lane *t* (``base[p + j * n_stride]``, j < n)
+    into ``values[t]`` (bits) and, if *want_positions*, their positions into
+    ``positions[t]`` (a value that its key does not give, a zero's or a NaN's, is
+    found by position too), selected from ``keys[:count]``: all the lane's keys in
+    lane order (*full*), or a bracket of them with *below* keys under it
+    (:func:`bracket_scan`)."""
+    top, zero_key = masks[0], masks[1]
+    floating = masks[5] == masks[9]
+    key = keys[0]
+    less = -1
+    equal = 0
+    at = -1
+    for s in range(places.shape[1]):
+        r = places[row, s]
+        if less >= 0 and less <= r < less + equal:
+            pass
+        elif less >= 0 and r == less + equal:
+            less += equal
+            key, equal = next_key(keys, count, key, top)
+            at = -1
+        else:
+            key, less, equal = select_rank(keys, count, r - below, work, hist, nbytes)
+            less += below
+            at = -1
+        if not want_positions and key != top and not (floating and key == zero_key):
+            values[t, s] = key_bits(key, masks, False)
+            continue
+        # the (r - less)-th key equal to `key`, going on from the last one found
+        if not full:
+            j = nth_in_lane(base, p, n, n_stride, masks, key, r - less)
+        elif at >= 0 and s > 0 and places[row, s - 1] == r - 1:
+            j = at + 1
+            while keys[j] != key:
+                j += 1
+        else:
+            j = nth_position(keys, n, key, r - less)
+        at = j
+        positions[t, s] = j
+        values[t, s] = base[p + j * n_stride]
+
+
 @kernel(nrt=True)
 def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape,
                   mid_strides, inner, inner_stride, masks, places, want_positions, values,
@@ -1326,29 +1587,67 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
     comes from its key, and only a zero's sign needs its position), ``nans``
     (lanes,) the lane's count of NaN/NaT. Up to ``SELECT_MAX`` places a lane is
     selected place by place (neighbouring places cost a pass each); more places,
-    or a short lane, and it is sorted once."""
-    lo, hi, mids, keys, cache = _part_lanes(part, parts, base, outer_shape, n, n_stride,
-                                            mid_shape, inner, inner_stride)
+    or a short lane, and it is sorted once. A lane of ``BRACKET_MIN`` or more
+    selects from the keys of a sampled bracket of its places
+    (:func:`bracket_keys`, :func:`bracket_scan`), or from all its keys when the
+    sample misses."""
     nbytes = base.itemsize
     count = places.shape[1]
     shared = places.shape[0] == 1
-    top, zero_key = masks[0], masks[1]
-    floating = masks[5] == masks[9]
-    work = np.empty(n, base.dtype)
-    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
     # several places apart in a lane of a few thousand: one sort costs less than a
     # selection each
     sorting = count > SELECT_MAX or n <= INSERTION_MAX or (count > 2 and n <= 16384)
+    bracketing = not sorting and n >= BRACKET_MIN
+    # a bracketing lane's keys are made as it is read (scratch of n only if a sample misses)
+    lo, hi, mids, keys, cache = _part_lanes(part, parts, base, outer_shape, n, n_stride,
+                                            mid_shape, inner, inner_stride, not bracketing)
+    sample = np.empty(sample_size(n) if bracketing else 0, base.dtype)
+    inside = np.empty(0, base.dtype)
+    block = np.empty(SCAN_BLOCK if bracketing else 0, base.dtype)
+    work = np.empty(sample.size if bracketing else n, base.dtype)
+    hist = np.empty((HISTOGRAMS, 1 << RADIX) if n > INSERTION_MAX else (1, 1), np.int64)
     pay = np.empty(n if sorting else 1, np.int64)
     pay2 = np.empty(n if sorting else 1, np.int64)
     counts = np.empty((8, 1 << RADIX) if sorting and n > MERGE_MAX else (1, 1), np.int64)
     walk = FIRST_WALK
     for t in range(lo, hi):
-        walk, p, lane_nans = _next_lane(t, lo, walk, base, offset, outer_shape, outer_strides,
-                                        n, n_stride, mid_shape, mid_strides, mids, inner,
-                                        inner_stride, masks, False, keys, cache)
-        nans[t] = lane_nans
         row = 0 if shared else t
+        if bracketing:
+            walk, p = _walk_lane(t, lo, walk, offset, outer_shape, outer_strides, mid_shape,
+                                 mid_strides, mids, inner, inner_stride)
+            low = places[row, 0]
+            high = low
+            for s in range(1, count):
+                low = min(low, places[row, s])
+                high = max(high, places[row, s])
+            ok, lo_key, hi_key, expected = bracket_keys(base, p, n, n_stride, masks, low, high,
+                                                         sample, work, hist, nbytes)
+            if ok:
+                if inside.size < 2 * expected + 4 * LANES:
+                    inside = np.empty(2 * expected + 4 * LANES, base.dtype)
+                below, m, lane_nans, copied = bracket_scan(base, p, n, n_stride, masks, lo_key,
+                                                           hi_key, block, inside, True)
+                nans[t] = lane_nans
+                if below <= low and below + m > high:  # the places lie in the bracket
+                    if not copied:  # more keys than expected (ties): again, with room
+                        inside = np.empty(m + 4 * LANES, base.dtype)
+                        bracket_scan(base, p, n, n_stride, masks, lo_key, hi_key, block, inside,
+                                     True)
+                    if m > work.size:
+                        work = np.empty(m, base.dtype)
+                    select_places(inside, m, below, False, places, row, t, want_positions,
+                                  masks, base, p, n, n_stride, work, hist, nbytes, values,
+                                  positions)
+                    continue
+            if keys.size < n:  # the sample missed: every key
+                keys = np.empty(n, base.dtype)
+                work = np.empty(n, base.dtype)
+            nans[t] = lane_keys(base, p, n_stride, n, masks, False, keys)
+        else:
+            walk, p, lane_nans = _next_lane(t, lo, walk, base, offset, outer_shape,
+                                            outer_strides, n, n_stride, mid_shape, mid_strides,
+                                            mids, inner, inner_stride, masks, False, keys, cache)
+            nans[t] = lane_nans
         if sorting:
             for j in range(n):
                 pay[j] = j
@@ -1358,34 +1657,8 @@ def select_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_st
                 positions[t, s] = j
                 values[t, s] = base[p + j * n_stride]
             continue
-        key = keys[0]
-        less = -1
-        equal = 0
-        at = -1
-        for s in range(count):
-            r = places[row, s]
-            if less >= 0 and less <= r < less + equal:
-                pass
-            elif less >= 0 and r == less + equal:
-                less += equal
-                key, equal = next_key(keys, n, key, top)
-                at = -1
-            else:
-                key, less, equal = select_rank(keys, n, r, work, hist, nbytes)
-                at = -1
-            if not want_positions and key != top and not (floating and key == zero_key):
-                values[t, s] = key_bits(key, masks, False)
-                continue
-            # the (r - less)-th key equal to `key`, going on from the last one found
-            if at >= 0 and s > 0 and places[row, s - 1] == r - 1:
-                j = at + 1
-                while keys[j] != key:
-                    j += 1
-            else:
-                j = nth_position(keys, n, key, r - less)
-            at = j
-            positions[t, s] = j
-            values[t, s] = base[p + j * n_stride]
+        select_places(keys, n, 0, True, places, row, t, want_positions, masks, base, p, n,
+                      n_stride, work, hist, nbytes, values, positions)
 
 
 @kernel
