@@ -57,6 +57,7 @@ from ._layout import scan_view
 from ._plan import PlanCache, array_key, base_maker, viewed
 from .kernels import order as K
 from .kernels import rank as _rank_kernels
+from .kernels import rows as KR
 from .kernels.select_network import select_network_kernel, selection_pairs
 from .missing import _doc
 from .scan import ValuesIndices
@@ -715,7 +716,7 @@ def _numpy_sorts(x: np.ndarray, axis: int) -> bool:
 
 def _sorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """:func:`sort` of *x* along *axis* by NumPy's sort of rows, finished into the one
-    order (``kernels.order.numpy_sorted_rows``: descending lanes reversed before
+    order (``kernels.rows.numpy_sorted_rows``: descending lanes reversed before
     their NaN, signed zeros and NaN payloads put back in lane order where NumPy's
     sort lost them); rows split between threads as the kernels' lanes are. Lanes
     along another axis are copied into rows a chunk at a time and back."""
@@ -727,7 +728,7 @@ def _sorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int, descending: bool
         rows.sort(axis=-1)
         if finish:
             bits = _bits(x.dtype)
-            K.rows_finisher(x.dtype.str)(rows.view(bits), x.reshape(-1, n).view(bits),
+            KR.rows_finisher(x.dtype.str)(rows.view(bits), x.reshape(-1, n).view(bits),
                                          descending)
         return out
     args = _lane_args(x, axis, descending)
@@ -758,11 +759,11 @@ def _sort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args
     bits = rows.view(_bits(dtype))
     for first in range(lo, hi, step):
         last = min(hi, first + step)
-        K.lanes_to_rows(first, last, bits, *args, K.ROW_BITS)
+        KR.lanes_to_rows(first, last, bits, *args, KR.ROW_BITS)
         rows[:last - first].sort(axis=-1)
         if finish:
-            K.numpy_sorted_rows(first, last, bits, *args)
-        K.rows_to_lanes(first, last, bits, *target)
+            KR.numpy_sorted_rows(first, last, bits, *args)
+        KR.rows_to_lanes(first, last, bits, *target)
 
 
 #: Rows are copied, sorted and finished this many bytes at a time (in cache).
@@ -784,7 +785,7 @@ def _sort_rows(part: int, parts: int, source: np.ndarray, rows: np.ndarray,
             chunk[...] = source[first:last]
         chunk.sort(axis=-1)
         if args:
-            K.numpy_sorted_rows(first, last, bits[first:last], *args)
+            KR.numpy_sorted_rows(first, last, bits[first:last], *args)
 
 
 def _numpy_argsorts(x: np.ndarray, axis: int) -> bool:
@@ -815,7 +816,7 @@ _AVX512_ARGSORT = _cpu_has("AVX512_SKX")
 def _argsorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int,
                         descending: bool) -> np.ndarray:
     """:func:`argsort` of *x* along *axis* by NumPy's argsort of rows, finished into
-    the stable one order (``kernels.order.numpy_argsorted_rows``); rows split
+    the stable one order (``kernels.rows.numpy_argsorted_rows``); rows split
     between threads. Lanes along another axis are copied into rows a chunk at a
     time, their positions written back."""
     n = x.shape[axis]
@@ -845,10 +846,10 @@ def _argsort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, a
     masks, descending = args[-2], args[-1]
     for first in range(lo, hi, step):
         last = min(hi, first + step)
-        K.lanes_to_rows(first, last, bits, *args, K.ROW_BITS)
+        KR.lanes_to_rows(first, last, bits, *args, KR.ROW_BITS)
         positions = np.argsort(rows[:last - first], axis=-1)
-        K.numpy_argsorted_rows(positions, bits[:last - first], _NO_ROWS, masks, descending)
-        K.rows_to_lanes(first, last, positions, *target)
+        KR.numpy_argsorted_rows(positions, bits[:last - first], _NO_ROWS, masks, descending)
+        KR.rows_to_lanes(first, last, positions, *target)
 
 
 def _argsort_rows(part: int, parts: int, source: np.ndarray, out: np.ndarray, masks: tuple,
@@ -863,7 +864,7 @@ def _argsort_rows(part: int, parts: int, source: np.ndarray, out: np.ndarray, ma
         last = min(hi, first + step)
         positions = np.argsort(source[first:last], axis=-1)
         in_order = np.sort(source[first:last], axis=-1).view(bits.dtype) if long else _NO_ROWS
-        K.numpy_argsorted_rows(positions, bits[first:last], in_order, masks, descending)
+        KR.numpy_argsorted_rows(positions, bits[first:last], in_order, masks, descending)
         out[first:last] = positions
 
 
@@ -883,12 +884,12 @@ _PACKED_ARGSORT = np.dtype(np.uint64) in _SIMD_SORTED
 
 def _argsort_packed(x: np.ndarray, out: np.ndarray, axis: int, descending: bool) -> np.ndarray:
     """:func:`argsort` by NumPy's sort of packed keys and positions
-    (``kernels.order.lanes_to_rows``), a chunk of lanes at a time, rows split between
+    (``kernels.rows.lanes_to_rows``), a chunk of lanes at a time, rows split between
     threads."""
     n = x.shape[axis]
     if axis == x.ndim - 1 and 8 * x.size <= _SORT_CHUNK_BYTES and x.flags.c_contiguous:
         packed = np.empty((x.size // n, n), np.uint64)  # one chunk, here
-        K.rows_packer(x.dtype.str)(x.reshape(-1, n).view(_bits(x.dtype)), packed, descending)
+        KR.rows_packer(x.dtype.str)(x.reshape(-1, n).view(_bits(x.dtype)), packed, descending)
         packed.sort(axis=-1)
         np.bitwise_and(packed, _LOW_32, out=packed)
         out.reshape(-1, n)[...] = packed
@@ -912,13 +913,13 @@ def _argsort_packed_lanes(part: int, parts: int, lanes: int, n: int, args: tuple
     for first in range(lo, hi, step):
         last_lane = min(hi, first + step)
         chunk = packed[:last_lane - first]
-        K.lanes_to_rows(first, last_lane, chunk, *args, K.ROW_PACKED)
+        KR.lanes_to_rows(first, last_lane, chunk, *args, KR.ROW_PACKED)
         chunk.sort(axis=-1)
         if last:
             np.bitwise_and(chunk, _LOW_32, out=chunk)
             rows[first:last_lane] = chunk
         else:
-            K.rows_to_lanes(first, last_lane, chunk, *target)
+            KR.rows_to_lanes(first, last_lane, chunk, *target)
 
 
 _LOW_32 = np.uint64(0xFFFFFFFF)
@@ -958,7 +959,7 @@ def _top_k_keyed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: 
                        target: tuple, sorted_: bool) -> None:
     """Share *part* of *parts* of :func:`_top_k_positions` for keys too wide to pack:
     each lane's order keys, NumPy's partition finds the k-th, the lane's first k in
-    the stable order are taken in lane order (``kernels.order.first_k_by_bound``:
+    the stable order are taken in lane order (``kernels.rows.first_k_by_bound``:
     those below it and the first of those equal to it), then sorted by NumPy's
     argsort of their keys made stable (``numpy_argsorted_rows``)."""
     lo, hi = _jit.part_range(lanes, part, parts)
@@ -969,17 +970,17 @@ def _top_k_keyed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: 
     for first in range(lo, hi, step):
         last = min(hi, first + step)
         rows, bounds, picked = keys[:last - first], spare[:last - first], chosen[:last - first]
-        K.lanes_to_rows(first, last, rows, *args, K.ROW_KEYS)
+        KR.lanes_to_rows(first, last, rows, *args, KR.ROW_KEYS)
         np.copyto(bounds, rows)
         bounds.partition(k - 1, axis=-1)  # k = n too: the greatest key is the bound
-        K.first_k_by_bound(rows, np.ascontiguousarray(bounds[:, k - 1]), k, picked)
+        KR.first_k_by_bound(rows, np.ascontiguousarray(bounds[:, k - 1]), k, picked)
         picked = picked[:, :k]
         if sorted_:
             picked_keys = np.take_along_axis(rows, picked, axis=-1)
             order = np.argsort(picked_keys, axis=-1)
-            K.numpy_argsorted_rows(order, picked_keys, _NO_ROWS, _KEY_MASKS, False)
+            KR.numpy_argsorted_rows(order, picked_keys, _NO_ROWS, _KEY_MASKS, False)
             picked = np.take_along_axis(picked, order, axis=-1)
-        K.rows_to_lanes(first, last, picked, *target)
+        KR.rows_to_lanes(first, last, picked, *target)
 
 
 def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: tuple,
@@ -995,14 +996,14 @@ def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args:
     for first in range(lo, hi, step):
         last = min(hi, first + step)
         chunk = packed[:last - first]
-        K.lanes_to_rows(first, last, chunk, *args, K.ROW_PACKED)
+        KR.lanes_to_rows(first, last, chunk, *args, KR.ROW_PACKED)
         if k < n:
             chunk.partition(k - 1, axis=-1)
         best = chunk[:, :k]
         if not sorted_:
             np.bitwise_and(best, _LOW_32, out=best)  # by position: lane order
         best.sort(axis=-1)
-        K.rows_to_lanes(first, last, best, *target)
+        KR.rows_to_lanes(first, last, best, *target)
 
 
 #: Lanes longer than this have their keys in order from NumPy's sort, not gathered
@@ -1097,7 +1098,7 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
     base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
     keys = np.empty(n, base.dtype)
     blocked = n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= K.BLOCK_MAX
-    cache = np.empty((K.LANES, n if blocked else 0), base.dtype)
+    cache = np.empty((K.LANES, n + K.LANES if blocked else 0), base.dtype)  # and its tile
     work = np.empty(n, np.uint64)
     counts = np.empty((8, 1 << K.RADIX), np.int64)
     ranks = np.empty(n * K.LANES if inner >= 2 and n <= K.BLOCK_MAX else 0)

@@ -40,11 +40,11 @@ def forbid_kernels(monkeypatch) -> None:
     an entry point bound earlier), and both functions raise wherever the library's
     modules took them by name; so do the compiled entries of the common
     reductions, scans and moving windows (``axisops._fast``) and of the small
-    sorts (``kernels.order.rows_finisher``, ``rows_packer``)."""
+    sorts (``kernels.rows.rows_finisher``, ``rows_packer``)."""
     import sys
 
     from axisops import _fast, _jit, _plan
-    from axisops.kernels import order as kernels_order
+    from axisops.kernels import rows as kernels_rows
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a kernel ran while the graph was built")
@@ -56,7 +56,7 @@ def forbid_kernels(monkeypatch) -> None:
                   "take", "scatter"):
         monkeypatch.setattr(_fast, entry, forbidden)
     for factory in ("rows_finisher", "rows_packer"):  # the small sorts' compiled entries
-        monkeypatch.setattr(kernels_order, factory, lambda dtype_str: forbidden)
+        monkeypatch.setattr(kernels_rows, factory, lambda dtype_str: forbidden)
     for name, module in list(sys.modules.items()):
         if name == "axisops" or name.startswith("axisops."):
             for attr, value in list(vars(module).items()):
