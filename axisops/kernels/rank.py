@@ -70,6 +70,25 @@ def _bit_length(v):
 
 
 @helper(inline=True)
+def _key_range(keys, n, valid, masks):
+    """The least and greatest of a lane's keys ``keys[:n]`` but its NaN/NaT (``top``;
+    *valid* of them are numbers)."""
+    top = masks[0]
+    least = top
+    most = masks[9]
+    if valid == n:  # vectorised
+        for j in range(n):
+            least = min(least, keys[j])
+            most = max(most, keys[j])
+    else:
+        for j in range(n):
+            kj = keys[j]
+            least = min(least, kj)
+            most = max(most, kj if kj != top else least)
+    return least, most
+
+
+@helper(inline=True)
 def _position_bits(n):
     """The bits of a position in a lane of *n* (at least one)."""
     k = 1
@@ -217,17 +236,7 @@ def _rank_packed(keys, n, valid, masks, method, out, first, step, packed, packed
         for j in range(n):
             out[first + j * step] = np.nan
         return
-    least = top
-    most = masks[9]
-    if valid == n:  # vectorised
-        for j in range(n):
-            least = min(least, keys[j])
-            most = max(most, keys[j])
-    else:
-        for j in range(n):
-            kj = keys[j]
-            least = min(least, kj)
-            most = max(most, kj if kj != top else least)
+    least, most = _key_range(keys, n, valid, masks)
     k = _position_bits(n)
     kk = np.uint64(k)
     span = np.uint64(most - least)
@@ -419,17 +428,7 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
             meta[t - first, 2] = n + 1
             continue
         valid = n - nans if floating else n
-        least = top
-        most = masks[9]
-        if valid == n:  # vectorised
-            for j in range(n):
-                least = min(least, keys[j])
-                most = max(most, keys[j])
-        else:
-            for j in range(n):
-                kj = keys[j]
-                least = min(least, kj)
-                most = max(most, kj if kj != top else least)
+        least, most = _key_range(keys, n, valid, masks)
         span = np.uint64(most - least) if valid else np.uint64(0)
         drop = max(0, _bit_length(span) - (63 - k))
         dd = np.uint64(drop)
