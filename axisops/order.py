@@ -217,8 +217,7 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     indices = np.empty(shape, index_dtype)
     if values.size and _top_k_by_numpy(x, axis, k):
         _top_k_positions(x, axis, k, mode == "largest", sorted, indices)
-        values[...] = np.take_along_axis(x, indices, axis)
-        return ValuesIndices(values, indices)
+        return ValuesIndices(np.take_along_axis(x, indices, axis), indices)
     # a network for short lanes, or many of a longer one's (a few are kept as it is read)
     if values.size and (k > K.SMALL_K or n <= 64) and _short_lanes(x, axis):
         _network(x, axis, mode == "largest", K.FIRST_K, k,
@@ -753,12 +752,10 @@ def _sort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args
     """Share *part* of *parts* of :func:`_sorted_by_numpy` along an axis that is not
     the last, a chunk of lanes at a time: copied into rows, sorted by NumPy,
     finished, written to ``target`` (``rows_to_lanes``' output and geometry)."""
-    lo, hi = _jit.part_range(lanes, part, parts)
-    step = max(1, _SORT_CHUNK_BYTES // (n * dtype.itemsize))
-    rows = np.empty((min(step, hi - lo), n), dtype)
+    most, chunks = _chunks(lanes, part, parts, n * dtype.itemsize)
+    rows = np.empty((most, n), dtype)
     bits = rows.view(_bits(dtype))
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    for first, last in chunks:
         KR.lanes_to_rows(first, last, bits, *args, KR.ROW_BITS)
         rows[:last - first].sort(axis=-1)
         if finish:
@@ -770,16 +767,23 @@ def _sort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args
 _SORT_CHUNK_BYTES = 1 << 18
 
 
+def _chunks(count: int, part: int, parts: int, row_bytes: int,
+            chunk_bytes: int = _SORT_CHUNK_BYTES) -> tuple[int, list[tuple[int, int]]]:
+    """Share *part* of *parts* of *count* rows (or lanes) of *row_bytes* each, in
+    chunks of about *chunk_bytes*: ``(most, [(first, last), ...])``, *most* the
+    rows of the largest chunk (the scratch to allocate)."""
+    lo, hi = _jit.part_range(count, part, parts)
+    step = max(1, chunk_bytes // row_bytes)
+    return min(step, hi - lo), [(first, min(hi, first + step)) for first in range(lo, hi, step)]
+
+
 def _sort_rows(part: int, parts: int, source: np.ndarray, rows: np.ndarray,
                args: tuple) -> None:
     """Share *part* of *parts* of :func:`_sorted_by_numpy`, a chunk of rows at a time:
     copied from *source* into *rows*, NumPy's sort of them (it releases the GIL),
     then the finish (``args``: the kernel's, none when nothing is to be done)."""
-    lo, hi = _jit.part_range(rows.shape[0], part, parts)
     bits = rows.view(_bits(rows.dtype))
-    step = max(1, _SORT_CHUNK_BYTES // (rows.shape[1] * rows.itemsize))
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    for first, last in _chunks(rows.shape[0], part, parts, rows.shape[1] * rows.itemsize)[1]:
         chunk = rows[first:last]
         if source is not rows:
             chunk[...] = source[first:last]
@@ -839,13 +843,11 @@ def _argsort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, a
     """Share *part* of *parts* of :func:`_argsorted_by_numpy` along an axis that is
     not the last: each chunk of lanes copied into rows, argsorted by NumPy,
     finished, its positions written out (``rows_to_lanes``)."""
-    lo, hi = _jit.part_range(lanes, part, parts)
-    step = max(1, _SORT_CHUNK_BYTES // (n * dtype.itemsize))
-    rows = np.empty((min(step, hi - lo), n), dtype)
+    most, chunks = _chunks(lanes, part, parts, n * dtype.itemsize)
+    rows = np.empty((most, n), dtype)
     bits = rows.view(_bits(dtype))
     masks, descending = args[-2], args[-1]
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    for first, last in chunks:
         KR.lanes_to_rows(first, last, bits, *args, KR.ROW_BITS)
         positions = np.argsort(rows[:last - first], axis=-1)
         KR.numpy_argsorted_rows(positions, bits[:last - first], _NO_ROWS, masks, descending)
@@ -856,12 +858,10 @@ def _argsort_rows(part: int, parts: int, source: np.ndarray, out: np.ndarray, ma
                   descending: bool) -> None:
     """Share *part* of *parts* of :func:`_argsorted_by_numpy` along the last axis, a
     chunk of rows at a time: NumPy's argsort (it releases the GIL), then the finish."""
-    lo, hi = _jit.part_range(source.shape[0], part, parts)
     bits = source.view(_bits(source.dtype))
-    step = max(1, _SORT_CHUNK_BYTES // (source.shape[1] * source.itemsize))
     long = source.shape[1] > _ARGSORT_GATHER_MAX
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    for first, last in _chunks(source.shape[0], part, parts,
+                               source.shape[1] * source.itemsize)[1]:
         positions = np.argsort(source[first:last], axis=-1)
         in_order = np.sort(source[first:last], axis=-1).view(bits.dtype) if long else _NO_ROWS
         KR.numpy_argsorted_rows(positions, bits[first:last], in_order, masks, descending)
@@ -906,12 +906,10 @@ def _argsort_packed_lanes(part: int, parts: int, lanes: int, n: int, args: tuple
     """Share *part* of *parts* of :func:`_argsort_packed`: each chunk of lanes packed,
     sorted by NumPy, its positions written out (rows of the output along the last
     axis, else through ``rows_to_lanes``)."""
-    lo, hi = _jit.part_range(lanes, part, parts)
-    step = max(1, _SORT_CHUNK_BYTES // (8 * n))
-    packed = np.empty((min(step, hi - lo), n), np.uint64)
+    most, chunks = _chunks(lanes, part, parts, 8 * n)
+    packed = np.empty((most, n), np.uint64)
     rows = target[0].reshape(-1, n)
-    for first in range(lo, hi, step):
-        last_lane = min(hi, first + step)
+    for first, last_lane in chunks:
         chunk = packed[:last_lane - first]
         KR.lanes_to_rows(first, last_lane, chunk, *args, KR.ROW_PACKED)
         chunk.sort(axis=-1)
@@ -962,13 +960,11 @@ def _top_k_keyed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args: 
     the stable order are taken in lane order (``kernels.rows.first_k_by_bound``:
     those below it and the first of those equal to it), then sorted by NumPy's
     argsort of their keys made stable (``numpy_argsorted_rows``)."""
-    lo, hi = _jit.part_range(lanes, part, parts)
-    step = max(1, _SORT_CHUNK_BYTES // (8 * n))
-    keys = np.empty((min(step, hi - lo), n), np.uint64)
+    most, chunks = _chunks(lanes, part, parts, 8 * n)
+    keys = np.empty((most, n), np.uint64)
     spare = np.empty_like(keys)
-    chosen = np.empty((keys.shape[0], k + 1), np.int64)
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    chosen = np.empty((most, k + 1), np.int64)
+    for first, last in chunks:
         rows, bounds, picked = keys[:last - first], spare[:last - first], chosen[:last - first]
         KR.lanes_to_rows(first, last, rows, *args, KR.ROW_KEYS)
         np.copyto(bounds, rows)
@@ -990,11 +986,9 @@ def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args:
     positions, NumPy's partition at the k-th (packed keys are distinct: the k least
     are exactly the stable order's first k), the k sorted (or their positions, for
     lane order)."""
-    lo, hi = _jit.part_range(lanes, part, parts)
-    step = max(1, _SORT_CHUNK_BYTES // (8 * n))
-    packed = np.empty((min(step, hi - lo), n), np.uint64)
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    most, chunks = _chunks(lanes, part, parts, 8 * n)
+    packed = np.empty((most, n), np.uint64)
+    for first, last in chunks:
         chunk = packed[:last - first]
         KR.lanes_to_rows(first, last, chunk, *args, KR.ROW_PACKED)
         if k < n:
@@ -1091,9 +1085,8 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
                       flat: np.ndarray) -> None:
     """Share *part* of *parts* of :func:`rank` by NumPy's sort: a chunk of lanes
     packed, sorted in place, ranked."""
-    lo, hi = _jit.part_range(lanes, part, parts)
-    step = max(1, _RANK_CHUNK_BYTES // (8 * n))
-    packed = np.empty((min(step, hi - lo), n), np.uint64)
+    most, chunks = _chunks(lanes, part, parts, 8 * n, _RANK_CHUNK_BYTES)
+    packed = np.empty((most, n), np.uint64)
     meta = np.empty((packed.shape[0], 3), np.uint64)
     base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
     keys = np.empty(n, base.dtype)
@@ -1109,8 +1102,7 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
                        and _is_rows(args))
     rows = (np.tile(np.arange(n, dtype=np.uint64), packed.shape[0]) if contiguous_rows
             else _NO_POSITIONS)
-    for first in range(lo, hi, step):
-        last = min(hi, first + step)
+    for first, last in chunks:
         chunk = packed[:last - first]
         _rank_kernels.pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, *args, flat)
         chunk.sort(axis=-1)

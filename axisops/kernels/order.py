@@ -35,7 +35,7 @@ from numba.extending import overload
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size
 from .simd import LANES, min_max_rows, min_max_rows_by
-from .simd_select import compress_range, row_sum
+from .simd_select import compress_range, row_sum, sort_rows_in_registers
 
 #: Lanes up to this length are sorted by insertion (a radix sort's histograms
 #: cost more than its passes save below it), and selected by sorting them.
@@ -1481,11 +1481,26 @@ def _network(keys, pos, pairs):
         min_max_rows_by(keys, pos, pairs[c, 0], pairs[c, 1])
 
 
+_sort_rows_8 = sort_rows_in_registers(network_pairs(8), 8)
+_sort_rows_16 = sort_rows_in_registers(network_pairs(16), 16)
+_sort_rows_32 = sort_rows_in_registers(network_pairs(32), 32)
+
+
 @helper
 def _network_keys(keys, pairs):
-    """:func:`_network` of the keys alone (equal keys are not told apart)."""
-    for c in range(pairs.shape[0]):
-        min_max_rows(keys, pairs[c, 0], pairs[c, 1])
+    """:func:`_network` of the keys alone (equal keys are not told apart): blocks
+    of 8, 16 or 32 rows by the whole network in registers (a full sort, whatever
+    *pairs* prunes), longer ones by a loop over *pairs*."""
+    size = keys.shape[0]
+    if size == 16:
+        _sort_rows_16(keys)
+    elif size == 8:
+        _sort_rows_8(keys)
+    elif size == 32:
+        _sort_rows_32(keys)
+    else:
+        for c in range(pairs.shape[0]):
+            min_max_rows(keys, pairs[c, 0], pairs[c, 1])
 
 
 @helper

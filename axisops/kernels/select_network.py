@@ -25,9 +25,9 @@ import numpy as np
 
 from .._jit import helper, kernel, part_range
 from .common import block_size
-from .order import _lane, _read_block, key_bits, narrow_key, network_pairs, order_key
-from .simd import LANES, min_max_rows
-from .simd_select import gather_row, load_row, sort_rows_in_registers
+from .order import _lane, _network_keys, _read_block, key_bits, narrow_key, network_pairs, order_key
+from .simd import LANES
+from .simd_select import gather_row, load_row
 
 
 def selection_pairs(size: int, low: int, high: int) -> np.ndarray:
@@ -47,27 +47,6 @@ def selection_pairs(size: int, low: int, high: int) -> np.ndarray:
 #: Blocks of up to this many rows are sorted whole, in registers (32 rows of 16
 #: keys: 32 zmm registers of 32-bit keys, twice that of 64-bit spill a little).
 REGISTER_ROWS = 32
-_sort_rows_8 = sort_rows_in_registers(network_pairs(8), 8)
-_sort_rows_16 = sort_rows_in_registers(network_pairs(16), 16)
-_sort_rows_32 = sort_rows_in_registers(network_pairs(32), 32)
-
-
-@helper
-def _network_keys(keys, pairs):
-    """The comparators *pairs* on the block *keys*: blocks of 8, 16 or 32 rows by
-    the whole network in registers, longer ones by a loop over *pairs*."""
-    size = keys.shape[0]
-    if size == 16:
-        _sort_rows_16(keys)
-    elif size == 8:
-        _sort_rows_8(keys)
-    elif size == 32:
-        _sort_rows_32(keys)
-    else:
-        for c in range(pairs.shape[0]):
-            min_max_rows(keys, pairs[c, 0], pairs[c, 1])
-
-
 @helper
 def _element_at(base, p, n, n_stride, masks, key, place):
     """The bits of the element at *place* of the stable order of the lane

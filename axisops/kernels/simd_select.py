@@ -19,7 +19,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .simd import LANES
+from .simd import LANES, _is_block, _row_pointer
 
 
 def _is_keys(arr) -> bool:
@@ -73,11 +73,6 @@ def compress_range(typingctx, src, j, dst, w, lo, span):
     return types.int64(src, j, dst, w, lo, span), codegen
 
 
-def _is_block(arr) -> bool:
-    return (isinstance(arr, types.Array) and arr.ndim == 2 and arr.layout == "C"
-            and isinstance(arr.dtype, types.Integer))
-
-
 def _is_flat(arr) -> bool:
     return (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout in "CA"
             and isinstance(arr.dtype, types.Integer))
@@ -99,13 +94,12 @@ def load_row(typingctx, keys, j, src, at):
     def codegen(context, builder, sig, args):
         width = sig.args[0].dtype.bitwidth
         vector = ir.VectorType(ir.IntType(width), LANES)
-        row = builder.mul(context.cast(builder, args[1], sig.args[1], types.int64),
-                          ir.Constant(ir.IntType(64), LANES))
-        dst = builder.gep(_flat_data(context, builder, sig.args[0], args[0]), [row])
+        dst = _row_pointer(context, builder, sig.args[0], args[0],
+                           context.cast(builder, args[1], sig.args[1], types.int64), width)
         at_ = context.cast(builder, args[3], sig.args[3], types.int64)
         src_p = builder.gep(_flat_data(context, builder, sig.args[2], args[2]), [at_])
         v = builder.load(builder.bitcast(src_p, vector.as_pointer()), align=width // 8)
-        builder.store(v, builder.bitcast(dst, vector.as_pointer()), align=width // 8)
+        builder.store(v, dst, align=width // 8)
         return context.get_dummy_value()
     return types.none(keys, j, src, at), codegen
 
@@ -126,9 +120,8 @@ def gather_row(typingctx, keys, j, src, at, stride):
         elem = ir.IntType(width)
         vector = ir.VectorType(elem, LANES)
         i64 = ir.IntType(64)
-        row = builder.mul(context.cast(builder, args[1], sig.args[1], types.int64),
-                          ir.Constant(i64, LANES))
-        dst = builder.gep(_flat_data(context, builder, sig.args[0], args[0]), [row])
+        dst = _row_pointer(context, builder, sig.args[0], args[0],
+                           context.cast(builder, args[1], sig.args[1], types.int64), width)
         data = _flat_data(context, builder, sig.args[2], args[2])
         at_ = context.cast(builder, args[3], sig.args[3], types.int64)
         step = context.cast(builder, args[4], sig.args[4], types.int64)
@@ -139,7 +132,7 @@ def gather_row(typingctx, keys, j, src, at, stride):
             offset = builder.add(at_, builder.mul(step, ir.Constant(i64, lane)))
             value = builder.load(builder.gep(data, [offset]), align=width // 8)
             v = builder.insert_element(v, value, ir.Constant(ir.IntType(32), lane))
-        builder.store(v, builder.bitcast(dst, vector.as_pointer()), align=width // 8)
+        builder.store(v, dst, align=width // 8)
         return context.get_dummy_value()
     return types.none(keys, j, src, at, stride), codegen
 
@@ -161,11 +154,8 @@ def sort_rows_in_registers(pairs: Iterable[Any], size: int):
 
         def codegen(context, builder, sig, args):
             width = sig.args[0].dtype.bitwidth
-            vector = ir.VectorType(ir.IntType(width), LANES)
-            data = _flat_data(context, builder, sig.args[0], args[0])
-            pointers = [builder.bitcast(builder.gep(data, [ir.Constant(ir.IntType(64),
-                                                                       r * LANES)]),
-                                        vector.as_pointer()) for r in range(size)]
+            pointers = [_row_pointer(context, builder, sig.args[0], args[0],
+                                     ir.Constant(ir.IntType(64), r), width) for r in range(size)]
             rows = [builder.load(p, align=width // 8) for p in pointers]
             for a, b in pairs:
                 less = builder.icmp_unsigned("<", rows[b], rows[a])
