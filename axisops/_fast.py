@@ -26,6 +26,7 @@ from .kernels import entry as E
 from .kernels import flat_entry as FE
 from .kernels import moments as M
 from .kernels import reduce as K
+from .kernels import scalar_entry as SE
 from .kernels import scan as S
 
 #: Most elements reduced into one output: one chunk of ``reduce``'s kernels (two
@@ -63,6 +64,11 @@ class _Value:
         self.lane = E.kernel_address(K.value_kernel(False, combine), argtypes)
         self.row = E.kernel_address(K.value_kernel(True, combine), argtypes)
 
+    def scalar_entry(self, op: str, dtype: np.dtype) -> tuple:
+        entry = SE.total_entry(dtype.str, self.acc.str, op == "nansum" and dtype.kind == "f",
+                               op == "mean", MAX_SUM_SIZE)
+        return entry, self.scalar, self.lane
+
 
 class _Arg:
     """max, min, argmax, argmin and their NaN twins of one dtype."""
@@ -86,17 +92,28 @@ class _Arg:
         self.lane = E.kernel_address(K.arg_kernel(bits.str, floats, False, skip), argtypes)
         self.row = E.kernel_address(K.arg_kernel(bits.str, floats, True, skip), argtypes)
 
+    def scalar_entry(self, op: str, dtype: np.dtype) -> tuple:
+        plain = op[3:] if op.startswith("nan") else op
+        entry = SE.extreme_entry(dtype.str, plain in ("min", "argmin"), op.startswith("nan"),
+                                 self.index, MAX_RUN)
+        return entry, self.scalar
+
 
 class _Moments:
     """nanmean, var, std, nanvar, nanstd of float32 or float64."""
 
-    __slots__ = ("variance", "root", "address")
+    __slots__ = ("variance", "root", "address", "scalar")
 
     def __init__(self, op: str, dtype: np.dtype):
         self.variance = op != "nanmean"
         self.root = op.endswith("std")
         kern = M.moments_rows(op.startswith("nan"), self.variance)
         self.address = E.kernel_address(kern, E.moments_kernel_types(dtype))
+        self.scalar = dtype.type
+
+    def scalar_entry(self, op: str, dtype: np.dtype) -> tuple:
+        entry = SE.moments_entry(dtype.str, self.variance, self.root, MAX_RUN)
+        return entry, self.scalar, self.address
 
 
 def _table(ops) -> dict:
@@ -339,11 +356,53 @@ def _spec(table: dict, kind, op: str, dtype):
 def _registered(by_id: dict, table: dict, kind, op: str, dtype):
     """:func:`_spec`, kept in *by_id* under ``id(dtype)`` where *dtype* is the
     canonical object of its type (``np.dtype(char)``, which lives as long as NumPy),
-    so that later calls find it without hashing a dtype (0.09 of a 0.9 us ``max``)."""
+    so that later calls find it without hashing a dtype (0.09 of a 0.9 us ``max``);
+    its scalar entry is then kept for the public function's wrapper too
+    (:class:`ScalarCall`)."""
     spec = _spec(table, kind, op, dtype)
     if spec is not None and dtype is np.dtype(dtype.char):
         by_id[op][id(dtype)] = spec
+        call = SCALAR_CALLS.get(op)
+        if call is not None:
+            call.entries[id(dtype)] = spec.scalar_entry(op, dtype)
     return spec
+
+
+class ScalarCall:
+    """What the wrapper of a public function tries before the function itself
+    (``_dispatch.dispatched``): a 1-D NumPy array reduced to one scalar (*axis*
+    None, 0 or -1) where *condition* holds (a Python expression of the function's
+    parameters: the defaults that the entry computes) goes to
+    ``f = entries[id(x.dtype)]``, a tuple (compiled entry of ``kernels.scalar_entry``,
+    the result's scalar type, the address of the plan's kernel it runs, if any),
+    called as ``f[0](x, _jit.PARALLEL_MIN_WORK<arguments>)``; its None (a call it
+    does not take) falls through to the function. Made here, filled by
+    :func:`_registered` as the function's own entries are made (at its first call
+    for the dtype): sum of 1000 float64 1.15 -> 0.57 us, argmax 1.36 -> 0.6 (AMD
+    EPYC, Zen 5; ``benchmarks/per_call.md``)."""
+
+    __slots__ = ("op", "condition", "arguments", "entries", "positions")
+
+    def __init__(self, op: str, condition: str, arguments: str = ""):
+        self.op = op
+        self.condition = condition
+        self.arguments = arguments
+        self.entries: dict = {}
+        # an arg-reduction's result: a premade int64 scalar for the first positions
+        # (np.int64(r) costs 0.13 us, a tuple's item 0.01)
+        self.positions = _POSITIONS if "arg" in op else ()
+
+
+#: op -> its ScalarCall
+SCALAR_CALLS: dict = {}
+#: np.int64(i) for i < 4096 (160 KiB)
+_POSITIONS = tuple(np.arange(1 << 12))
+
+
+def scalar_call(op: str, condition: str, arguments: str = "") -> ScalarCall:
+    """The :class:`ScalarCall` of *op*, for its ``@dispatched(scalar=...)``."""
+    call = SCALAR_CALLS[op] = ScalarCall(op, condition, arguments)
+    return call
 
 
 #: op -> id of a canonical dtype -> its entries (see :func:`_registered`)

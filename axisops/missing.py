@@ -106,7 +106,7 @@ _SUM_DOC = """{Name} over the given axes, NaN skipped, as ``numpy.{name}``.
     """
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nansum", "not keepdims and dtype is None", ", f[2]"))
 @_doc(_SUM_DOC, Name="Sum", name="nansum", plain="sum", identity="0", what="sum")
 def nansum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            dtype: DTypeLike | None = None) -> ArrayOrScalar:
@@ -164,7 +164,7 @@ def count(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOr
     return _value_reduction("count", x, axis, keepdims, None)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanmean", "not keepdims and dtype is None", ", f[2], 0"))
 def nanmean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Mean over the given axes, NaN skipped, as ``numpy.nanmean``.
@@ -322,7 +322,7 @@ _VAR_DOC = """{Title} over the given axes{skipping}, as ``numpy.{name}``.
     """
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("var", "not keepdims and dtype is None and type(ddof) is int and 0 <= ddof < 65536", ", f[2], ddof"))
 @_doc(_VAR_DOC, Title="Variance", name="var", skipping="", counted="reduced elements",
       std_note="", see_also="std : Its square root.\n    nanvar : The same, NaN skipped.",
       third="5.", result="2.66666667, 0.        ")
@@ -331,7 +331,7 @@ def var(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _variance("var", x, axis, keepdims, dtype, ddof, root=False)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("std", "not keepdims and dtype is None and type(ddof) is int and 0 <= ddof < 65536", ", f[2], ddof"))
 @_doc(_VAR_DOC, Title="Standard deviation", name="std", skipping="", counted="reduced elements",
       std_note=" The square root of ``var``.",
       see_also="var : Its square.\n    nanstd : The same, NaN skipped.",
@@ -341,7 +341,7 @@ def std(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _variance("std", x, axis, keepdims, dtype, ddof, root=True)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanvar", "not keepdims and dtype is None and type(ddof) is int and 0 <= ddof < 65536", ", f[2], ddof"))
 @_doc(_VAR_DOC, Title="Variance", name="nanvar", skipping=", NaN skipped",
       counted="elements that are not NaN", std_note="",
       see_also="nanstd : Its square root.\n    var : The same, NaN propagating.",
@@ -351,7 +351,7 @@ def nanvar(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _variance("nanvar", x, axis, keepdims, dtype, ddof, root=False)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanstd", "not keepdims and dtype is None and type(ddof) is int and 0 <= ddof < 65536", ", f[2], ddof"))
 @_doc(_VAR_DOC, Title="Standard deviation", name="nanstd", skipping=", NaN skipped",
       counted="elements that are not NaN", std_note=" The square root of ``nanvar``.",
       see_also="nanvar : Its square.\n    std : The same, NaN propagating.",
@@ -460,13 +460,13 @@ _EXTREME_DOC = """{Title} over the given axes, NaN skipped, as ``numpy.{name}``.
     """
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanmax", "not keepdims"))
 @_doc(_EXTREME_DOC, Title="Maximum", name="nanmax", plain="max", what="maximum", result="3.")
 def nanmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     return _arg_reduction("nanmax", x, axis, keepdims, False, np.int64)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanmin", "not keepdims"))
 @_doc(_EXTREME_DOC, Title="Minimum", name="nanmin", plain="min", what="minimum", result="1.")
 def nanmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     return _arg_reduction("nanmin", x, axis, keepdims, False, np.int64)
@@ -529,7 +529,7 @@ _ARG_DOC = """Index of the {what} over one axis or several, NaN skipped, as ``nu
     """
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanargmax", "not keepdims and not select_last_index and index_dtype is int64 and all_nan_index is None"))
 @_doc(_ARG_DOC, what="maximum", name="nanargmax", plain="argmax", short="max", a="7.", b="2.")
 def nanargmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
               select_last_index: bool = False, index_dtype: DTypeLike = np.int64,
@@ -538,7 +538,7 @@ def nanargmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
                           all_nan_index)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanargmin", "not keepdims and not select_last_index and index_dtype is int64 and all_nan_index is None"))
 @_doc(_ARG_DOC, what="minimum", name="nanargmin", plain="argmin", short="min", a="2.", b="7.")
 def nanargmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
               select_last_index: bool = False, index_dtype: DTypeLike = np.int64,

@@ -67,7 +67,7 @@ _FOLD_LANES = 512
 _PLANS = PlanCache()
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("sum", "not keepdims and dtype is None", ", f[2]"))
 def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Sum of array elements over the given axes, as ``numpy.sum``.
@@ -185,7 +185,7 @@ def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("prod", x, axis, keepdims, dtype)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("mean", "not keepdims and dtype is None", ", f[2]"))
 def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Arithmetic mean over the given axes, as ``numpy.mean``.
@@ -246,7 +246,7 @@ def mean(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("mean", x, axis, keepdims, dtype)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("max", "not keepdims"))
 def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Maximum over the given axes, as ``numpy.max``; NaN propagates.
 
@@ -300,7 +300,7 @@ def max(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrSc
     return _arg_reduction("max", x, axis, keepdims, False, np.int64)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("min", "not keepdims"))
 def min(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrScalar:
     """Minimum over the given axes, as ``numpy.min``; NaN propagates.
 
@@ -353,7 +353,7 @@ def min(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False) -> ArrayOrSc
     return _arg_reduction("min", x, axis, keepdims, False, np.int64)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("argmax", "not keepdims and not select_last_index and index_dtype is int64"))
 def argmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            select_last_index: bool = False, index_dtype: DTypeLike = np.int64) -> ArrayOrScalar:
     """Index of the maximum over one axis or several, as ``numpy.argmax``.
@@ -425,7 +425,7 @@ def argmax(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _arg_reduction("argmax", x, axis, keepdims, select_last_index, index_dtype)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("argmin", "not keepdims and not select_last_index and index_dtype is int64"))
 def argmin(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
            select_last_index: bool = False, index_dtype: DTypeLike = np.int64) -> ArrayOrScalar:
     """Index of the minimum over one axis or several, as ``numpy.argmin``.

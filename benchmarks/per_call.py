@@ -44,13 +44,18 @@ _ENTRIES = ("value", "arg", "moments", "scan", "cum_extreme", "moving", "take", 
 @contextmanager
 def _planned_only():
     saved = {name: getattr(_fast, name) for name in _ENTRIES}
+    scalar = {op: dict(call.entries) for op, call in _fast.SCALAR_CALLS.items()}
     for name in _ENTRIES:
         setattr(_fast, name, lambda *a: None)
+    for call in _fast.SCALAR_CALLS.values():  # the wrappers' entries (1-D to a scalar)
+        call.entries.clear()
     try:
         yield
     finally:
         for name, entry in saved.items():
             setattr(_fast, name, entry)
+        for op, entries in scalar.items():
+            _fast.SCALAR_CALLS[op].entries.update(entries)
 
 
 def _row(name, ours, peers: dict) -> str:

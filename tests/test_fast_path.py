@@ -14,6 +14,7 @@ import axisops
 from axisops import _fast, _jit
 from axisops import missing as M
 from axisops import reduce as R
+from axisops._axes import AxisError
 from axisops._layout import reduction_view
 from axisops.kernels import entry as E
 from axisops.kernels import moments as MK
@@ -531,3 +532,90 @@ def test_whole_array_extremes_give_the_planned_bits(dtype):
                 got = _outcome(getattr(axisops, op), x, axis)
                 want = _outcome(_planned, op, x, axis)
                 assert _same(got[0], want[0]) and got[1] == want[1], (op, x, axis, got, want)
+
+
+def _taken_by_wrapper(op: str, dtype, monkeypatch) -> list:
+    """Calls that reach the wrapper's compiled entry of *op* for *dtype*
+    (``_fast.ScalarCall``), recorded in the returned list."""
+    f = getattr(axisops, op)
+    f(np.ones(3, dtype))  # the first call makes the entry
+    call = _fast.SCALAR_CALLS[op]
+    entry, *rest = call.entries[id(np.dtype(dtype))]
+    seen: list = []
+
+    def spy(x, *args):
+        r = entry(x, *args)
+        seen.append(r is not None)
+        return r
+
+    monkeypatch.setitem(call.entries, id(np.dtype(dtype)), (spy, *rest))
+    return seen
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32], ids=lambda d: np.dtype(d).name)
+def test_wrapper_entries_give_the_planned_bits_on_long_lanes(dtype, monkeypatch):
+    """A 1-D array reduced to a scalar goes from the wrapper to its compiled entry
+    (``kernels.scalar_entry``): cascades of many leaves, positions past the premade
+    scalars, a -0.0 in an early block beside +0.0 in a later one, NaN in a later
+    block; the planned bits, dtype and type."""
+    ops = VALUE_OPS + ARG_OPS + (MOMENT_OPS if np.dtype(dtype).kind == "f" else ())
+    spies = {op: _taken_by_wrapper(op, dtype, monkeypatch) for op in ops}
+    rng = np.random.default_rng(5)
+    for n in (513, 1025, 4099, 9000, 65535):
+        x = (rng.standard_normal(n) * 100).astype(dtype)
+        x[n // 2 + 1] = x.max() + 1  # a position past 4096 for the longest ones
+        cases = [x]
+        if x.dtype.kind == "f":
+            signed = np.full(n, -5.0, dtype)
+            signed[10], signed[n - 3] = -0.0, 0.0  # argmax: the first zero of either sign
+            late_nan = x.copy()
+            late_nan[n - 2] = np.nan
+            cases += [signed, -signed, late_nan]
+        for x in cases:
+            for op in ops:
+                got = _outcome(getattr(axisops, op), x, None)
+                want = _outcome(_planned, op, x, None)
+                assert _same(got[0], want[0]) and got[1] == want[1], (op, n, got, want)
+    for op in ops:  # every call but the all-NaN-free nan extremes' was the entry's
+        assert spies[op] and all(spies[op]), op
+
+
+def test_wrapper_entries_leave_other_calls_to_the_function(monkeypatch):
+    """Views, misaligned and big arrays, options, odd axes and ddof: not taken by the
+    wrapper's entry (or answered None by it), and the function's results and
+    errors stand."""
+    seen = _taken_by_wrapper("sum", np.float64, monkeypatch)
+    var_seen = _taken_by_wrapper("var", np.float64, monkeypatch)
+    x = _data((1000,), np.float64)
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    misaligned = raw[1:].view(x.dtype)
+    misaligned[...] = x
+    for y in (x[::2], x[::-1], misaligned, np.broadcast_to(x[:1], (50,)),
+              np.zeros(_fast.MAX_SUM_SIZE + 1)):
+        assert _same(axisops.sum(y), _planned("sum", np.ascontiguousarray(y), None))
+    assert seen == [False] * 5  # each answered None
+    x.setflags(write=False)  # read-only: taken
+    assert _same(axisops.sum(x), _planned("sum", x, None)) and seen[-1]
+    del seen[:]
+    assert axisops.sum(x, keepdims=True).shape == (1,)
+    assert axisops.sum(x, dtype=np.float32).dtype == np.float32
+    with pytest.raises(AxisError):
+        axisops.sum(x, axis=1)
+    with pytest.raises(TypeError):
+        axisops.sum(x, axis=0.0)
+    assert _same(axisops.sum(x, axis=np.int64(0)), _planned("sum", x, None))
+    with pytest.raises(ValueError):
+        axisops.sum(np.zeros((2, 3)), axis=(0, 0))
+    assert seen == []  # none of these reached the entry
+    assert _same(axisops.var(x, ddof=1.0), _planned("var", x, None, 1))
+    assert _same(axisops.var(x, ddof=2), _planned("var", x, None, 2)) and var_seen == [True]
+    one = np.ones(1)  # no degree of freedom left: the function warns
+    got, want = _outcome(lambda: axisops.var(one, ddof=1)), _outcome(_planned, "var", one, None, 1)
+    assert _same(got[0], want[0]) and got[1] == want[1] and got[1]
+    assert var_seen == [True, False]
+    threshold = _jit.PARALLEL_MIN_WORK
+    _jit.PARALLEL_MIN_WORK = 0  # as the tests that split every kernel between threads
+    try:
+        assert _same(axisops.sum(x), _planned("sum", x, None)) and seen == [False]
+    finally:
+        _jit.PARALLEL_MIN_WORK = threshold

@@ -26,13 +26,11 @@ from .._jit import factory
 
 
 @factory
-def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
-    """``(extreme, position)`` for *dtype_str*: ``extreme(x)`` is the greatest (with
-    *least*, the least) element of the C-contiguous *x* (a plain one: NaN where a
-    NaN is seen; with *skip_nan* the NaN are skipped, and NaN comes back where
-    every element is NaN: the caller's planned path warns); ``position(x)`` the
-    flat position of its first occurrence (of the first NaN, plainly, where there
-    is one; -1 with *skip_nan* where every element is NaN)."""
+def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
+    """``(extreme_of, position_of)``: the loops of :func:`extreme_entries` on the
+    elements' bits as signed integers of their width, Numba-inlined into their
+    callers (these and ``kernels.scalar_entry``'s: a compiled callee of a cached
+    function must have a name of its own, see ``kernels.entry``)."""
     dtype = np.dtype(dtype_str)
     floating = dtype.kind == "f"
     width = 8 * dtype.itemsize
@@ -46,12 +44,18 @@ def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
     NAN = np.nan
     DT = dtype.type
     NUMBA_TYPE = from_dtype(dtype)
+    BLOCK = 256
 
     @njit(inline="always")
     def key(b):
-        """The order key of bits *b* (floats: a negative one's magnitude flipped),
+        """The order key of bits *b* (floats: a negative one's magnitude flipped and
+        moved up by one, so that -0.0 and +0.0 share key 0, as they compare equal),
         complemented for a minimum, so that the wanted extreme is the greatest."""
-        k = b ^ ((b >> (width - 1)) & MAG) if FLOATING else b
+        if FLOATING:
+            sign = b >> (width - 1)  # -1 for a negative float, else 0
+            k = (b ^ (sign & MAG)) - sign
+        else:
+            k = b
         return ~k if LEAST else k
 
     @njit(inline="always")
@@ -59,14 +63,15 @@ def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
         return (b & MAG) > INF
 
     @njit(inline="always")
-    def greatest(bits, skip):
-        """(the greatest key, whether a NaN was seen); with *skip* a NaN's key is
-        ``LOWEST``, which only a NaN has. Integer masks, no branch: a loop LLVM
-        vectorises (a select on a compared bool stayed scalar for 64-bit keys)."""
+    def greatest(bits, lo, hi, skip):
+        """(the greatest key of ``bits[lo:hi]``, whether a NaN was seen); with *skip*
+        a NaN's key is ``LOWEST``, which only a NaN has. Integer masks, no branch: a
+        loop LLVM vectorises (a select on a compared bool stayed scalar for 64-bit
+        keys)."""
         best = LOWEST
         nan = SIGNED(0)
-        for i in range(bits.size):
-            b = bits[i]
+        for i in range(np.uint64(lo), np.uint64(hi)):  # unsigned: no wrap-around test,
+            b = bits[i]                                 # which kept the loop scalar
             k = key(b)
             if FLOATING:
                 number = ((b & MAG) - (INF + 1)) >> (width - 1)  # -1, or 0 for a NaN
@@ -77,48 +82,88 @@ def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
         return best, nan != 0
 
     @njit(inline="always")
-    def scan(bits):
-        """(the greatest key of the elements that count, whether a NaN was seen,
-        whether an element counted). The NaN-skipping pass runs only where a NaN
-        was seen (with 64-bit keys LLVM leaves its loop scalar: 0.9 against 0.3 us
-        for 1000 elements)."""
-        best, nan = greatest(bits, False)
+    def scan(bits, lo, hi):
+        """(the greatest key of ``bits[lo:hi]`` among the elements that count,
+        whether a NaN was seen, whether an element counted). The NaN-skipping pass
+        runs only where a NaN was seen (with 64-bit keys LLVM leaves its loop
+        scalar: 0.9 against 0.3 us for 1000 elements)."""
+        best, nan = greatest(bits, lo, hi, False)
         if SKIP and nan:
-            best, nan = greatest(bits, True)
+            best, nan = greatest(bits, lo, hi, True)
             return best, nan, best != LOWEST
         return best, nan, True
+
+    @njit(inline="always")
+    def first(bits, lo, hi, k):
+        """The first position in ``bits[lo:hi]`` of key *k* (a NaN's, ``LOWEST``:
+        of a NaN), *hi* if none: a least position taken over the block, a loop LLVM
+        vectorises where a search that stops does not."""
+        end = np.uint64(hi)
+        at = end
+        for i in range(np.uint64(lo), end):
+            b = bits[i]
+            hit = is_nan(b) if FLOATING and k == LOWEST else key(b) == k
+            at = min(at, i if hit else end)
+        return np.int64(at)
 
     @njit(inline="always")
     def value_of(k):
         b = ~k if LEAST else k
         if FLOATING:
+            b = b + (b >> (width - 1))  # the negative keys back down by one
             v = viewer(SIGNED(b ^ ((b >> (width - 1)) & MAG)), NUMBA_TYPE)
             return DT(0.0) if v == 0 else v  # a zero: +0.0
         return DT(b)
 
-    @njit(cache=True, nogil=True)
-    def extreme(x):
-        bits = x.reshape(-1).view(SIGNED)
-        best, nan, counted = scan(bits)
+    @njit(inline="always")
+    def extreme_of(bits):
+        """The extreme of the keys' elements *bits* (see :func:`extreme_entries`)."""
+        best, nan, counted = scan(bits, 0, bits.size)
         if FLOATING and ((nan and not SKIP) or not counted):
             return DT(NAN)
         return value_of(best)
 
+    @njit(inline="always")
+    def position_of(bits):
+        """Blocks of ``BLOCK`` keys: the greatest of each (and whether it holds a
+        NaN) in one vectorised pass, then the first position of the greatest in
+        the first block that holds it (plainly, of the first NaN in the first
+        block with one)."""
+        n = bits.size
+        best = LOWEST
+        at = -1
+        for lo in range(0, n, BLOCK):
+            hi = min(n, lo + BLOCK)
+            k, nan, counted = scan(bits, lo, hi)
+            if FLOATING and nan and not SKIP:
+                return first(bits, lo, hi, LOWEST)
+            if counted and (at < 0 or k > best):
+                best = k
+                at = lo
+        if at < 0:
+            return -1  # every element a NaN (skipped)
+        return first(bits, at, min(n, at + BLOCK), best)
+
+    return extreme_of, position_of
+
+
+@factory
+def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
+    """``(extreme, position)`` for *dtype_str*: ``extreme(x)`` is the greatest (with
+    *least*, the least) element of the C-contiguous *x* (a plain one: NaN where a
+    NaN is seen; with *skip_nan* the NaN are skipped, and NaN comes back where
+    every element is NaN: the caller's planned path warns); ``position(x)`` the
+    flat position of its first occurrence (of the first NaN, plainly, where there
+    is one; -1 with *skip_nan* where every element is NaN)."""
+    extreme_of, position_of = extreme_loops(dtype_str, least, skip_nan)
+    SIGNED = np.dtype(f"i{np.dtype(dtype_str).itemsize}").type
+
+    @njit(cache=True, nogil=True)
+    def extreme(x):
+        return extreme_of(x.reshape(-1).view(SIGNED))
+
     @njit(cache=True, nogil=True)
     def position(x):
-        flat = x.reshape(-1)
-        bits = flat.view(SIGNED)
-        best, nan, counted = scan(bits)
-        if FLOATING and nan and not SKIP:
-            for i in range(bits.size):
-                if is_nan(bits[i]):
-                    return i
-        if not counted:
-            return -1
-        v = value_of(best)
-        for i in range(flat.size):
-            if flat[i] == v:
-                return i
-        return -1  # not reached
+        return position_of(x.reshape(-1).view(SIGNED))
 
     return extreme, position
