@@ -51,12 +51,14 @@ def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
         """The order key of bits *b* (floats: a negative one's magnitude flipped and
         moved up by one, so that -0.0 and +0.0 share key 0, as they compare equal),
         complemented for a minimum, so that the wanted extreme is the greatest."""
+        # (each step cast back to the width: Numba computes int32 in int64, which
+        # halved the lanes of the vectorised loops of 32-bit keys)
         if FLOATING:
-            sign = b >> (width - 1)  # -1 for a negative float, else 0
-            k = (b ^ (sign & MAG)) - sign
+            sign = SIGNED(b >> (width - 1))  # -1 for a negative float, else 0
+            k = SIGNED(SIGNED(b ^ SIGNED(sign & MAG)) - sign)
         else:
             k = b
-        return ~k if LEAST else k
+        return SIGNED(~k) if LEAST else k
 
     @njit(inline="always")
     def is_nan(b):
@@ -74,10 +76,10 @@ def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
             b = bits[i]                                 # which kept the loop scalar
             k = key(b)
             if FLOATING:
-                number = ((b & MAG) - (INF + 1)) >> (width - 1)  # -1, or 0 for a NaN
-                nan |= ~number
+                number = SIGNED(SIGNED(SIGNED(b & MAG) - (INF + 1)) >> (width - 1))  # -1; 0: NaN
+                nan = SIGNED(nan | SIGNED(~number))
                 if skip:
-                    k = (k & number) | (LOWEST & ~number)
+                    k = SIGNED(SIGNED(k & number) | SIGNED(LOWEST & SIGNED(~number)))
             best = max(best, k)
         return best, nan != 0
 
