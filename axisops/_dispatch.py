@@ -79,16 +79,23 @@ def dispatched(func: F | None = None, *, scalar=None):
     packed = (f"({''.join(n + ', ' for n in positional)}), "
               f"{{{', '.join(f'{k!r}: {k}' for k in keywords)}}}")
     fast = ""
-    if scalar is not None:  # see the docstring; the entry answers None where it does not take x
+    if scalar is not None:  # see the docstring; an entry answers None/False where it does not take x
         boxed = (f"positions[r] if r < {len(scalar.positions)} else int64(r)"
                  if scalar.positions else "f[1](r)")  # a NumPy scalar, as the function gives
-        fast = (f"        if (axis is None or (type(axis) is int and -1 <= axis <= 0)) "
-                f"and {first}.ndim == 1 and {scalar.condition}:\n"
-                f"            f = scalar_entries.get(id({first}.dtype))\n"
-                f"            if f is not None:\n"
-                f"                r = f[0]({first}, jit.PARALLEL_MIN_WORK{scalar.arguments})\n"
-                f"                if r is not None:\n"
-                f"                    return {boxed}\n")
+        fast = (f"        if {scalar.condition}:\n"
+                f"            ndim = {first}.ndim\n"
+                f"            if ndim == 1 and (axis is None or (type(axis) is int and -1 <= axis <= 0)):\n"
+                f"                f = scalar_entries.get(id({first}.dtype))\n"
+                f"                if f is not None:\n"
+                f"                    r = f[0]({first}, jit.PARALLEL_MIN_WORK{scalar.arguments})\n"
+                f"                    if r is not None:\n"
+                f"                        return {boxed}\n"
+                f"            elif ndim == 2 and type(axis) is int:\n"
+                f"                f = lane_entries.get(id({first}.dtype))\n"
+                f"                if f is not None:\n"
+                f"                    out = empty({first}.shape[(axis & 1) ^ 1], f[1])\n"
+                f"                    if f[0]({first}, axis, out, jit.PARALLEL_MIN_WORK):\n"
+                f"                        return out\n")
     source = (f"def {func.__name__}({', '.join(head)}):\n"
               f"    if type({first}) is ndarray{masked}:\n"
               f"{fast}"
@@ -101,8 +108,8 @@ def dispatched(func: F | None = None, *, scalar=None):
     if scalar is not None:
         from . import _jit
 
-        namespace.update(scalar_entries=scalar.entries, jit=_jit, int64=np.int64,
-                         positions=scalar.positions)
+        namespace.update(scalar_entries=scalar.entries, lane_entries=scalar.lanes, jit=_jit,
+                         int64=np.int64, empty=np.empty, positions=scalar.positions)
     exec(source, namespace)  # the source is built above from a signature
     wrapper = namespace[func.__name__]
     wrapper.__defaults__ = func.__defaults__  # the real defaults replace the None above

@@ -98,6 +98,12 @@ class _Arg:
                                  self.index, MAX_RUN)
         return entry, self.scalar
 
+    def lanes_entry(self, op: str, dtype: np.dtype) -> tuple:
+        plain = op[3:] if op.startswith("nan") else op
+        entry = SE.extreme_lanes_entry(dtype.str, plain in ("min", "argmin"),
+                                       op.startswith("nan"), self.index, MAX_SIZE)
+        return entry, np.dtype(np.int64) if self.index else dtype
+
 
 class _Moments:
     """nanmean, var, std, nanvar, nanstd of float32 or float64."""
@@ -365,6 +371,8 @@ def _registered(by_id: dict, table: dict, kind, op: str, dtype):
         call = SCALAR_CALLS.get(op)
         if call is not None:
             call.entries[id(dtype)] = spec.scalar_entry(op, dtype)
+            if hasattr(spec, "lanes_entry"):
+                call.lanes[id(dtype)] = spec.lanes_entry(op, dtype)
     return spec
 
 
@@ -381,13 +389,16 @@ class ScalarCall:
     for the dtype): sum of 1000 float64 1.15 -> 0.57 us, argmax 1.36 -> 0.6 (AMD
     EPYC, Zen 5; ``benchmarks/per_call.md``)."""
 
-    __slots__ = ("op", "condition", "arguments", "entries", "positions")
+    __slots__ = ("op", "condition", "arguments", "entries", "lanes", "positions")
 
     def __init__(self, op: str, condition: str, arguments: str = ""):
         self.op = op
         self.condition = condition
         self.arguments = arguments
         self.entries: dict = {}
+        #: a 2-D array along an int axis: ``id(x.dtype)`` -> (entry of
+        #: ``kernels.scalar_entry.extreme_lanes_entry``, the result's dtype)
+        self.lanes: dict = {}
         # an arg-reduction's result: a premade int64 scalar for the first positions
         # (np.int64(r) costs 0.13 us, a tuple's item 0.01)
         self.positions = _POSITIONS if "arg" in op else ()

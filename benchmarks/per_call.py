@@ -44,18 +44,21 @@ _ENTRIES = ("value", "arg", "moments", "scan", "cum_extreme", "moving", "take", 
 @contextmanager
 def _planned_only():
     saved = {name: getattr(_fast, name) for name in _ENTRIES}
-    scalar = {op: dict(call.entries) for op, call in _fast.SCALAR_CALLS.items()}
+    scalar = {op: (dict(call.entries), dict(call.lanes))
+              for op, call in _fast.SCALAR_CALLS.items()}
     for name in _ENTRIES:
         setattr(_fast, name, lambda *a: None)
-    for call in _fast.SCALAR_CALLS.values():  # the wrappers' entries (1-D to a scalar)
+    for call in _fast.SCALAR_CALLS.values():  # the wrappers' entries
         call.entries.clear()
+        call.lanes.clear()
     try:
         yield
     finally:
         for name, entry in saved.items():
             setattr(_fast, name, entry)
-        for op, entries in scalar.items():
+        for op, (entries, lanes) in scalar.items():
             _fast.SCALAR_CALLS[op].entries.update(entries)
+            _fast.SCALAR_CALLS[op].lanes.update(lanes)
 
 
 def _row(name, ours, peers: dict) -> str:

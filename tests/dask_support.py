@@ -56,8 +56,9 @@ def forbid_kernels(monkeypatch) -> None:
                   "take", "scatter"):
         monkeypatch.setattr(_fast, entry, forbidden)
     for call in _fast.SCALAR_CALLS.values():  # the wrappers' entries of 1-D reductions
-        for key, (_, *rest) in list(call.entries.items()):
-            monkeypatch.setitem(call.entries, key, (forbidden, *rest))
+        for table in (call.entries, call.lanes):
+            for key, (_, *rest) in list(table.items()):
+                monkeypatch.setitem(table, key, (forbidden, *rest))
     for factory in ("rows_finisher", "rows_packer"):  # the small sorts' compiled entries
         monkeypatch.setattr(kernels_rows, factory, lambda dtype_str: forbidden)
     for name, module in list(sys.modules.items()):

@@ -27,10 +27,11 @@ from .._jit import factory
 
 @factory
 def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
-    """``(extreme_of, position_of)``: the loops of :func:`extreme_entries` on the
-    elements' bits as signed integers of their width, Numba-inlined into their
-    callers (these and ``kernels.scalar_entry``'s: a compiled callee of a cached
-    function must have a name of its own, see ``kernels.entry``)."""
+    """``(extreme_of, position_of, columns_of, column_value)``: the loops of
+    :func:`extreme_entries` on the elements' bits as signed integers of their
+    width, and of the columns of a 2-D array, Numba-inlined into their callers
+    (these and ``kernels.scalar_entry``'s: a compiled callee of a cached function
+    must have a name of its own, see ``kernels.entry``)."""
     dtype = np.dtype(dtype_str)
     floating = dtype.kind == "f"
     width = 8 * dtype.itemsize
@@ -146,7 +147,46 @@ def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
             return -1  # every element a NaN (skipped)
         return first(bits, at, min(n, at + BLOCK), best)
 
-    return extreme_of, position_of
+    TOP = SIGNED((1 << (width - 1)) - 1)  # above every number's key: a NaN's, plainly
+
+    @njit(inline="always")
+    def column_key(b):
+        """:func:`key`, a NaN's ``TOP`` plainly (it wins, the first one kept) and
+        ``LOWEST`` skipped (it never wins; a column of NaN only keeps it)."""
+        if FLOATING and is_nan(b):
+            return LOWEST if SKIP else TOP
+        return key(b)
+
+    @njit(inline="always")
+    def columns_of(bits, keys, at):
+        """The greatest key of each column of the C-contiguous 2-D *bits* into *keys*
+        (``TOP``: a NaN; ``LOWEST`` with NaN skipped: none but NaN) and, where *at*
+        has a slot per column, the row of its first occurrence: a row at a time,
+        the columns side by side (a loop that vectorises along the row)."""
+        rows, cols = bits.shape
+        first_row = bits[0]
+        index = at.size > 0
+        for i in range(np.uint64(cols)):
+            keys[i] = column_key(first_row[i])
+            if index:
+                at[i] = 0
+        for j in range(1, rows):
+            row = bits[j]
+            for i in range(np.uint64(cols)):
+                k = column_key(row[i])
+                better = k > keys[i]
+                keys[i] = k if better else keys[i]
+                if index:
+                    at[i] = j if better else at[i]
+
+    @njit(inline="always")
+    def column_value(k):
+        """The element of column key *k* (a NaN for ``TOP``)."""
+        if FLOATING and k == TOP:
+            return DT(NAN)
+        return value_of(k)
+
+    return extreme_of, position_of, columns_of, column_value
 
 
 @factory
@@ -157,7 +197,7 @@ def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
     every element is NaN: the caller's planned path warns); ``position(x)`` the
     flat position of its first occurrence (of the first NaN, plainly, where there
     is one; -1 with *skip_nan* where every element is NaN)."""
-    extreme_of, position_of = extreme_loops(dtype_str, least, skip_nan)
+    extreme_of, position_of = extreme_loops(dtype_str, least, skip_nan)[:2]
     SIGNED = np.dtype(f"i{np.dtype(dtype_str).itemsize}").type
 
     @njit(cache=True, nogil=True)

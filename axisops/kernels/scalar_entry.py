@@ -100,7 +100,7 @@ def extreme_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool, larg
     ``kernels.flat_entry`` finds them; None where x is not taken or, with
     *skip_nan*, where every element is NaN (the planned path warns or raises)."""
     dtype = np.dtype(dtype_str)
-    extreme_of, position_of = FE.extreme_loops(dtype_str, least, skip_nan)
+    extreme_of, position_of = FE.extreme_loops(dtype_str, least, skip_nan)[:2]
     SIGNED = np.dtype(f"i{dtype.itemsize}").type
     INDEX = index
     SKIP = skip_nan and dtype.kind == "f"
@@ -142,5 +142,87 @@ def moments_entry(dtype_str: str, variance: bool, root: bool, largest: int):
         if not E._moments(_contiguous(x), -1, ddof, VARIANCE, ROOT, out, address):
             return None
         return out[0]
+
+    return entry
+
+
+@njit(inline="always")
+def _order(x, limit, largest):
+    """1 where 2-D *x* is C-contiguous, 2 where F-contiguous (and not C), 0 where
+    the entries do not take it (see :func:`_taken`)."""
+    n = x.size
+    if not (0 < n <= largest and n < limit) or x.ctypes.data % x.itemsize != 0:
+        return 0
+    rows, cols = x.shape
+    item = x.itemsize
+    if (cols == 1 or x.strides[1] == item) and (rows == 1 or x.strides[0] == cols * item):
+        return 1
+    if (rows == 1 or x.strides[0] == item) and (cols == 1 or x.strides[1] == rows * item):
+        return 2
+    return 0
+
+
+@factory
+def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool,
+                        largest: int):
+    """``entry(x, axis, out, limit)``: :func:`extreme_entry` of each lane of 2-D *x*
+    (C- or F-contiguous) along *axis* into *out* (the kept axis' length; int64
+    positions with *index*, else x's dtype); False, having written nothing
+    meaningful, where x is not taken, *axis* is out of range or, with
+    *skip_nan*, a lane is all NaN (the planned path raises or warns). Lanes
+    contiguous in memory run ``kernels.flat_entry``'s loops one by one; lanes side
+    by side, a row of every lane at a time. Exact either way: keys are integers."""
+    dtype = np.dtype(dtype_str)
+    extreme_of, position_of, columns_of, column_value = FE.extreme_loops(
+        dtype_str, least, skip_nan)
+    SIGNED = np.dtype(f"i{dtype.itemsize}").type
+    LOWEST = SIGNED(-(1 << (8 * dtype.itemsize - 1)))
+    INDEX = index
+    SKIP = skip_nan and dtype.kind == "f"
+    LARGEST = largest
+    NARROW = 16  # fewer lanes side by side than a vector's: the columns' loop stays scalar
+    NARROW_COPY = 8192  # the most elements of such lanes copied into rows here
+    result = types.Array(types.int64 if index else from_dtype(dtype), 1, "C")
+    arr = types.Array(from_dtype(dtype), 2, "A", readonly=True, aligned=False)
+
+    @njit(types.boolean(arr, types.int64, result, types.int64), cache=True, nogil=True)
+    def entry(x, axis, out, limit):
+        order = _order(x, limit, LARGEST)
+        if order == 0 or not -2 <= axis <= 1:
+            return False
+        along_rows = (axis == 1 or axis == -1) == (order == 1)  # each lane a memory row
+        bits = _contiguous(x if order == 1 else x.T).view(SIGNED)
+        rows, cols = bits.shape
+        if not along_rows and cols >= NARROW:  # many lanes side by side: a row at a time
+            keys = np.empty(cols, SIGNED)
+            columns_of(bits, keys, out if INDEX else out[:0].view(np.int64))
+            for i in range(cols):
+                if SKIP and keys[i] == LOWEST:
+                    return False
+                if not INDEX:
+                    out[i] = column_value(keys[i])
+            return True
+        if not along_rows:  # a few lanes side by side: each copied into a row first
+            if rows * cols > NARROW_COPY:
+                return False  # the plan's kernels take vectors of such rows
+            lanes = np.empty((cols, rows), SIGNED)
+            flat = bits.reshape(bits.size)
+            for i in range(cols):
+                lane = lanes[i]
+                for j in range(np.uint64(rows)):
+                    lane[j] = flat[j * np.uint64(cols) + np.uint64(i)]
+            bits = E._readonly(lanes)
+        for i in range(bits.shape[0]):
+            if INDEX:
+                at = position_of(bits[i])
+                if at < 0:
+                    return False
+                out[i] = at
+            else:
+                v = extreme_of(bits[i])
+                if SKIP and v != v:
+                    return False
+                out[i] = v
+        return True
 
     return entry
