@@ -94,7 +94,8 @@ def dispatched(func: F | None = None, *, scalar=None):
                 f"                f = lane_entries.get(id({first}.dtype))\n"
                 f"                if f is not None:\n"
                 f"                    out = empty({first}.shape[(axis & 1) ^ 1], f[1])\n"
-                f"                    if f[0]({first}, axis, out, jit.PARALLEL_MIN_WORK):\n"
+                f"                    if f[0]({first}, axis, out, jit.PARALLEL_MIN_WORK"
+                f"{scalar.lane_arguments}):\n"
                 f"                        return out\n")
     source = (f"def {func.__name__}({', '.join(head)}):\n"
               f"    if type({first}) is ndarray{masked}:\n"

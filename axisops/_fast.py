@@ -69,6 +69,12 @@ class _Value:
                                op == "mean", MAX_SUM_SIZE)
         return entry, self.scalar, self.lane
 
+    def lanes_entry(self, op: str, dtype: np.dtype) -> tuple:
+        entry = SE.total_lanes_entry(dtype.str, self.acc.str,
+                                     op == "nansum" and dtype.kind == "f", op == "mean",
+                                     MAX_SUM_SIZE, MAX_RUN)
+        return entry, self.acc, self.lane, self.row
+
 
 class _Arg:
     """max, min, argmax, argmin and their NaN twins of one dtype."""
@@ -389,7 +395,8 @@ class ScalarCall:
     for the dtype): sum of 1000 float64 1.15 -> 0.57 us, argmax 1.36 -> 0.6 (AMD
     EPYC, Zen 5; ``benchmarks/per_call.md``)."""
 
-    __slots__ = ("op", "condition", "arguments", "entries", "lanes", "positions")
+    __slots__ = ("op", "condition", "arguments", "entries", "lanes", "lane_arguments",
+                 "positions")
 
     def __init__(self, op: str, condition: str, arguments: str = ""):
         self.op = op
@@ -397,8 +404,11 @@ class ScalarCall:
         self.arguments = arguments
         self.entries: dict = {}
         #: a 2-D array along an int axis: ``id(x.dtype)`` -> (entry of
-        #: ``kernels.scalar_entry.extreme_lanes_entry``, the result's dtype)
+        #: ``kernels.scalar_entry``'s ``*_lanes_entry``, the result's dtype, the
+        #: addresses of the kernels it runs, if any), called as
+        #: ``f[0](x, axis, out, _jit.PARALLEL_MIN_WORK<lane_arguments>)``
         self.lanes: dict = {}
+        self.lane_arguments = ", f[2], f[3]" if arguments.startswith(", f[2]") else ""
         # an arg-reduction's result: a premade int64 scalar for the first positions
         # (np.int64(r) costs 0.13 us, a tuple's item 0.01)
         self.positions = _POSITIONS if "arg" in op else ()

@@ -624,34 +624,34 @@ def test_wrapper_entries_leave_other_calls_to_the_function(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.int64], ids=lambda d: np.dtype(d).name)
 def test_wrapper_lane_entries_give_the_planned_bits(dtype, monkeypatch):
     """A 2-D array along an int axis goes from the wrapper to the lanes' entry of an
-    extreme (``kernels.scalar_entry.extreme_lanes_entry``): rows, lanes side by
-    side (many, or a few copied into rows), C and F order, all-NaN lanes; the
+    extreme or a sum (``kernels.scalar_entry``'s ``*_lanes_entry``): rows, lanes
+    side by side (many, or a few copied into rows), C and F order, all-NaN lanes; the
     planned bits, errors and warnings; views and big narrow tables are left to
     the function."""
     calls = {}
-    for op in ARG_OPS:
+    for op in ARG_OPS + VALUE_OPS:
         getattr(axisops, op)(np.ones((2, 3), dtype), axis=0)  # makes the entries
         call = _fast.SCALAR_CALLS[op]
-        entry, res = call.lanes[id(np.dtype(dtype))]
+        entry, *rest = call.lanes[id(np.dtype(dtype))]
         seen = calls[op] = []
 
         def spy(*args, entry=entry, seen=seen):
             seen.append(entry(*args))
             return seen[-1]
 
-        monkeypatch.setitem(call.lanes, id(np.dtype(dtype)), (spy, res))
+        monkeypatch.setitem(call.lanes, id(np.dtype(dtype)), (spy, *rest))
     shapes = [(5, 300), (300, 5), (40, 20), (20, 40), (1, 9), (9, 1)]
     for shape in shapes:
         for order in ("C", "F"):
             x = np.asarray(_data(shape, dtype, seed=len(shape) + shape[0]), order=order)
             if x.dtype.kind == "f":
                 x[:, -1] = np.nan  # a lane of NaN only along axis 0
-            for op in ARG_OPS:
+            for op in ARG_OPS + VALUE_OPS:
                 for axis in (0, 1, -1, -2, 2):
                     got = _outcome(getattr(axisops, op), x, axis)
                     want = _outcome(_planned, op, x, axis)
                     assert _same(got[0], want[0]) and got[1] == want[1], (op, shape, order, axis)
-    for op in ARG_OPS:
+    for op in ARG_OPS + VALUE_OPS:
         assert any(calls[op]), op
     del calls["argmax"][:]
     x = _data((4096, 4), dtype)
