@@ -222,13 +222,15 @@ def test_scan_entries_give_the_planned_bits(op, dtype):
     axis and the flattened array, NaN, -0.0 and overflow included; a long axis of
     few lanes (which the plan cuts into chunks) goes the planned way."""
     f = getattr(axisops, op)
-    for shape in SCAN_SHAPES:
-        x = _data(shape, dtype)
+    for shape in SCAN_SHAPES + [(3, 64, "F"), (100, 4, "F")]:  # F: a transposed table
+        x = _data(shape[:2], dtype) if shape[-1] == "F" else _data(shape, dtype)
         if op == "cumprod" and x.dtype.kind == "f":
             x = (x / 50).astype(dtype)  # products that overflow to inf, and underflow
-        for axis in [None, *range(-len(shape), len(shape))]:
+        if shape[-1] == "F":
+            x = np.asfortranarray(x)
+        for axis in [None, *range(-x.ndim, x.ndim)]:
             got, want = f(x, axis=axis), _planned_scan(op, x, axis)
-            assert _same(got, want), (shape, axis)
+            assert _same(got, want) and got.flags.c_contiguous, (shape, axis)
             assert got.shape == ((x.size,) if axis is None else x.shape)
     long_lane = _data(100_000, np.float32)  # one lane of 100K: the plan chunks it
     assert _fast.scan("cumsum", long_lane, 0) is None
@@ -274,14 +276,17 @@ def test_cummax_entries_give_the_planned_values_and_indices(op, dtype):
     from axisops.kernels import scan as KS
 
     f = getattr(axisops, op)
-    for shape in SCAN_SHAPES:
-        x = _data(shape, dtype)
+    for shape in SCAN_SHAPES + [(3, 64, "F"), (100, 4, "F")]:  # F: a transposed table
+        x = _data(shape[:2], dtype) if shape[-1] == "F" else _data(shape, dtype)
         if x.dtype.kind == "f" and x.size > 3:
             x.flat[2::13] = 0.0
-        for axis in [None, *range(-len(shape), len(shape))]:
+        if shape[-1] == "F":
+            x = np.asfortranarray(x)
+        for axis in [None, *range(-x.ndim, x.ndim)]:
             got, want = f(x, axis=axis), _planned_cum_extreme(op, x, axis)
             assert type(got) is type(want)
             assert _same(got.values, want.values) and _same(got.indices, want.indices), (shape, axis)
+            assert got.values.flags.c_contiguous and got.indices.flags.c_contiguous
     kern = KS.extreme_kernel(f"<i{np.dtype(dtype).itemsize}")
     before = set(kern.signatures)
     x = _data((16, 64), dtype)
@@ -339,8 +344,9 @@ def test_moving_entries_give_the_planned_bits(dtype):
 
     assert (E.MOVING_BLOCK_MIN, E.MOVING_BLOCK_WINDOWS, _fast.MOVING_WORK_PER_ELEMENT) == (
         MV._BLOCK_MIN, MV._BLOCK_WINDOWS, MV._WORK_PER_ELEMENT)
-    for shape in [(1,), (7,), (1000,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
-        x = _data(shape, dtype)
+    for shape in [(1,), (7,), (1000,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 50, "F")]:
+        x = np.asfortranarray(_data(shape[:2], dtype)) if shape[-1] == "F" else _data(shape, dtype)
+        shape = x.shape
         for op in MOVING_OPS:
             f = getattr(axisops, op)
             for axis in range(-len(shape), len(shape)):
@@ -349,7 +355,7 @@ def test_moving_entries_give_the_planned_bits(dtype):
                     kw = {"ddof": ddof} if op in ("moving_var", "moving_std") else {}
                     got = f(x, window, axis, min_count=min_count, **kw)
                     want = _planned_moving(op, x, window, axis % len(shape), min_count, ddof)
-                    assert _same(got, want), (op, shape, axis, window, min_count)
+                    assert _same(got, want) and got.flags.c_contiguous, (op, shape, axis, window)
     x = _data((16, 64), dtype)
     assert _fast.moving("moving_mean", x, 3, 1, None, 0) is not None
     assert _fast.moving("moving_mean", x[:, ::2], 3, 1, None, 0) is None  # a view
