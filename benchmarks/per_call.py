@@ -109,6 +109,23 @@ def main() -> None:
         print(_row(op, lambda f=ours: f(a, axis=1), {
             "numpy": lambda f=peer_np: f(a, axis=1),
             "torch": (lambda f=peer_t: f(t, 1)) if peer_t else None}))
+    print("\n## The size sweep's 1K layouts: (4, 256) float32 and (256, 4).T along axis 1 (us)\n")
+    print("| op | layout | axisops planned | axisops | bottleneck | NumPy | PyTorch | axisops / best |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    wide = np.random.default_rng(3).standard_normal((4, 256)).astype(np.float32)
+    layouts = {"wide-1": wide, "wideT-1": np.ascontiguousarray(wide.T).T}
+    for op, bn_op in [("sum", "nansum"), ("mean", "nanmean"), ("max", "nanmax"),
+                      ("argmax", "nanargmax"), ("cumsum", None)]:
+        for name, w in layouts.items():
+            ours = getattr(axisops, op)
+            tw = torch.from_numpy(w) if torch else None
+            peer_t = getattr(torch, op, None) if torch else None
+            peer_bn = getattr(bn, bn_op) if bn and bn_op else None
+            peer_np = getattr(np, op)
+            peers = {"bottleneck": (lambda f=peer_bn, w=w: f(w, axis=1)) if peer_bn else None,
+                     "numpy": lambda f=peer_np, w=w: f(w, axis=1),
+                     "torch": (lambda f=peer_t, tw=tw: f(tw, 1)) if peer_t else None}
+            print(_row(f"{op} | {name}", lambda f=ours, w=w: f(w, axis=1), peers))
     print("\n## Moving windows, gathers and pooling on (16, 64) float32 (us)\n")
     print("| op | axisops planned | axisops | bottleneck | NumPy | PyTorch | axisops / best |")
     print("|---|---:|---:|---:|---:|---:|---:|")
