@@ -102,7 +102,8 @@ def dispatched(func: F | None = None, *, scalar=None):
               f"{fast}"
               f"        return func({call})\n"
               f"    if type({first}) is seen.tensor{masked} and {first}.is_cpu:\n"
-              f"        return seen.torch_call(func, {packed})\n"
+              # with entries, the tensor's array comes back here to take them
+              f"        return seen.torch_call({func.__name__ if scalar else 'func'}, {packed})\n"
               f"    return foreign(func, {first}, {packed})\n")
     namespace: dict[str, Any] = {"ndarray": np.ndarray, "func": func, "foreign": _foreign,
                                  "masked": np.ma.MaskedArray, "seen": _seen}

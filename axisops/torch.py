@@ -342,6 +342,8 @@ def _array(t: torch.Tensor) -> np.ndarray:
 def _tensor_of(value: Any, inputs: list[np.ndarray]) -> torch.Tensor:
     """A NumPy result as a tensor without a copy, unless it may share memory with an
     input (a registered operator's results never alias its inputs)."""
+    if type(value) is np.ndarray and value.base is None:  # the common result: its own memory
+        return torch.from_numpy(value)
     array = np.asarray(value)
     root = array
     while isinstance(root.base, np.ndarray):
