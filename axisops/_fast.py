@@ -208,11 +208,13 @@ def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
     spec = _spec(_MOVING, _Moving, op, x.dtype)
     if spec is None or type(window) is not int or type(axis) is not int:
         return None
-    t, a = _f_ordered(x, axis)
-    if a is not None:  # each lane the same, in a C-ordered copy (the promised result)
-        out = moving(op, t, window, a, min_count, ddof)
-        return None if out is None else np.ascontiguousarray(out.T)
     flags = x.flags
+    if not flags.c_contiguous and flags.f_contiguous:
+        t, a = _f_ordered(x, axis)
+        if a is None:
+            return None
+        out = moving(op, t, window, a, min_count, ddof)  # each lane the same, then
+        return None if out is None else np.ascontiguousarray(out.T)  # the promised C order
     size = x.size
     ndim = x.ndim
     if not (flags.c_contiguous and flags.aligned) or size == 0 \
@@ -584,13 +586,11 @@ def scan(op: str, x: np.ndarray, axis):
     spec = _spec(_SCANS, _Scan, op, x.dtype)
     if spec is None:
         return None
-    t, a = _f_ordered(x, axis)
-    if a is not None:
-        out = scan(op, t, a)
-        return None if out is None else np.ascontiguousarray(out.T)
     x, a = _scan_axis(x, axis)
     if a is None:
-        return None
+        t, a = _f_ordered(x, axis)
+        out = None if a is None else scan(op, t, a)
+        return None if out is None else np.ascontiguousarray(out.T)
     out = np.empty(x.shape, spec.acc)
     if not E.scan_along(x, a, spec.code, spec.ordered, out, spec.address):
         return None
@@ -603,13 +603,11 @@ def cum_extreme(op: str, x: np.ndarray, axis):
     spec = _spec(_EXTREME_SCANS, _ExtremeScan, op, x.dtype)
     if spec is None:
         return None
-    t, a = _f_ordered(x, axis)
-    if a is not None:
-        found = cum_extreme(op, t, a)
-        return None if found is None else tuple(np.ascontiguousarray(r.T) for r in found)
     x, a = _scan_axis(x, axis)
     if a is None:
-        return None
+        t, a = _f_ordered(x, axis)
+        found = None if a is None else cum_extreme(op, t, a)
+        return None if found is None else tuple(np.ascontiguousarray(r.T) for r in found)
     values = np.empty(x.shape, x.dtype)
     indices = np.empty(x.shape, np.int64)
     E.cum_extreme_along(x, a, spec.masks, values, indices, spec.address)
