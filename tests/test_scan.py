@@ -537,6 +537,17 @@ def test_long_extremes_with_ties_and_nan(shape, axis, dtype):
     report(failures)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+def test_extremes_of_four_interleaved_lanes(dtype):
+    """cummax/cummin of (N, 4) along axis 0 and of its transpose along axis 1: four
+    lanes interleaved in memory, scanned a vector of rows at a time
+    (kernels.simd_scan), with the results in either order; N leaves a tail of rows."""
+    x = _extreme_values(dtype, 4 * 1027, 8).reshape(-1, 4)
+    failures = [msg for op in EXTREME_OPS for v, a in ((x, 0), (x.T, 1), (x[5:], 0))
+                if (msg := check_call(op, v, a, {}))]
+    report(failures)
+
+
 @pytest.mark.parametrize("shape,axis,dtype", LONG_PARAMS)
 def test_long_random_within_bound(shape, axis, dtype):
     """Random values spread over many binades: sums within the reassociation bound,
