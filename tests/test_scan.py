@@ -541,7 +541,7 @@ def test_long_extremes_with_ties_and_nan(shape, axis, dtype):
 def test_extremes_of_four_interleaved_lanes(dtype):
     """cummax/cummin of (N, 4) along axis 0 and of its transpose along axis 1: four
     lanes interleaved in memory, scanned a vector of rows at a time
-    (kernels.simd_scan), with the results in either order; N leaves a tail of rows."""
+    (kernels.simd_keys), with the results in either order; N leaves a tail of rows."""
     x = _extreme_values(dtype, 4 * 1027, 8).reshape(-1, 4)
     failures = [msg for op in EXTREME_OPS for v, a in ((x, 0), (x.T, 1), (x[5:], 0))
                 if (msg := check_call(op, v, a, {}))]

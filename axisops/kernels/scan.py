@@ -42,9 +42,9 @@ from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, load, order_key
 from .reduce import OP_PROD, OP_SUM, _row_update, _task
 from .simd import LANES
-from .simd_scan import extreme_blocks
+from .simd_keys import extreme_blocks
 
-#: cummax/cummin of LANES elements at once (see kernels.simd_scan): a contiguous
+#: cummax/cummin of LANES elements at once (see kernels.simd_keys): a contiguous
 #: lane, four lanes interleaved into interleaved outputs, and into a run each
 _extreme_blocks1 = extreme_blocks(1)
 _extreme_blocks4 = extreme_blocks(4)
@@ -823,7 +823,7 @@ def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_lane, w_stride, b
     this loop is bound by its instructions (cummax of (16K, 4) float32 along axis 0
     130 -> 87 us on an AMD EPYC)."""
     if write and lane_stride == 1 and stride == 4 and (w_stride == 1 or (w_stride == 4 and w_lane == 1)):
-        # four lanes interleaved in memory: LANES // 4 rows per vector (kernels.simd_scan)
+        # four lanes interleaved in memory: LANES // 4 rows per vector (kernels.simd_keys)
         blocks = (j1 - j0) // (LANES // 4)
         if blocks > 0:
             if w_stride == 1:
@@ -871,7 +871,7 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
     ``keys[0], bits[0], index[0]``; the state only (no output) when ``ovalues`` is empty."""
     if (stride == 1 and j1 - j0 >= LANES and ovalues.size > 0
             and ovalues.strides[0] == ovalues.itemsize and oindices.strides[0] == oindices.itemsize):
-        # LANES steps at once (kernels.simd_scan); the state goes through keys, bits, index
+        # LANES steps at once (kernels.simd_keys); the state goes through keys, bits, index
         blocks = (j1 - j0) // LANES
         _extreme_blocks1(base, p + j0, ovalues, oindices, j0, 0, j0, blocks, keys, bits, index,
                          fmask, fone, xmask, expo)

@@ -1,6 +1,7 @@
-"""Explicit vector code of the extreme scans (cummax/cummin): LLVM vector IR
-through a Numba intrinsic (see :mod:`axisops.kernels.simd` for why Numba's loops
-need them).
+"""Explicit vector code on order keys (kernels.common.order_key): the extreme
+scans (cummax/cummin) and the arg-reductions of four interleaved lanes, in LLVM
+vector IR through Numba intrinsics (see :mod:`axisops.kernels.simd` for why
+Numba's loops need them).
 
 A running maximum is a chain through every element, which no loop vectoriser
 takes apart; scalar, a step costs some ten instructions (the key, its compare,
@@ -40,8 +41,9 @@ def _data(context, builder, arrty, arr, at=None):
 
 
 def _shifted(builder, v, fill, by):
-    """*v* moved up by *by* lanes, its lowest *by* lanes taken from *fill*."""
-    mask = [i - by if i >= by else LANES + i for i in range(LANES)]
+    """*v* moved up by *by* lanes, its lowest *by* lanes taken from *fill* (down,
+    its highest, for a negative *by*)."""
+    mask = [i - by if 0 <= i - by < LANES else LANES + i for i in range(LANES)]
     return builder.shuffle_vector(v, fill, ir.Constant(ir.VectorType(ir.IntType(32), LANES), mask))
 
 
@@ -70,6 +72,22 @@ def _store_group(builder, v, ptr, elem, group):
 
 def _smax(builder, a, b):
     return builder.select(builder.icmp_signed(">", a, b), a, b)
+
+
+def _order_keys(builder, x, fm, fo, xm, ex, top):
+    """``order_key`` (kernels.common) of every lane of *x*, the masks and *top* vectors."""
+    s = builder.ashr(x, ir.Constant(x.type, x.type.element.width - 1))
+    k = builder.add(builder.xor(x, builder.and_(s, fm)), builder.and_(s, fo))
+    k = builder.xor(k, xm)
+    return builder.select(builder.icmp_signed(">", builder.and_(x, fm), ex), top, k)
+
+
+def _splat(context, builder, value, ty, like, vec):
+    """The Numba value *value* of type *ty*, cast to *like*, in every lane of *vec*."""
+    value = context.cast(builder, value, ty, like)
+    undef = ir.Constant(vec, ir.Undefined)
+    one = builder.insert_element(undef, value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(one, undef, ir.Constant(ir.VectorType(ir.IntType(32), LANES), None))
 
 
 def _store_rows(builder, v, ptr, at, apart, group):
@@ -133,14 +151,10 @@ def extreme_blocks(group: int, apart: bool = False):
                 return context.cast(builder, args[k], sig.args[k], types.int64)
 
             def splat(k):  # mask argument k in every lane
-                value = context.cast(builder, args[k], sig.args[k], sig.args[0].dtype)
-                undef = ir.Constant(vec, ir.Undefined)
-                one = builder.insert_element(undef, value, ir.Constant(i32, 0))
-                return builder.shuffle_vector(one, undef, ir.Constant(v32, None))
+                return _splat(context, builder, args[k], sig.args[k], sig.args[0].dtype, vec)
 
             r0, w0, wl, first, count = int64(1), int64(4), int64(5), int64(6), int64(7)
             fm, fo, xm, ex = splat(11), splat(12), splat(13), splat(14)
-            shift = ir.Constant(vec, width - 1)
             lowest = ir.Constant(vec, -(1 << (width - 1)))
             top = ir.Constant(vec, (1 << (width - 1)) - 1)
             none = ir.Constant(v32, -1)
@@ -163,11 +177,7 @@ def extreme_blocks(group: int, apart: bool = False):
                 at = builder.mul(loop.index, per_block)
                 x = builder.load(builder.bitcast(builder.gep(base_p, [builder.add(r0, at)]),
                                                  vec.as_pointer()), align=align)
-                # order_key (kernels.common), lane by lane
-                s = builder.ashr(x, shift)
-                k = builder.add(builder.xor(x, builder.and_(s, fm)), builder.and_(s, fo))
-                k = builder.xor(k, xm)
-                key = builder.select(builder.icmp_signed(">", builder.and_(x, fm), ex), top, k)
+                key = _order_keys(builder, x, fm, fo, xm, ex, top)
                 run = key
                 for by in steps:
                     run = _smax(builder, run, _shifted(builder, run, lowest, by))
@@ -207,3 +217,44 @@ def extreme_blocks(group: int, apart: bool = False):
             return context.get_dummy_value()
         return sig, codegen
     return scan_blocks
+
+
+@intrinsic
+def max_keys4(typingctx, base, r, blocks, fmask, fone, xmask, expo, top):
+    """The greatest ``order_key`` (kernels.common; *top* a NaN's key) of each of four
+    lanes interleaved in memory (lane k: ``base[r + 4 * j + k]``) over ``4 * blocks``
+    rows, as a tuple of four: LANES elements per vector maximum, folded at the end
+    (the loop vectoriser takes no interleaved lanes whose stride is not a constant)."""
+    scalars = (r, blocks, fmask, fone, xmask, expo, top)
+    if not (isinstance(base, types.Array) and base.ndim == 1
+            and isinstance(base.dtype, types.Integer) and base.dtype.signed
+            and all(isinstance(a, types.Integer) for a in scalars)):
+        return None
+    sig = types.UniTuple(base.dtype, 4)(base, r, blocks, fmask, fone, xmask, expo, top)
+
+    def codegen(context, builder, sig, args):
+        dtype = sig.args[0].dtype
+        width = dtype.bitwidth
+        elem = ir.IntType(width)
+        vec = ir.VectorType(elem, LANES)
+        fm, fo, xm, ex, top_ = (_splat(context, builder, args[k], sig.args[k], dtype, vec)
+                                for k in range(3, 8))
+        r0 = context.cast(builder, args[1], sig.args[1], types.int64)
+        count = context.cast(builder, args[2], sig.args[2], types.int64)
+        base_p = _data(context, builder, sig.args[0], args[0])
+        acc = cgutils.alloca_once(builder, vec)
+        builder.store(ir.Constant(vec, -(1 << (width - 1))), acc)
+        with cgutils.for_range(builder, count) as loop:
+            at = builder.add(r0, builder.mul(loop.index, ir.Constant(ir.IntType(64), LANES)))
+            x = builder.load(builder.bitcast(builder.gep(base_p, [at]), vec.as_pointer()),
+                             align=width // 8)
+            builder.store(_smax(builder, builder.load(acc),
+                                _order_keys(builder, x, fm, fo, xm, ex, top_)), acc)
+        m = builder.load(acc)
+        by = LANES // 2
+        while by >= 4:  # fold the upper half of the rows onto the lower
+            m = _smax(builder, m, _shifted(builder, m, m, -by))
+            by //= 2
+        items = [builder.extract_element(m, ir.Constant(ir.IntType(32), k)) for k in range(4)]
+        return context.make_tuple(builder, sig.return_type, items)
+    return sig, codegen
