@@ -91,3 +91,59 @@ def min_max_rows_by(typingctx, keys, pos, a, b):
         builder.store(builder.select(swap, pa, pb), pb_p, align=pw // 8)
         return context.get_dummy_value()
     return types.none(keys, pos, a, b), codegen
+
+
+def _is_flat(arr) -> bool:
+    return isinstance(arr, types.Array) and arr.ndim == 1
+
+
+@intrinsic
+def transpose_tile(typingctx, out, dst, dst_stride, src, at, src_stride):
+    """``out[dst + c * dst_stride + r] = src[at + r * src_stride + c]`` for r, c <
+    ``LANES``: a square tile of ``LANES`` runs of ``LANES`` elements of *src*
+    written transposed into ``LANES`` runs of *out* (both 1-D, of one element
+    width; unchecked). Sixteen vector loads, the transpose in four stages of
+    two-vector shuffles (stage d swaps bit d of the row with bit d of the
+    column), sixteen vector stores; the scalar loop moved one element at a time."""
+    ints = (dst, dst_stride, at, src_stride)
+    if not (_is_flat(out) and _is_flat(src) and isinstance(out.dtype, (types.Integer, types.Float))
+            and out.dtype.bitwidth == getattr(src.dtype, "bitwidth", None)
+            and all(isinstance(a, types.Integer) for a in ints)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        elem = context.get_data_type(sig.args[0].dtype)
+        vector = ir.VectorType(elem, LANES)
+        i64 = ir.IntType(64)
+
+        def int64(k):
+            return context.cast(builder, args[k], sig.args[k], types.int64)
+
+        src_data = builder.bitcast(context.make_array(sig.args[3])(context, builder, args[3]).data,
+                                   elem.as_pointer())
+        out_data = context.make_array(sig.args[0])(context, builder, args[0]).data
+        at, step = int64(4), int64(5)
+        rows = []
+        for r in range(LANES):
+            p = builder.gep(src_data, [builder.add(at, builder.mul(step, ir.Constant(i64, r)))])
+            rows.append(builder.load(builder.bitcast(p, vector.as_pointer()), align=width // 8))
+        d = 1
+        while d < LANES:
+            low = [c if c & d == 0 else LANES + c - d for c in range(LANES)]
+            high = [c + d if c & d == 0 else LANES + c for c in range(LANES)]
+            for i in range(LANES):
+                if i & d == 0:
+                    a, b = rows[i], rows[i + d]
+                    rows[i] = builder.shuffle_vector(
+                        a, b, ir.Constant(ir.VectorType(ir.IntType(32), LANES), low))
+                    rows[i + d] = builder.shuffle_vector(
+                        a, b, ir.Constant(ir.VectorType(ir.IntType(32), LANES), high))
+            d *= 2
+        dst0, dstep = int64(1), int64(2)
+        out_data = builder.bitcast(out_data, elem.as_pointer())
+        for c in range(LANES):
+            p = builder.gep(out_data, [builder.add(dst0, builder.mul(dstep, ir.Constant(i64, c)))])
+            builder.store(rows[c], builder.bitcast(p, vector.as_pointer()), align=width // 8)
+        return context.get_dummy_value()
+    return types.none(out, dst, dst_stride, src, at, src_stride), codegen
