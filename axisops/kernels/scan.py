@@ -164,22 +164,24 @@ def _lanes4_scan(acc, out4, base, p, lane_stride, stride, j0, j1, n, op, exclusi
     s1 = acc[1]
     s2 = acc[2]
     s3 = acc[3]
+    ls = np.uint64(lane_stride)  # unsigned positions: see _lanes4_extreme
     for j in range(j0, j1):
         q = n - 1 - j if reverse else j
-        r = p + q * stride
+        r = np.uint64(p + q * stride)
         v0 = load(base[r], table, acc)
-        v1 = load(base[r + lane_stride], table, acc)
-        v2 = load(base[r + 2 * lane_stride], table, acc)
-        v3 = load(base[r + 3 * lane_stride], table, acc)
+        v1 = load(base[r + ls], table, acc)
+        v2 = load(base[r + ls + ls], table, acc)
+        v3 = load(base[r + ls + ls + ls], table, acc)
         t0 = s0 * v0 if op == OP_PROD else s0 + v0
         t1 = s1 * v1 if op == OP_PROD else s1 + v1
         t2 = s2 * v2 if op == OP_PROD else s2 + v2
         t3 = s3 * v3 if op == OP_PROD else s3 + v3
         if write:
-            out4[q, 0] = s0 if exclusive else t0
-            out4[q, 1] = s1 if exclusive else t1
-            out4[q, 2] = s2 if exclusive else t2
-            out4[q, 3] = s3 if exclusive else t3
+            u = np.uint64(q)
+            out4[u, 0] = s0 if exclusive else t0
+            out4[u, 1] = s1 if exclusive else t1
+            out4[u, 2] = s2 if exclusive else t2
+            out4[u, 3] = s3 if exclusive else t3
         s0 = t0
         s1 = t1
         s2 = t2
