@@ -483,6 +483,7 @@ LONG = [
     ((600_000,), 0, (np.float32, np.int32)),
     ((1_000_003,), 0, (np.float64, np.float16)),
     ((3, 400_003), 1, (np.float32,)),
+    ((6, 100_003), 1, (np.float64,)),  # rows four at a time, two left over
     ((400_003, 3), 0, (np.float64,)),
     ((200_003, 5), 0, (np.float32,)),  # chunked lanes along axis 0, four side by side
     ((5, 300, 7), 1, (np.float32,)),
