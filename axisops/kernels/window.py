@@ -28,6 +28,10 @@ from numba import uint64
 from .._jit import helper, kernel, part_range
 from .simd import LANES, transpose_tile
 
+#: a tile's columns four at a time (see simd.transpose_tile)
+_TILE_COLUMNS = [transpose_tile(first, 4) for first in range(0, LANES, 4)]
+_tile0, _tile1, _tile2, _tile3 = _TILE_COLUMNS
+
 __all__ = ["unfold_rows", "unfold_channels_last", "fold_rows", "fold_planes", "fold_channels_last"]
 
 
@@ -101,14 +105,20 @@ def _unfold_planes(out, base, xo, t, geo, kernel_size, positions, xs4, xs2, xs3,
                 if count == 1:
                     _unfold_run(out, dst, base, src, step, lo, hi, l3n, fill)
                     continue
-                l = lo
-                while l + LANES <= hi:
-                    transpose_tile(out, dst + l, plane, base, src + l * step, step)
-                    l += LANES
-                if l < hi and hi - lo >= LANES:  # the last tile overlaps the one before
-                    transpose_tile(out, dst + hi - LANES, plane, base, src + (hi - LANES) * step,
-                                   step)
-                    l = hi
+                # the row's tiles, a quarter of the planes at a time (see simd.transpose_tile)
+                for quarter in range(4):
+                    l = lo
+                    while l < hi and hi - lo >= LANES:
+                        q = min(l, hi - LANES)  # the last tile overlaps the one before
+                        if quarter == 0:
+                            _tile0(out, dst + q, plane, base, src + q * step, step)
+                        elif quarter == 1:
+                            _tile1(out, dst + q, plane, base, src + q * step, step)
+                        elif quarter == 2:
+                            _tile2(out, dst + q, plane, base, src + q * step, step)
+                        else:
+                            _tile3(out, dst + q, plane, base, src + q * step, step)
+                        l = q + LANES
                 for e in range(LANES):
                     d = dst + e * plane
                     for q in range(lo):
