@@ -251,6 +251,20 @@ def test_gather_nd_matches_reference(name, x):
     report(failures)
 
 
+def test_gather_rows_of_a_few_strided_lanes():
+    """Rows of four lanes far apart in memory ((4, n).T), gathered lane by lane over
+    a chunk when every index is in range, row by row otherwise (a negative index)."""
+    x = np.arange(4 * 300, dtype=np.float32).reshape(4, -1).T
+    idx = np.random.default_rng(3).integers(0, 300, (500, 1))
+    for i in (idx, np.where(idx == idx[7], -1, idx)):
+        got = axisops.gather_nd(x, i)
+        want = x[tuple(i.T)]
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    got = axisops.take(x, idx[:, 0] + 300, axis=0, mode="wrap")
+    np.testing.assert_array_equal(got, x[idx[:, 0]])
+
+
 # ---------------------------------------------------------------------- scatter
 
 _KINDS = itertools.cycle(["random", "ties", "special", "extremes"])

@@ -298,3 +298,23 @@ def test_a_foreign_byte_order_pools_as_native(dtype, channels_last):
         want = axisops.avg_pool(native, 3, stride=2, padding=1, channels_last=channels_last)
         assert mean.dtype == (y.dtype if x.dtype.kind == "f" else np.float64)
         assert np.array_equal(mean, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_avg_pool_channels_last_2x2_bits(dtype):
+    """2x2 stride 2 with channels last: the rows of windows inside the input in one
+    loop (kernels.pool._mean4_run), each window summed in window order and scaled
+    by 1/4 in the sums' dtype, bit for bit; padded windows at the borders."""
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 6, 9, 5)).astype(dtype)
+    w = x.astype(np.float32)[:, :, :8]
+    a, b, c, d = w[:, 0::2, 0::2], w[:, 0::2, 1::2], w[:, 1::2, 0::2], w[:, 1::2, 1::2]
+    want = ((((np.float32(0) + a) + b) + c) + d) * np.float32(0.25)
+    got = axisops.avg_pool(x, 2, stride=2, channels_last=True)
+    assert got.dtype == dtype and got.shape == (2, 3, 4, 5)
+    np.testing.assert_array_equal(got, want.astype(dtype))
+    padded = axisops.avg_pool(x, 2, stride=2, padding=1, channels_last=True)
+    want = F.avg_pool2d(torch.from_numpy(x.astype(np.float64).transpose(0, 3, 1, 2)), 2, stride=2,
+                        padding=1).numpy().transpose(0, 2, 3, 1)
+    assert padded.dtype == dtype and padded.shape == want.shape
+    np.testing.assert_allclose(padded.astype(np.float64), want, rtol=1e-3 if dtype == np.float16 else 1e-6)

@@ -585,8 +585,10 @@ def test_large_matches_reference(shape, dtype):
 def test_strided_lanes_four_at_a_time_find_the_first_extreme(dtype, rng):
     # lanes along a strided axis are read four side by side, in blocks of rows
     # (kernels.reduce._lanes4_extreme): ties, NaN, a block's border, a lane left
-    # over, and runs that restart along a second reduced axis
-    for shape, axis in [((1000, 4), 0), ((600, 9), 0), ((3, 700, 6), (0, 1)), ((5, 520), 1)]:
+    # over, and runs that restart along a second reduced axis; four adjacent lanes
+    # ((n, 4) along axis 0) a vector of rows at a time, and the rows left over
+    for shape, axis in [((1000, 4), 0), ((1003, 4), 0), ((600, 9), 0), ((3, 700, 6), (0, 1)),
+                        ((5, 520), 1)]:
         x = rng.integers(-3, 4, shape).astype(dtype)  # many ties
         if x.dtype.kind == "f":
             flat = x.reshape(-1)

@@ -483,6 +483,7 @@ LONG = [
     ((600_000,), 0, (np.float32, np.int32)),
     ((1_000_003,), 0, (np.float64, np.float16)),
     ((3, 400_003), 1, (np.float32,)),
+    ((6, 100_003), 1, (np.float64,)),  # rows four at a time, two left over
     ((400_003, 3), 0, (np.float64,)),
     ((200_003, 5), 0, (np.float32,)),  # chunked lanes along axis 0, four side by side
     ((5, 300, 7), 1, (np.float32,)),
@@ -534,6 +535,17 @@ def test_long_extremes_with_ties_and_nan(shape, axis, dtype):
             for a in (ax, None) if label == "plain" else (ax,):
                 if msg := check_call(op, v, a, {}):
                     failures.append(f"{label}: {msg}")
+    report(failures)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
+def test_extremes_of_four_interleaved_lanes(dtype):
+    """cummax/cummin of (N, 4) along axis 0 and of its transpose along axis 1: four
+    lanes interleaved in memory, scanned a vector of rows at a time
+    (kernels.simd_keys), with the results in either order; N leaves a tail of rows."""
+    x = _extreme_values(dtype, 4 * 1027, 8).reshape(-1, 4)
+    failures = [msg for op in EXTREME_OPS for v, a in ((x, 0), (x.T, 1), (x[5:], 0))
+                if (msg := check_call(op, v, a, {}))]
     report(failures)
 
 

@@ -663,3 +663,19 @@ def test_fold_planes_and_rows_give_the_same_bits(monkeypatch):
             assert np.array_equal(results[0].view(np.int32), results[1].view(np.int32))
             want = ref.fold(cols, size, kernel, channels_last=channels_last, **kw)
             assert np.allclose(results[0], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8])
+def test_unfold_of_channels_adjacent_in_memory(dtype):
+    """An (N, C, H, W) view of (N, H, W, C) memory with C >= 16: blocks of 16 planes
+    unfolded from tiles of positions x channels (kernels.window._unfold_tiles),
+    the planes past the last block one by one; runs with padding at either end,
+    a last tile that overlaps the one before, and a stride."""
+    rng = np.random.default_rng(11)
+    nhwc = rng.integers(-100, 100, (2, 5, 37, 19)).astype(dtype)
+    x = nhwc.transpose(0, 3, 1, 2)
+    for kw in ({"padding": 1}, {"padding": (0, 2), "stride": (1, 2)}, {"dilation": 2}):
+        got = axisops.unfold(x, 3, **kw)
+        want = ref.unfold(x, 3, **kw)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

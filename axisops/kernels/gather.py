@@ -132,6 +132,17 @@ def take_rows(part, parts, base, offset, outer_shape, outer_strides, idx, idx_ou
                            j_end - j, n, mode, fill):
                 bad[t] = 1
             continue
+        if (one_dim and rowlen == inner and inner_stride != 1 and inner < FEW_LANES
+                and _all_in_range(idx, o * idx_outer + j, 1, j_end - j, n)):
+            # short strided rows (the transpose of a few long ones): lane by lane over
+            # the chunk, no call per row (4 lanes of (4, 16K).T: 155 -> 27 us for 16K rows)
+            first = o * idx_outer + j
+            dst = (o * m + j) * rowlen
+            for e in range(inner):
+                src = xo + e * inner_stride
+                for jj in range(j_end - j):
+                    out[uint64(dst + jj * rowlen + e)] = base[uint64(src + idx[uint64(first + jj)] * n_stride)]
+            continue
         while j < j_end:
             if rows_contiguous and j + 4 <= j_end:
                 first = o * idx_outer + j

@@ -40,6 +40,7 @@ float32, else float64).
 from __future__ import annotations
 
 import numpy as np
+from numba import uint64
 
 from .._jit import factory, helper, kernel, part_range
 from .common import load
@@ -455,6 +456,23 @@ def _mean4(row, s0, s1, s2, s3, scale, table):
 
 
 @helper(inline=True)
+def _mean4_run(out, o, base, q0, q1, q2, q3, step, count, channels, scale, table, like):
+    """:func:`_mean4` of *count* outputs of *channels* each from ``out[o]`` on, the
+    windows' four elements at q0..q3 for the first and *step* further on for each
+    next one (without the views and the set-up of one output at a time), read in
+    *like*'s dtype as :func:`_mean4` reads them in its row's."""
+    zero = like.dtype.type(0)
+    for r in range(count):
+        d = o + r * channels
+        e = r * step
+        for c in range(channels):
+            out[uint64(d + c)] = (((((zero + load(base[uint64(q0 + e + c)], table, like))
+                                     + load(base[uint64(q1 + e + c)], table, like))
+                                    + load(base[uint64(q2 + e + c)], table, like))
+                                   + load(base[uint64(q3 + e + c)], table, like)) * scale)
+
+
+@helper(inline=True)
 def _add1(sums, s0, table):
     """``sums[c]`` plus one element."""
     for c in range(sums.size):
@@ -503,7 +521,29 @@ def _avg_pool_channels_last_body(part, parts, base, offset, xs, geo, pad_end, ba
                    * _padded_count(l2, t2, p2, pad_end[1], s2, k2n, d2))
         else:
             c12 = (b1 - a1) * (b2 - a2)
+        # the positions whose window lies inside along dimension 3, when their window
+        # has four elements and a power of two's count: one loop over their outputs
+        # (no set-up per output: (1, 256, 256, 16) float32 2x2 stride 2, 286 -> 77 us CPU)
+        w3a, w3b = 0, 0
+        c3 = c12 * k3n
+        if xs1 == 1 and (b1 - a1) * (b2 - a2) * k3n == 4 and c3 & (c3 - 1) == 0:
+            lo_a, hi_a = _valid(s3, t3, -p3, l3n)
+            lo_b, hi_b = _valid(s3, t3, (k3n - 1) * d3 - p3, l3n)
+            w3a, w3b = max(lo_a, lo_b), min(hi_a, hi_b)
+        if w3a < w3b:
+            m = 0
+            for k1 in range(a1, b1):
+                i1 = l1 * t1 - p1 + k1 * d1
+                for k2 in range(a2, b2):
+                    i2 = l2 * t2 - p2 + k2 * d2
+                    for k3 in range(k3n):
+                        qs[m] = xo + i1 * xs2 + i2 * xs3 + (w3a * t3 - p3 + k3 * d3) * xs4
+                        m += 1
+            _mean4_run(out, (t * l3n + w3a) * channels, base, qs[0], qs[1], qs[2], qs[3],
+                       t3 * xs4, w3b - w3a, channels, sums.dtype.type(1.0 / c3), table, out)
         for l3 in range(l3n):
+            if w3a <= l3 < w3b:
+                continue
             a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
             m = 0
             for k1 in range(a1, b1):

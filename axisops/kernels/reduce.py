@@ -60,6 +60,8 @@ from numba import njit
 from .._dtypes import key_masks
 from .._jit import factory, helper, kernel, part_range
 from .common import block_offset, block_size, load, order_key, same_type
+from .simd import LANES
+from .simd_keys import max_keys4
 
 OP_SUM, OP_PROD = 0, 1
 COMBINE_CASCADE, COMBINE_ORDERED, COMBINE_ANY = 0, 1, 2
@@ -583,10 +585,18 @@ def _lanes4_extreme(keys, index, at, base, p, lane_stride, stride, j0, j1, lowes
     In blocks of _LANES4_BLOCK rows: the block's greatest keys first (no positions
     in the loop), then, for a lane whose block beats its best, the first row of
     that key in the block, which is still in the cache."""
+    interleaved = lane_stride == 1 and stride == 4  # rows of four adjacent lanes
     for b0 in range(j0, j1, _LANES4_BLOCK):
         b1 = min(b0 + _LANES4_BLOCK, j1)
-        m0, m1, m2, m3 = _run_max_key4(base, p, lane_stride, stride, b0, b1, lowest, shift,
-                                       fmask, fone, xmask, expo, top)
+        if interleaved:  # a vector of rows at a time (kernels.simd_keys), then the rest
+            vectors = (b1 - b0) * 4 // LANES
+            m0, m1, m2, m3 = max_keys4(base, p + b0 * 4, vectors, fmask, fone, xmask, expo, top)
+            t0, t1, t2, t3 = _run_max_key4(base, p, lane_stride, stride, b0 + vectors * LANES // 4,
+                                           b1, lowest, shift, fmask, fone, xmask, expo, top)
+            m0, m1, m2, m3 = max(m0, t0), max(m1, t1), max(m2, t2), max(m3, t3)
+        else:
+            m0, m1, m2, m3 = _run_max_key4(base, p, lane_stride, stride, b0, b1, lowest, shift,
+                                           fmask, fone, xmask, expo, top)
         for k in range(4):
             m = m0 if k == 0 else m1 if k == 1 else m2 if k == 2 else m3
             if m > keys[k]:

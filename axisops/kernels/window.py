@@ -26,6 +26,11 @@ from __future__ import annotations
 from numba import uint64
 
 from .._jit import helper, kernel, part_range
+from .simd import LANES, transpose_tile
+
+#: a tile's columns four at a time (see simd.transpose_tile)
+_TILE_COLUMNS = [transpose_tile(first, 4) for first in range(0, LANES, 4)]
+_tile0, _tile1, _tile2, _tile3 = _TILE_COLUMNS
 
 __all__ = ["unfold_rows", "unfold_channels_last", "fold_rows", "fold_planes", "fold_channels_last"]
 
@@ -65,6 +70,65 @@ def _unfold_run(out, dst, base, src, x_step, lo, hi, count, fill):
         out[uint64(dst + l)] = fill
 
 
+@helper(inline=True)  # inlined: the kernel's parfor passes make these loops faster
+def _unfold_planes(out, base, xo, t, geo, kernel_size, positions, xs4, xs2, xs3, fill, count):
+    """unfold_rows' planes t .. t + count - 1 (*count* 1, or LANES planes whose
+    channels are adjacent in memory, at xo): each (kernel offset, l1, l2) run of
+    every plane, for LANES planes a tile of LANES positions x LANES channels at a
+    time, transposed in registers (simd.transpose_tile; plane by plane the runs
+    read one element of every LANES, 1.5x slower)."""
+    s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
+    l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
+    k2n, k3n = geo[2, 1], geo[2, 2]
+    d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
+    t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
+    p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
+    plane = kernel_size * positions  # from one plane's output to the next one's
+    step = t3 * xs4
+    for kk in range(kernel_size):
+        k1 = kk // (k2n * k3n)
+        k2 = (kk // k3n) % k2n
+        k3 = kk % k3n
+        shift3 = k3 * d3 - p3
+        lo, hi = _valid(s3, t3, shift3, l3n)
+        row0 = (t * kernel_size + kk) * positions
+        for l1 in range(l1n):
+            i1 = l1 * t1 - p1 + k1 * d1
+            for l2 in range(l2n):
+                i2 = l2 * t2 - p2 + k2 * d2
+                dst = row0 + (l1 * l2n + l2) * l3n
+                if i1 < 0 or i1 >= s1 or i2 < 0 or i2 >= s2:
+                    for e in range(count):
+                        _unfold_run(out, dst + e * plane, base, 0, 0, 0, 0, l3n, fill)
+                    continue
+                src = xo + i1 * xs2 + i2 * xs3 + shift3 * xs4
+                if count == 1:
+                    _unfold_run(out, dst, base, src, step, lo, hi, l3n, fill)
+                    continue
+                # the row's tiles, a quarter of the planes at a time (see simd.transpose_tile)
+                for quarter in range(4):
+                    l = lo
+                    while l < hi and hi - lo >= LANES:
+                        q = min(l, hi - LANES)  # the last tile overlaps the one before
+                        if quarter == 0:
+                            _tile0(out, dst + q, plane, base, src + q * step, step)
+                        elif quarter == 1:
+                            _tile1(out, dst + q, plane, base, src + q * step, step)
+                        elif quarter == 2:
+                            _tile2(out, dst + q, plane, base, src + q * step, step)
+                        else:
+                            _tile3(out, dst + q, plane, base, src + q * step, step)
+                        l = q + LANES
+                for e in range(LANES):
+                    d = dst + e * plane
+                    for q in range(lo):
+                        out[uint64(d + q)] = fill
+                    for q in range(l, hi):
+                        out[uint64(d + q)] = base[uint64(src + e + q * step)]
+                    for q in range(hi, l3n):
+                        out[uint64(d + q)] = fill
+
+
 @kernel(parfor_passes=True)
 def unfold_rows(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     """im2col in PyTorch's layout: ``out`` is C-contiguous (N, C, K1, K2, K3, L1, L2, L3).
@@ -72,39 +136,27 @@ def unfold_rows(part, parts, base, offset, xs, geo, batch, channels, fill, out):
     One task per (n, c) plane; each (kernel offset, l1, l2) row of L3 positions
     is one strided run of the input with padding at its ends.
     """
-    s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
     l1n, l2n, l3n = geo[1, 0], geo[1, 1], geo[1, 2]
     k1n, k2n, k3n = geo[2, 0], geo[2, 1], geo[2, 2]
-    d1, d2, d3 = geo[3, 0], geo[3, 1], geo[3, 2]
-    t1, t2, t3 = geo[4, 0], geo[4, 1], geo[4, 2]
-    p1, p2, p3 = geo[5, 0], geo[5, 1], geo[5, 2]
     # strides as locals: a store to out may alias xs's memory as far as LLVM
     # knows, which would reload them in the inner loops and stop vectorisation
     xs0, xs1, xs2, xs3, xs4 = xs[0], xs[1], xs[2], xs[3], xs[4]
     kernel_size = k1n * k2n * k3n
     positions = l1n * l2n * l3n
+    # channels adjacent in memory (a view of channels-last memory): blocks of LANES
+    # planes, whose runs come from one tile of positions x channels (_unfold_planes)
+    tiles = xs1 == 1 and channels >= LANES
     task_lo, task_hi = part_range(batch * channels, part, parts)
     for t in range(task_lo, task_hi):
         n = t // channels
         c = t - n * channels
         xo = offset + n * xs0 + c * xs1
-        for kk in range(kernel_size):
-            k1 = kk // (k2n * k3n)
-            k2 = (kk // k3n) % k2n
-            k3 = kk % k3n
-            shift3 = k3 * d3 - p3
-            lo, hi = _valid(s3, t3, shift3, l3n)
-            row0 = (t * kernel_size + kk) * positions
-            for l1 in range(l1n):
-                i1 = l1 * t1 - p1 + k1 * d1
-                for l2 in range(l2n):
-                    i2 = l2 * t2 - p2 + k2 * d2
-                    dst = row0 + (l1 * l2n + l2) * l3n
-                    if i1 < 0 or i1 >= s1 or i2 < 0 or i2 >= s2:
-                        _unfold_run(out, dst, base, 0, 0, 0, 0, l3n, fill)
-                    else:
-                        src = xo + i1 * xs2 + i2 * xs3 + shift3 * xs4
-                        _unfold_run(out, dst, base, src, t3 * xs4, lo, hi, l3n, fill)
+        count = 1
+        if tiles and c - c % LANES + LANES <= channels:
+            if c % LANES:  # the block's first plane does the block
+                continue
+            count = LANES
+        _unfold_planes(out, base, xo, t, geo, kernel_size, positions, xs4, xs2, xs3, fill, count)
 
 
 @kernel(parfor_passes=True)
