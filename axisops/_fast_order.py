@@ -44,18 +44,25 @@ _QUANTILE_TYPES = {d: e for d, e in _MEDIAN_TYPES.items() if d.kind == "f"}
 
 
 def _taken(x, axis, types):
-    """The entries of *x*'s dtype if they take *x* reduced along *axis* (None or
-    the last), else None."""
+    """(the entries of *x*'s dtype, x C-ordered) if they take *x* reduced along
+    *axis* (None or the last), else (None, x). A 2-D F-ordered x (a transposed
+    table) is copied into C order first: a lane's statistic depends on its values
+    only, and a copy of a few thousand elements costs less than the planned
+    path's strided lanes ((256, 4).T float32 along axis 1: 17.6 us planned)."""
     if type(x) is not np.ndarray:
-        return None
+        return None, x
     e = types.get(x.dtype)
-    if e is None or not x.flags.c_contiguous or not 0 < x.size <= MAX_SIZE:
-        return None
+    if e is None or not 0 < x.size <= MAX_SIZE:
+        return None, x
+    if not x.flags.c_contiguous:
+        if x.ndim != 2 or not x.flags.f_contiguous or axis is None:
+            return None, x
+        x = np.ascontiguousarray(x)
     if (x.size if axis is None or x.ndim == 0 else x.shape[-1]) > MAX_LANE:
-        return None
+        return None, x
     if axis is None or (axis == -1 and type(axis) is int):
-        return e
-    return e if type(axis) is int and axis == x.ndim - 1 else None
+        return e, x
+    return (e if type(axis) is int and axis == x.ndim - 1 else None), x
 
 
 def _statistic(e: _Entries, x: np.ndarray, axis, skip_nan: bool, median: bool, q: float):
@@ -71,7 +78,9 @@ def _statistic(e: _Entries, x: np.ndarray, axis, skip_nan: bool, median: bool, q
 
 def median(x, axis, keepdims, skip_nan: bool):
     """NumPy's (nan)median of *x* by the compiled entry, or None."""
-    e = _taken(x, axis, _MEDIAN_TYPES) if keepdims is False else None
+    if keepdims is not False:
+        return None
+    e, x = _taken(x, axis, _MEDIAN_TYPES)
     return None if e is None else _statistic(e, x, axis, skip_nan, True, 0.5)
 
 
@@ -81,5 +90,5 @@ def quantile(x, q, axis, method, keepdims, skip_nan: bool):
     if type(q) is not float or method != "linear" or keepdims is not False \
             or not 0.0 <= q <= 1.0:
         return None
-    e = _taken(x, axis, _QUANTILE_TYPES)
+    e, x = _taken(x, axis, _QUANTILE_TYPES)
     return None if e is None else _statistic(e, x, axis, skip_nan, False, q)

@@ -68,7 +68,8 @@ def test_entries_give_the_planned_paths_bits(dtype, n, monkeypatch):
     warnings.simplefilter("ignore", RuntimeWarning)
     taken = 0
     for seed in range(3):
-        for a in (_lanes(dtype, n, seed), _lanes(dtype, n, seed)[0]):
+        lanes = _lanes(dtype, n, seed)
+        for a in (lanes, lanes[0], np.asfortranarray(lanes)):  # F order: copied to C first
             results = []
             for op, args, kwargs in _calls(a):
                 entry = F.median if op.endswith("median") else F.quantile
@@ -114,7 +115,7 @@ def test_all_nan_lanes_warn_as_numpy():
     lambda a: F.median(a, 0, False, False),                       # not the last axis
     lambda a: F.median(a, (1,), False, False),                    # a tuple
     lambda a: F.median(a, 1, True, False),                        # keepdims
-    lambda a: F.median(np.asfortranarray(a), 1, False, False),    # not C-ordered
+    lambda a: F.median(np.asfortranarray(a.reshape(3, 2, 2)), 2, False, False),  # 3-D F order
     lambda a: F.median(a.astype(np.float16), 1, False, False),    # a dtype left out
     lambda a: F.median(np.empty((2, 0)), 1, False, False),        # empty
     lambda a: F.median(np.ones(F.MAX_SIZE + 1), None, False, False),
