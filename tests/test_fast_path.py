@@ -59,6 +59,13 @@ def _same(a, b) -> bool:
             and a.reshape(-1).view(np.uint8).tobytes() == b.reshape(-1).view(np.uint8).tobytes())
 
 
+def _table(shape, dtype, seed=0):
+    """:func:`_data`, F-ordered for a shape (rows, cols, "F")."""
+    if shape[-1] == "F":
+        return np.asfortranarray(_data(shape[:2], dtype, seed))
+    return _data(shape, dtype, seed)
+
+
 def _data(shape, dtype, seed=0):
     rng = np.random.default_rng(seed)
     x = (rng.standard_normal(shape) * 100).astype(dtype)
@@ -391,8 +398,9 @@ def test_take_along_entry_gives_the_planned_result(dtype):
 
     assert E.GATHER_BLOCK_BYTES == G._GATHER_BLOCK_BYTES
     rng = np.random.default_rng(3)
-    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
-        x = _data(shape, dtype)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 64, "F")]:
+        x = _table(shape, dtype)  # F: a transposed table, copied into C order first
+        shape = x.shape
         for axis in range(-len(shape), len(shape)):
             n = shape[axis]
             for m in (1, n, 2 * n + 1):
@@ -431,8 +439,9 @@ def test_take_entry_gives_the_planned_result(dtype):
     from axisops.kernels import gather as GK
 
     rng = np.random.default_rng(4)
-    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
-        x = _data(shape, dtype)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 64, "F")]:
+        x = _table(shape, dtype)  # F: a transposed table, copied into C order first
+        shape = x.shape
         for axis in [None, *range(-len(shape), len(shape))]:
             n = x.size if axis is None else shape[axis]
             for ishape in [(1,), (5,), (2, 3)]:
@@ -487,8 +496,9 @@ def test_scatter_entry_gives_the_planned_result(dtype):
 
     assert E.SCATTER_BLOCK_BYTES == G._SCATTER_BLOCK_BYTES
     rng = np.random.default_rng(6)
-    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7)]:
-        x = _data(shape, dtype)
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 64, "F")]:
+        x = _table(shape, dtype)  # F: a transposed table, copied into C order first
+        shape = x.shape
         for axis in range(-len(shape), len(shape)):
             n = shape[axis]
             for m in (1, n):

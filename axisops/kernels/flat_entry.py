@@ -22,7 +22,7 @@ import numpy as np
 from numba import from_dtype, njit
 from numba.cpython.unsafe.numbers import viewer
 
-from .._jit import factory
+from .._jit import factory, stable_cache
 
 
 @factory
@@ -200,12 +200,12 @@ def extreme_entries(dtype_str: str, least: bool, skip_nan: bool):
     extreme_of, position_of = extreme_loops(dtype_str, least, skip_nan)[:2]
     SIGNED = np.dtype(f"i{np.dtype(dtype_str).itemsize}").type
 
-    @njit(cache=True, nogil=True)
     def extreme(x):
         return extreme_of(x.reshape(-1).view(SIGNED))
 
-    @njit(cache=True, nogil=True)
     def position(x):
         return position_of(x.reshape(-1).view(SIGNED))
 
-    return extreme, position
+    # (closures over compiled loops: cached by what the loops are, see _jit)
+    return (stable_cache(njit(cache=True, nogil=True)(extreme)),
+            stable_cache(njit(cache=True, nogil=True)(position)))

@@ -28,7 +28,7 @@ from numba import from_dtype, njit, types
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
-from .._jit import factory
+from .._jit import compiled, factory
 from . import entry as E
 from . import flat_entry as FE
 
@@ -76,7 +76,7 @@ def total_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, larges
     MEAN = mean
     LARGEST = largest
 
-    @njit(_signature(acc, dtype, extra=1), cache=True, nogil=True)
+    @compiled(_signature(acc, dtype, extra=1), nogil=True)
     def entry(x, limit, address):
         if not _taken(x, limit, LARGEST):
             return None
@@ -106,7 +106,7 @@ def extreme_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool, larg
     SKIP = skip_nan and dtype.kind == "f"
     LARGEST = largest
 
-    @njit(_signature(np.dtype(np.int64) if index else dtype, dtype), cache=True, nogil=True)
+    @compiled(_signature(np.dtype(np.int64) if index else dtype, dtype), nogil=True)
     def entry(x, limit):
         if not _taken(x, limit, LARGEST):
             return None
@@ -134,7 +134,7 @@ def moments_entry(dtype_str: str, variance: bool, root: bool, largest: int):
     ROOT = root
     LARGEST = largest
 
-    @njit(_signature(dtype, dtype, extra=2), cache=True, nogil=True)
+    @compiled(_signature(dtype, dtype, extra=2), nogil=True)
     def entry(x, limit, address, ddof):
         if not _taken(x, limit, LARGEST):
             return None
@@ -185,7 +185,7 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
     result = types.Array(types.int64 if index else from_dtype(dtype), 1, "C")
     arr = types.Array(from_dtype(dtype), 2, "A", readonly=True, aligned=False)
 
-    @njit(types.boolean(arr, types.int64, result, types.int64), cache=True, nogil=True)
+    @compiled(types.boolean(arr, types.int64, result, types.int64), nogil=True)
     def entry(x, axis, out, limit):
         order = _order(x, limit, LARGEST)
         if order == 0 or not -2 <= axis <= 1:
@@ -246,7 +246,7 @@ def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, 
     result = types.Array(from_dtype(acc), 1, "C")
     i64 = types.int64
 
-    @njit(types.boolean(arr, i64, result, i64, i64, i64), cache=True, nogil=True)
+    @compiled(types.boolean(arr, i64, result, i64, i64, i64), nogil=True)
     def entry(x, axis, out, limit, lane, row):
         order = _order(x, limit, LARGEST)
         if order == 0 or not -2 <= axis <= 1:
