@@ -593,11 +593,12 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
 def test_argsort_of_long_rows_is_stable(dtype):
-    """64-bit rows of 256 and more (lanes of 32 and more along another axis, copied
-    into rows) go through NumPy's argsort (not stable) where the CPU has the
-    AVX-512 one, then every run of equal keys gets its positions in order: short runs and runs longer than an insertion sort's, NaN, -0.0 == +0.0,
-    descending, int32 positions, a lane longer than the gather limit (keys in order
-    from a sort) and a view that is not rows (copied)."""
+    """64-bit lanes of 256 and more (of 16 and more in larger arrays) are argsorted
+    by NumPy's sort of their keys packed with their positions, without the low
+    bits that do not fit (``kernels.rank``): runs of equal keys, short and long,
+    NaN, -0.0 == +0.0, descending, int32 positions, long lanes, views, other axes,
+    and keys apart only in the bits dropped (runs sorted again on the whole keys,
+    by an insertion sort or a radix sort), with and without the lane's least key."""
     rng = np.random.default_rng(11)
     dtype = np.dtype(dtype)
 
@@ -610,9 +611,19 @@ def test_argsort_of_long_rows_is_stable(dtype):
             return x
         return v.astype(dtype) + (np.iinfo(dtype).max - distinct if dtype.kind == "u" else 0)
 
+    def near(shape, steps):
+        """Keys far apart (a wide span: low bits dropped) and a few steps of the
+        last bit from them."""
+        far = {"f": [-3.0, 5.0, 7e10], "i": [-2 ** 62, 0, 2 ** 62],
+               "u": [0, 2 ** 63, 2 ** 64 - 1000]}[dtype.kind]
+        u = np.array(far, dtype).view(np.uint64)[rng.integers(0, 3, shape)]
+        return (u + rng.integers(0, steps, shape).astype(np.uint64)).view(dtype)
+
     cases = [(make((6, 300), 7), -1), (make((3, 1000), 900), -1), (make((3, 4, 600), 40), -1),
              (make((40000,), 30), -1), (make((70000,), 60000), 0), (make((5, 40, 300), 9)[:, ::3], -1),
-             (make((300, 20), 9), 0), (make((40, 3, 33), 5), 0), (make((6, 100, 7), 4)[:, ::2], 1)]
+             (make((300, 20), 9), 0), (make((40, 3, 33), 5), 0), (make((6, 100, 7), 4)[:, ::2], 1),
+             (near((3, 700), 4), -1), (near((2, 3000), 400), -1), (near((64, 200), 4), -1),
+             (near((300, 40), 4), 0), (near((20, 64, 16), 4), 1)]
     for x, axis in cases:
         for desc in (False, True):
             for index_dtype in (np.int64, np.int32):
