@@ -753,6 +753,7 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
         pytest.skip("NumPy sorts uint64 without SIMD here")
     monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
     monkeypatch.setattr(O, "RANK_NUMPY_MIN_SIZE", 0)
+    monkeypatch.setattr(O._rank_kernels, "PAIRS_MAX", 0)  # short rows sorted too
     monkeypatch.setattr(O, "_RANK_CHUNK_BYTES", 3000)
     rng = np.random.default_rng(5)
     errors = []
@@ -771,6 +772,35 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
                 compare_calls("rank", (x, axis), {"method": method}, label,
                               lambda g, w: problem(g, w, exact_bits=True), errors)
     report(errors)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint64,
+                                   np.int8, np.bool_], ids=str)
+def test_rank_by_counting(dtype):
+    """Rows of a C-contiguous array up to ``PAIRS_MAX`` long are ranked by counting
+    the keys below and up to each (``pair_rank_kernel``: average, min, max; dense
+    and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too:
+    bit for bit against the reference, and split into parts."""
+    from axisops.kernels import rank as KR
+    rng = np.random.default_rng(9)
+    errors = []
+    for n in (1, 2, 16, 17, KR.PAIRS_MAX):
+        rows = np.stack(rank_lanes(rng, dtype, n) * 3)
+        for x in (rows, rows[0], rows.reshape(-1, 1, n)):
+            for method in R.RANK_METHODS:
+                label = f"({dtype.__name__}, n={n}, shape={x.shape}, {method})"
+                compare_calls("rank", (x, -1), {"method": method}, label,
+                              lambda g, w: problem(g, w, exact_bits=True), errors)
+    report(errors)
+    x = rows
+    want = R.rank(x, -1, method="max")
+    for parts in (1, 3):
+        for part in range(parts):
+            out = np.full(x.shape, -1.0)
+            KR.pair_rank_kernel(part, parts, *O._lane_args(x, 1), 2, out.reshape(-1))
+            lo, hi = part * len(x) // parts, (part + 1) * len(x) // parts
+            np.testing.assert_array_equal(out[lo:hi], want[lo:hi])
+            assert (out[:lo] == -1).all() and (out[hi:] == -1).all()
 
 
 def test_rank_kernel_parts():
