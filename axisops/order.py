@@ -535,7 +535,10 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
         raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
                          f"got {method!r}")
     out = np.empty(x.shape, np.float64)
-    if out.size and _ranks_by_numpy(x, axis):
+    if out.size and _ranks_by_counting(x, axis, method):
+        _run(_rank_kernels.pair_rank_kernel, x.size, *_lane_args(x, axis),
+             _RANK_METHODS[method], out.reshape(-1))
+    elif out.size and _ranks_by_numpy(x, axis):
         n = x.shape[axis]
         _run(_rank_numpy_lanes, x.size, x.size // n, n, _lane_args(x, axis),
              _RANK_METHODS[method], out.reshape(-1))
@@ -793,79 +796,42 @@ def _sort_rows(part: int, parts: int, source: np.ndarray, rows: np.ndarray,
 
 
 def _numpy_argsorts(x: np.ndarray, axis: int) -> bool:
-    """Whether :func:`argsort` along *axis* is NumPy's argsort, finished: 64-bit
-    keys where NumPy has its AVX-512 argsort, rows of 256 and more along the last
-    axis, lanes of 32 and more along another (our radix sort moves 16 bytes per
-    element and pass, six passes: 1M float64 42 ms where NumPy takes 15; along
-    axis 0 of (1024, 1024) float64 ours took 1.5x NumPy's time, this 0.75x; 1
-    thread, AMD EPYC Zen 5). Keys of up to 32 bits go packed with their
-    positions instead (:func:`_packed_argsorts`)."""
+    """Whether :func:`argsort` of 64-bit keys along *axis* is NumPy's sort of the
+    keys packed with their positions (:func:`_argsorted_by_numpy`): where NumPy
+    sorts uint64 with SIMD, lanes of ``NUMPY_ARGSORT_MIN`` and more, or of 16 and
+    more in arrays of ``NUMPY_ARGSORT_SIZE`` elements and more (below, the chunks'
+    few calls cost more than they save: (20, 50) along axis 0 25 us against 13 by
+    the network). Keys of up to 32 bits go packed whole (:func:`_packed_argsorts`)."""
     n = x.shape[axis]
-    if not (_AVX512_ARGSORT and x.dtype in _ARGSORTED_64):
+    if not (_RANK_NUMPY and x.dtype in _ARGSORTED_64 and n >= NUMPY_SORT_MIN):
         return False
-    return n >= NUMPY_ARGSORT_MIN or (axis != x.ndim - 1 and n >= NUMPY_ARGSORT_LANES_MIN)
+    return n >= NUMPY_ARGSORT_MIN or x.size >= NUMPY_ARGSORT_SIZE
 
 
-#: Shorter rows are argsorted by our networks and merge sorts (rows of 16 and 128:
-#: NumPy's argsort and the finish took 1.0-1.3x their time); along another axis,
-#: shorter lanes (of 16: 1.3x).
 NUMPY_ARGSORT_MIN = 256
-NUMPY_ARGSORT_LANES_MIN = 32
-
-
+NUMPY_ARGSORT_SIZE = 8192
 _ARGSORTED_64 = frozenset(np.dtype(d) for d in ("int64", "uint64", "float64"))
-_AVX512_ARGSORT = _cpu_has("AVX512_SKX")
 
 
 def _argsorted_by_numpy(x: np.ndarray, out: np.ndarray, axis: int,
                         descending: bool) -> np.ndarray:
-    """:func:`argsort` of *x* along *axis* by NumPy's argsort of rows, finished into
-    the stable one order (``kernels.rows.numpy_argsorted_rows``); rows split
-    between threads. Lanes along another axis are copied into rows a chunk at a
-    time, their positions written back."""
+    """:func:`argsort` of 64-bit keys by NumPy's sort of uint64: each key (less its
+    lane's least, for lanes of ``ROWS_LEAST_MIN`` and more) packed above its
+    position without the low bits that do not fit, runs equal in the bits kept
+    sorted again on their whole keys (``kernels.rank``: :func:`rank`'s packing,
+    ``finish_argsort_lanes``), a chunk of lanes at a time, split between threads.
+    1 thread, AMD EPYC Zen 5, against ``np.argsort`` (not stable): 1M float64
+    1.8x, (1024, 1024) float64 and int64 along the last axis 2.5x, rows of 256
+    2.6-3x, where NumPy's AVX-512 argsort and a pass that made it stable took
+    0.5-0.8x; rows of 16-128 1.4-1.8x faster than our networks and merge sorts."""
     n = x.shape[axis]
-    if axis != x.ndim - 1:
+    target = ()
+    if axis != x.ndim - 1:  # else the positions straight into the rows of ``out``
         view = scan_view(x, axis)
         target = (out.reshape(-1), view.outer_shape, n, view.mid_shape, view.inner, False)
-        _run(_argsort_lanes, x.size, x.size // n, n, x.dtype, _lane_args(x, axis, descending),
-             target)
-        return out
-    try:
-        source = np.reshape(x, (-1, n), copy=False)
-    except ValueError:  # not a view of rows
-        source = np.ascontiguousarray(x).reshape(-1, n)
-    _run(_argsort_rows, x.size, source, out.reshape(-1, n), _masks(x.dtype), descending)
+    _run(_rank_numpy_lanes, x.size, x.size // n, n, _lane_args(x, axis), ARGSORTED,
+         out.reshape(-1), descending, target)
     return out
-
-
-def _argsort_lanes(part: int, parts: int, lanes: int, n: int, dtype: np.dtype, args: tuple,
-                   target: tuple) -> None:
-    """Share *part* of *parts* of :func:`_argsorted_by_numpy` along an axis that is
-    not the last: each chunk of lanes copied into rows, argsorted by NumPy,
-    finished, its positions written out (``rows_to_lanes``)."""
-    most, chunks = _chunks(lanes, part, parts, n * dtype.itemsize)
-    rows = np.empty((most, n), dtype)
-    bits = rows.view(_bits(dtype))
-    masks, descending = args[-2], args[-1]
-    for first, last in chunks:
-        KR.lanes_to_rows(first, last, bits, *args, KR.ROW_BITS)
-        positions = np.argsort(rows[:last - first], axis=-1)
-        KR.numpy_argsorted_rows(positions, bits[:last - first], _NO_ROWS, masks, descending)
-        KR.rows_to_lanes(first, last, positions, *target)
-
-
-def _argsort_rows(part: int, parts: int, source: np.ndarray, out: np.ndarray, masks: tuple,
-                  descending: bool) -> None:
-    """Share *part* of *parts* of :func:`_argsorted_by_numpy` along the last axis, a
-    chunk of rows at a time: NumPy's argsort (it releases the GIL), then the finish."""
-    bits = source.view(_bits(source.dtype))
-    long = source.shape[1] > _ARGSORT_GATHER_MAX
-    for first, last in _chunks(source.shape[0], part, parts,
-                               source.shape[1] * source.itemsize)[1]:
-        positions = np.argsort(source[first:last], axis=-1)
-        in_order = np.sort(source[first:last], axis=-1).view(bits.dtype) if long else _NO_ROWS
-        KR.numpy_argsorted_rows(positions, bits[first:last], in_order, masks, descending)
-        out[first:last] = positions
 
 
 def _packed_argsorts(x: np.ndarray, axis: int) -> bool:
@@ -1000,9 +966,6 @@ def _top_k_packed_lanes(part: int, parts: int, lanes: int, n: int, k: int, args:
         KR.rows_to_lanes(first, last, best, *target)
 
 
-#: Lanes longer than this have their keys in order from NumPy's sort, not gathered
-#: through the positions (1M float64: a gather missed the cache at each element).
-_ARGSORT_GATHER_MAX = 1 << 15
 _NO_ROWS = np.empty((0, 1), np.uint64)
 #: Order keys are their own keys (uint64's masks).
 _KEY_MASKS = K.key_masks(np.dtype(np.uint64))
@@ -1065,6 +1028,22 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
     return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
 
 
+def _ranks_by_counting(x: np.ndarray, axis: int, method: str) -> bool:
+    """Whether :func:`rank` counts, for each element, the keys below and up to it
+    (``kernels.rank.pair_rank_kernel``): rows of a C-contiguous array up to
+    ``PAIRS_MAX`` long, ranks by average, min or max (no sort: NumPy's sort of
+    rows of 16 costs about 30 ns a row). 1 thread, AMD EPYC Zen 5, against
+    bottleneck's nanrankdata: (65536, 16) float32 2.6-2.8x, float64 3-4x, where
+    NumPy's sort of the packed rows gave 1.5-1.8x; rows of 32 float32 2.4x (was
+    1.5x), float64 1.9x (1.3x); rows of 64 lose to the sort."""
+    n = x.shape[axis]
+    return (method in _COUNTED and n <= _rank_kernels.PAIRS_MAX and axis == x.ndim - 1
+            and x.flags.c_contiguous)
+
+
+_COUNTED = frozenset({"average", "min", "max"})
+
+
 def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:
     """Whether :func:`rank` has NumPy sort its lanes' keys packed with their
     positions (``kernels.rank.pack_rank_lanes``): where NumPy sorts uint64 with
@@ -1075,6 +1054,8 @@ def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:
 
 
 _RANK_NUMPY = np.dtype(np.uint64) in _SIMD_SORTED
+#: :func:`_rank_numpy_lanes`' method for an argsort.
+ARGSORTED = -1
 RANK_NUMPY_MIN = 16
 RANK_NUMPY_MIN_SIZE = 1000
 #: Lanes are packed, sorted and ranked this many bytes of packed values at a time.
@@ -1082,9 +1063,11 @@ _RANK_CHUNK_BYTES = 1 << 20
 
 
 def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, method: int,
-                      flat: np.ndarray) -> None:
+                      flat: np.ndarray, descending: bool = False, target: tuple = ()) -> None:
     """Share *part* of *parts* of :func:`rank` by NumPy's sort: a chunk of lanes
-    packed, sorted in place, ranked."""
+    packed, sorted in place, ranked into *flat*; with *method* ``ARGSORTED``, the
+    argsort of 64-bit keys (*descending* or not): the positions written to *flat*,
+    rows of the output, or through the chunk to ``rows_to_lanes``' *target*."""
     most, chunks = _chunks(lanes, part, parts, 8 * n, _RANK_CHUNK_BYTES)
     packed = np.empty((most, n), np.uint64)
     meta = np.empty((packed.shape[0], 3), np.uint64)
@@ -1104,8 +1087,16 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
             else _NO_POSITIONS)
     for first, last in chunks:
         chunk = packed[:last - first]
-        _rank_kernels.pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, *args, flat)
+        _rank_kernels.pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, *args,
+                                      descending, _NO_RANKS if method == ARGSORTED else flat)
         chunk.sort(axis=-1)
+        if method == ARGSORTED:
+            positions = chunk.view(np.int64) if target else flat.reshape(-1, n)[first:last]
+            _rank_kernels.finish_argsort_lanes(first, last, chunk, meta, keys, counts,
+                                               positions, *args, descending)
+            if target:
+                KR.rows_to_lanes(first, last, positions, *target)
+            continue
         _rank_kernels.finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks,
                                         rows, *args, method, flat)
 

@@ -593,11 +593,12 @@ def test_sorted_values_keep_each_elements_bits_in_lane_order(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int64, np.uint64], ids=lambda d: np.dtype(d).name)
 def test_argsort_of_long_rows_is_stable(dtype):
-    """64-bit rows of 256 and more (lanes of 32 and more along another axis, copied
-    into rows) go through NumPy's argsort (not stable) where the CPU has the
-    AVX-512 one, then every run of equal keys gets its positions in order: short runs and runs longer than an insertion sort's, NaN, -0.0 == +0.0,
-    descending, int32 positions, a lane longer than the gather limit (keys in order
-    from a sort) and a view that is not rows (copied)."""
+    """64-bit lanes of 256 and more (of 16 and more in larger arrays) are argsorted
+    by NumPy's sort of their keys packed with their positions, without the low
+    bits that do not fit (``kernels.rank``): runs of equal keys, short and long,
+    NaN, -0.0 == +0.0, descending, int32 positions, long lanes, views, other axes,
+    and keys apart only in the bits dropped (runs sorted again on the whole keys,
+    by an insertion sort or a radix sort), with and without the lane's least key."""
     rng = np.random.default_rng(11)
     dtype = np.dtype(dtype)
 
@@ -610,9 +611,19 @@ def test_argsort_of_long_rows_is_stable(dtype):
             return x
         return v.astype(dtype) + (np.iinfo(dtype).max - distinct if dtype.kind == "u" else 0)
 
+    def near(shape, steps):
+        """Keys far apart (a wide span: low bits dropped) and a few steps of the
+        last bit from them."""
+        far = {"f": [-3.0, 5.0, 7e10], "i": [-2 ** 62, 0, 2 ** 62],
+               "u": [0, 2 ** 63, 2 ** 64 - 1000]}[dtype.kind]
+        u = np.array(far, dtype).view(np.uint64)[rng.integers(0, 3, shape)]
+        return (u + rng.integers(0, steps, shape).astype(np.uint64)).view(dtype)
+
     cases = [(make((6, 300), 7), -1), (make((3, 1000), 900), -1), (make((3, 4, 600), 40), -1),
              (make((40000,), 30), -1), (make((70000,), 60000), 0), (make((5, 40, 300), 9)[:, ::3], -1),
-             (make((300, 20), 9), 0), (make((40, 3, 33), 5), 0), (make((6, 100, 7), 4)[:, ::2], 1)]
+             (make((300, 20), 9), 0), (make((40, 3, 33), 5), 0), (make((6, 100, 7), 4)[:, ::2], 1),
+             (near((3, 700), 4), -1), (near((2, 3000), 400), -1), (near((64, 200), 4), -1),
+             (near((300, 40), 4), 0), (near((20, 64, 16), 4), 1)]
     for x, axis in cases:
         for desc in (False, True):
             for index_dtype in (np.int64, np.int32):
@@ -742,6 +753,7 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
         pytest.skip("NumPy sorts uint64 without SIMD here")
     monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
     monkeypatch.setattr(O, "RANK_NUMPY_MIN_SIZE", 0)
+    monkeypatch.setattr(O._rank_kernels, "PAIRS_MAX", 0)  # short rows sorted too
     monkeypatch.setattr(O, "_RANK_CHUNK_BYTES", 3000)
     rng = np.random.default_rng(5)
     errors = []
@@ -760,6 +772,35 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
                 compare_calls("rank", (x, axis), {"method": method}, label,
                               lambda g, w: problem(g, w, exact_bits=True), errors)
     report(errors)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint64,
+                                   np.int8, np.bool_], ids=str)
+def test_rank_by_counting(dtype):
+    """Rows of a C-contiguous array up to ``PAIRS_MAX`` long are ranked by counting
+    the keys below and up to each (``pair_rank_kernel``: average, min, max; dense
+    and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too:
+    bit for bit against the reference, and split into parts."""
+    from axisops.kernels import rank as KR
+    rng = np.random.default_rng(9)
+    errors = []
+    for n in (1, 2, 16, 17, KR.PAIRS_MAX):
+        rows = np.stack(rank_lanes(rng, dtype, n) * 3)
+        for x in (rows, rows[0], rows.reshape(-1, 1, n)):
+            for method in R.RANK_METHODS:
+                label = f"({dtype.__name__}, n={n}, shape={x.shape}, {method})"
+                compare_calls("rank", (x, -1), {"method": method}, label,
+                              lambda g, w: problem(g, w, exact_bits=True), errors)
+    report(errors)
+    x = rows
+    want = R.rank(x, -1, method="max")
+    for parts in (1, 3):
+        for part in range(parts):
+            out = np.full(x.shape, -1.0)
+            KR.pair_rank_kernel(part, parts, *O._lane_args(x, 1), 2, out.reshape(-1))
+            lo, hi = part * len(x) // parts, (part + 1) * len(x) // parts
+            np.testing.assert_array_equal(out[lo:hi], want[lo:hi])
+            assert (out[:lo] == -1).all() and (out[hi:] == -1).all()
 
 
 def test_rank_kernel_parts():

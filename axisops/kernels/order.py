@@ -176,11 +176,14 @@ def blocked(n, n_stride, inner, inner_stride):
 def lane_keys_blocked(base, p, n_stride, n, masks, descending, keys, cache, cached, i, inner,
                       inner_stride):
     """:func:`lane_keys` of lane *i* of its group (at *p*), through ``cache``
-    (LANES, n + LANES): the keys of ``LANES`` neighbouring lanes, filled when lane
+    (LANES, n + LANES): the bits of ``LANES`` neighbouring lanes, filled when lane
     *i* is not in the block that starts at *cached*, through a tile of 16 x 16 in
     its last ``LANES`` columns (runs read, runs written: 16 rows of one column at a
     time wrote each key to a line of its own, 3x slower; a cache of n columns only
-    is filled that way). Returns ``(nans, cached)``."""
+    is filled that way). The keys are made from the cached row, a loop LLVM
+    vectorises: made in the tile's scalar loop, they cost 3x the copy (the median
+    of (1024, 1024) float64 along axis 0: 3.5 ms of copy, now 1.1; 1 thread, AMD
+    EPYC Zen 5). Returns ``(nans, cached)``."""
     if not blocked(n, n_stride, inner, inner_stride):
         return lane_keys(base, p, n_stride, n, masks, descending, keys), cached
     lane = i % LANES
@@ -193,24 +196,16 @@ def lane_keys_blocked(base, p, n_stride, n, masks, descending, keys, cache, cach
                 for jj in range(span):
                     at = p0 + (j0 + jj) * n_stride
                     for w in range(width):
-                        cache[w, n + jj] = order_key(base[at + w], masks, descending)
+                        cache[w, n + jj] = base[at + w]
                 for w in range(width):
                     for jj in range(span):
                         cache[w, j0 + jj] = cache[w, n + jj]
         else:
             for j in range(n):
                 for w in range(width):
-                    cache[w, j] = order_key(base[p0 + j * n_stride + w], masks, descending)
+                    cache[w, j] = base[p0 + j * n_stride + w]
         cached = p0
-    top = masks[0]
-    nans = 0
-    for j in range(n):
-        k = cache[lane, j]
-        keys[j] = k
-        nans += k == top
-    floating = masks[5] == masks[9]
-    dates = masks[7] != masks[9]
-    return (nans if floating or dates else 0), cached
+    return lane_keys(cache[lane], 0, 1, n, masks, descending, keys), cached
 
 
 @helper(inline=True)

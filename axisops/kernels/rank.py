@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import helper, kernel
+from .._jit import helper, kernel, part_range
 from .common import block_size
 from .order import (
     FIRST_WALK,
@@ -43,6 +43,7 @@ from .order import (
     order_key,
     sort_positions,
 )
+from .simd import pair_counts
 
 #: Lanes up to this length are sorted on 8-bit digits (256 counts to clear and sum
 #: per pass), longer ones on 11-bit digits (2048): measured (1 thread, AMD EPYC
@@ -339,12 +340,13 @@ NAN_PACKED = np.uint64(0xFFFFFFFFFFFFFFFF)
 @kernel
 def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, outer_shape,
                     outer_strides, n, n_stride, mid_shape, mid_strides, inner, inner_stride,
-                    masks, out):
+                    masks, descending, out):
     """Lanes ``[first, last)`` packed into the rows of ``chunk`` (uint64 (last - first,
     n)) for NumPy to sort: ``(key - least) >> drop << k | position`` (``least``
     the lane's least key, ``k`` the bits of a position, *drop* the low bits that do
-    not fit in 63 - k), a NaN ``NAN_PACKED`` and its rank NaN at once into ``out``
-    (layout (outer, n, mid, inner)); ``meta`` (uint64 (last - first, 3)) gets each
+    not fit in 63 - k; keys *descending* for :func:`finish_argsort_lanes`), a NaN
+    ``NAN_PACKED << k | position`` (after every number) and its rank NaN at once
+    into ``out`` (layout (outer, n, mid, inner); empty: no ranks); ``meta`` (uint64 (last - first, 3)) gets each
     lane's ``(least, drop, valid)`` (*valid*: its numbers). ``keys``, ``cache``:
     scratch of :func:`axisops.kernels.order.lane_keys_blocked` (without
     reference counting, the kernel's views of rows cost nothing: allocated by the
@@ -368,7 +370,7 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
         flat = chunk.reshape(-1)
         p0 = offset + first * n
         for e in range((last - first) * n):
-            key = np.uint64(order_key(base[p0 + e], masks, False))
+            key = np.uint64(order_key(base[p0 + e], masks, descending))
             flat[e] = ((key >> dd) << kk) | rows[e]
         for r in range(last - first):
             meta[r, 0] = 0
@@ -398,7 +400,7 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
                 at = p + j * n_stride
                 pj = np.uint64(j)
                 for w in range(lanes):
-                    key = np.uint64(order_key(base[at + w], masks, False))
+                    key = np.uint64(order_key(base[at + w], masks, descending))
                     chunk[r + w, j] = ((key >> dd) << kk) | pj
         return
     if n < ROWS_LEAST_MIN:  # short lanes elsewhere: the same, lane by lane, read in place
@@ -409,7 +411,7 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
                                  mid_strides, mids, inner, inner_stride)
             r = t - first
             for j in range(n):
-                key = np.uint64(order_key(base[p + j * n_stride], masks, False))
+                key = np.uint64(order_key(base[p + j * n_stride], masks, descending))
                 chunk[r, j] = ((key >> dd) << kk) | np.uint64(j)
             meta[r, 0] = 0
             meta[r, 1] = drop
@@ -418,7 +420,7 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
     for t in range(first, last):
         walk, _, nans = _next_lane(t, first, walk, base, offset, outer_shape, outer_strides, n,
                                    n_stride, mid_shape, mid_strides, mids, inner, inner_stride,
-                                   masks, False, keys, cache)
+                                   masks, descending, keys, cache)
         row = chunk[t - first]
         if width + k <= 63:  # keys fit whole: no least key, NaN (top) sorts last itself
             for j in range(n):  # vectorised
@@ -441,8 +443,9 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
             for j in range(n):
                 kj = keys[j]
                 nan = kj == top
-                row[j] = NAN_PACKED if nan else (((np.uint64(kj) - low) >> dd) << kk) | np.uint64(j)
-                if nan:
+                row[j] = ((NAN_PACKED << kk) if nan else ((np.uint64(kj) - low) >> dd) << kk
+                          ) | np.uint64(j)
+                if nan and out.size:
                     out[q + j * step] = np.nan
         meta[t - first, 0] = low
         meta[t - first, 1] = drop
@@ -539,3 +542,89 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
             for j in range(n):  # the block's rows: runs of adjacent outputs
                 for w in range(done, lane + 1):
                     out[q0 + j * step + w] = ranks[j * LANES + w]
+
+
+@kernel
+def finish_argsort_lanes(first, last, chunk, meta, keys, counts, positions, base, offset,
+                         outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides, inner,
+                         inner_stride, masks, descending):
+    """``argsort`` of lanes ``[first, last)`` of 64-bit keys from their packed values
+    sorted by NumPy (:func:`pack_rank_lanes`, keys *descending* or not): runs whose
+    keys agree in the bits kept sorted on their whole keys (:func:`_fix_runs`, the
+    keys read again from ``base``), then each lane's positions into
+    ``positions[t - first]`` (int64; may be ``chunk`` viewed as int64). NaN sort
+    last in position order by their packing."""
+    mids = block_size(mid_shape)
+    k = _position_bits(n)
+    kk = np.uint64(k)
+    pm = np.uint64((1 << k) - 1)
+    floating = masks[5] == masks[9]
+    walk = FIRST_WALK
+    for t in range(first, last):
+        walk, p = _walk_lane(t, first, walk, offset, outer_shape, outer_strides, mid_shape,
+                             mid_strides, mids, inner, inner_stride)
+        r = t - first
+        s = chunk[r]
+        drop = np.int64(meta[r, 1])
+        if drop != 0:  # equal kept bits may hide different keys
+            valid = np.int64(meta[r, 2])
+            if valid > n:  # packed without the least key: NaN (top) last, skipped
+                valid = n
+                top = np.uint64(masks[0]) >> np.uint64(drop)
+                while floating and valid > 0 and (s[valid - 1] >> kk) == top:
+                    valid -= 1
+            ties = 0
+            for j in range(1, valid):  # vectorised
+                ties += (s[j] >> kk) == (s[j - 1] >> kk)
+            if ties != 0:
+                lane_keys(base, p, n_stride, n, masks, descending, keys)
+                _fix_runs(s, valid, keys, meta[r, 0], k, drop, counts)
+        out = positions[r]
+        for j in range(n):  # vectorised
+            out[j] = np.int64(s[j] & pm)
+
+
+# ------------------------------------------------------ short lanes, by counting
+
+#: Lanes up to this long are ranked by counting, not sorted (:func:`pair_rank_kernel`).
+PAIRS_MAX = 32
+
+
+@kernel(nrt=True)
+def pair_rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
+                     mid_shape, mid_strides, inner, inner_stride, masks, method, out):
+    """Ranks of short lanes (up to ``PAIRS_MAX``) that are the rows of a C-contiguous
+    array (lane t at ``offset + t * n``, its ranks at ``t * n``), by counting, no
+    sort: for each element the keys below it and up to it
+    (:func:`axisops.kernels.simd.pair_counts`: n broadcasts and compares per
+    ``LANES`` elements), the rank from them (average ``0.5 * (below + upto + 1)``,
+    the same bits as the sorted path's ``0.5 * (min + max)``; min, max; not dense
+    or ordinal); a NaN NaN. The counts are read back as vectors (one by one after
+    the vector stores, the ranks took 4x the counting); the lanes are addressed
+    from t, not walked (walked, lanes of 16 took 3x as long)."""
+    lanes = block_size(outer_shape) * block_size(mid_shape) * inner
+    lo, hi = part_range(lanes, part, parts)
+    top = masks[0]
+    missing = masks[5] == masks[9] or masks[7] != masks[9]
+    padded = (n + LANES - 1) // LANES * LANES
+    row = np.zeros(padded, base.dtype)
+    counts = np.empty((2, padded), base.dtype)
+    below = counts[0]
+    upto = counts[1]
+    for t in range(lo, hi):
+        nans = lane_keys(base, offset + t * n, 1, n, masks, False, row)
+        pair_counts(row, n, counts)
+        ranks = out[t * n:t * n + n]
+        if method == 0:
+            for i in range(n):  # vectorised
+                ranks[i] = 0.5 * (np.float64(below[i]) + np.float64(upto[i]) + 1.0)
+        elif method == 1:
+            for i in range(n):
+                ranks[i] = np.float64(below[i]) + 1.0
+        else:
+            for i in range(n):
+                ranks[i] = np.float64(upto[i])
+        if missing and nans:
+            for i in range(n):
+                if row[i] == top:
+                    ranks[i] = np.nan

@@ -15,9 +15,9 @@ KiB at a time; these kernels make the rows and finish them:
   gives -0.0 for each of two equal zeros and writes NaNs back as the one quiet
   NaN): descending lanes reversed before their NaNs, zeros and NaN payloads put
   back in lane order where a lane has them.
-* :func:`numpy_argsorted_rows`: NumPy's AVX-512 argsort of 64-bit keys made
-  stable (each run of equal keys ordered by position); :func:`first_k_by_bound`:
-  the first k of a lane given its k-th key.
+* :func:`numpy_argsorted_rows`: NumPy's AVX-512 argsort of 64-bit keys
+  (``top_k``'s k sorted) made stable (each run of equal keys ordered by
+  position); :func:`first_k_by_bound`: the first k of a lane given its k-th key.
 """
 from __future__ import annotations
 
@@ -291,7 +291,7 @@ def numpy_argsorted_rows(positions, rows, in_order, masks, descending):
     one). The keys in order are read from ``in_order`` (lanes, n) where given (the
     lanes' bits sorted by NumPy: a lane longer than the cache is read in order, not
     gathered), else gathered from ``rows`` (lanes, n), the lanes' bits. Called by
-    ``axisops.order._argsort_rows`` on a chunk, not through ``_jit.run``."""
+    ``axisops.order._top_k_keyed_lanes`` on a chunk, not through ``_jit.run``."""
     lanes, n = positions.shape
     top, zero = masks[0], masks[9]
     missing = masks[5] == zero or masks[7] != zero  # floats, dates: an integer's key may be top

@@ -20,6 +20,7 @@ import functools
 
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 #: Elements in a row of a block: the lanes sorted together.
@@ -160,3 +161,60 @@ def transpose_tile(first: int = 0, count: int = LANES):
             return context.get_dummy_value()
         return types.none(out, dst, dst_stride, src, at, src_stride), codegen
     return transpose
+
+
+def _is_row(arr) -> bool:
+    return (isinstance(arr, types.Array) and arr.ndim == 1 and arr.layout == "C"
+            and isinstance(arr.dtype, types.Integer))
+
+
+@intrinsic
+def pair_counts(typingctx, keys, n, counts):
+    """For each i < n of the keys ``keys[:n]`` (unsigned; ``keys`` padded to a
+    multiple of ``LANES``): how many j < n have ``keys[j] < keys[i]`` and how many
+    ``keys[j] <= keys[i]``, into rows 0 and 1 of ``counts`` (C-contiguous (2,
+    keys.size), the keys' integer type: n must fit in it): ``LANES`` i at a time,
+    each j one broadcast, two compares and two masked adds (for ``rank`` of short
+    rows, ``kernels.rank.pair_rank_kernel``)."""
+    if not (_is_row(keys) and isinstance(n, types.Integer) and _is_block(counts)
+            and counts.dtype.bitwidth == keys.dtype.bitwidth):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        align = width // 8
+        ity = ir.IntType(width)
+        vty = ir.VectorType(ity, LANES)
+        karr = context.make_array(sig.args[0])(context, builder, args[0])
+        carr = context.make_array(sig.args[2])(context, builder, args[2])
+        size = karr.nitems
+        count = context.cast(builder, args[1], sig.args[1], types.int64)
+        i64 = ir.IntType(64)
+        ones = ir.Constant(vty, [1] * LANES)
+        blocks = builder.udiv(builder.add(count, ir.Constant(i64, LANES - 1)),
+                              ir.Constant(i64, LANES))
+        with cgutils.for_range(builder, blocks) as outer:
+            b0 = builder.mul(outer.index, ir.Constant(i64, LANES))
+            vptr = builder.bitcast(builder.gep(karr.data, [b0]), vty.as_pointer())
+            v = builder.load(vptr, align=align)
+            acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None)) for _ in range(2)]
+            with cgutils.for_range(builder, count) as inner:
+                s = _splat(builder, builder.load(builder.gep(karr.data, [inner.index])), ity)
+                for a, op in zip(acc, ("<", "<=")):  # a masked add
+                    now = builder.load(a)
+                    builder.store(builder.select(builder.icmp_unsigned(op, s, v),
+                                                 builder.add(now, ones), now), a)
+            for row, a in enumerate(acc):
+                at = builder.add(builder.mul(ir.Constant(i64, row), size), b0)
+                out = builder.bitcast(builder.gep(carr.data, [at]), vty.as_pointer())
+                builder.store(builder.load(a), out, align=align)
+        return context.get_dummy_value()
+    return types.none(keys, n, counts), codegen
+
+
+def _splat(builder, value, ity):
+    """*value* (of *ity*) in every one of ``LANES`` lanes."""
+    vty = ir.VectorType(ity, LANES)
+    one = builder.insert_element(ir.Constant(vty, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
+                                  ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
