@@ -578,6 +578,7 @@ def test_long_random_within_bound(shape, axis, dtype):
 
 
 THREAD_CASES = [((1_000_003,), 0, np.float32), ((3, 400_003), 1, np.float64),
+                ((4, 300_001), 1, np.float32),  # rows four at a time on one thread
                 ((600_000,), 0, np.int32), ((5, 300, 7), 1, np.float16),
                 ((200_003, 5), 0, np.float64)]
 

@@ -300,7 +300,9 @@ def _quad_groups_scan(part, parts, phase, base, offset, step, n, n_stride, chunk
             if chunks == 1:
                 acc[:] = identity
         p = offset + g0 * step
-        if g1 - g0 == 4:
+        # (a contiguous lane's total is _lane_fold's, whose sums take eight partial sums:
+        # the bits of a lane that a split call scans on its own)
+        if g1 - g0 == 4 and (phase != PHASE_TOTALS or n_stride != 1):
             _lanes4_scan(acc, out[g0:g1, :, 0, 0].T, base, p, step, n_stride, c * chunk_len, j1,
                          n, op, exclusive, False, phase != PHASE_TOTALS, table)
             continue
