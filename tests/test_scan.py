@@ -539,11 +539,13 @@ def test_long_extremes_with_ties_and_nan(shape, axis, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16])
-def test_extremes_of_four_interleaved_lanes(dtype):
+@pytest.mark.parametrize("rows", [1027, 70_001])
+def test_extremes_of_four_interleaved_lanes(dtype, rows):
     """cummax/cummin of (N, 4) along axis 0 and of its transpose along axis 1: four
     lanes interleaved in memory, scanned a vector of rows at a time
-    (kernels.simd_keys), with the results in either order; N leaves a tail of rows."""
-    x = _extreme_values(dtype, 4 * 1027, 8).reshape(-1, 4)
+    (kernels.simd_keys), with the results in either order; N leaves a tail of rows,
+    and 70K rows are cut into chunks on two threads (each chunk's state first)."""
+    x = _extreme_values(dtype, 4 * rows, 8).reshape(-1, 4)
     failures = [msg for op in EXTREME_OPS for v, a in ((x, 0), (x.T, 1), (x[5:], 0))
                 if (msg := check_call(op, v, a, {}))]
     report(failures)
@@ -576,6 +578,7 @@ def test_long_random_within_bound(shape, axis, dtype):
 
 
 THREAD_CASES = [((1_000_003,), 0, np.float32), ((3, 400_003), 1, np.float64),
+                ((4, 300_001), 1, np.float32),  # rows four at a time on one thread
                 ((600_000,), 0, np.int32), ((5, 300, 7), 1, np.float16),
                 ((200_003, 5), 0, np.float64)]
 

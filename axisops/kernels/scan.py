@@ -49,6 +49,9 @@ from .simd_keys import extreme_blocks
 _extreme_blocks1 = extreme_blocks(1)
 _extreme_blocks4 = extreme_blocks(4)
 _extreme_blocks4_apart = extreme_blocks(4, True)
+#: the same without outputs: a chunk's state at its end (phase A)
+_extreme_state1 = extreme_blocks(1, store=False)
+_extreme_state4 = extreme_blocks(4, store=False)
 
 #: The three phases of a chunked scan (see the module docstring); an unchunked
 #: scan runs PHASE_SCAN only.
@@ -297,7 +300,9 @@ def _quad_groups_scan(part, parts, phase, base, offset, step, n, n_stride, chunk
             if chunks == 1:
                 acc[:] = identity
         p = offset + g0 * step
-        if g1 - g0 == 4:
+        # (a contiguous lane's total is _lane_fold's, whose sums take eight partial sums:
+        # the bits of a lane that a split call scans on its own)
+        if g1 - g0 == 4 and (phase != PHASE_TOTALS or n_stride != 1):
             _lanes4_scan(acc, out[g0:g1, :, 0, 0].T, base, p, step, n_stride, c * chunk_len, j1,
                          n, op, exclusive, False, phase != PHASE_TOTALS, table)
             continue
@@ -831,11 +836,15 @@ def _lanes4_extreme(keys, bits, index, ovalues, oindices, w, w_lane, w_stride, b
     Positions are unsigned: a signed index costs a wraparound test per element, and
     this loop is bound by its instructions (cummax of (16K, 4) float32 along axis 0
     130 -> 87 us on an AMD EPYC)."""
-    if write and lane_stride == 1 and stride == 4 and (w_stride == 1 or (w_stride == 4 and w_lane == 1)):
+    if lane_stride == 1 and stride == 4 and (not write or w_stride == 1
+                                             or (w_stride == 4 and w_lane == 1)):
         # four lanes interleaved in memory: LANES // 4 rows per vector (kernels.simd_keys)
         blocks = (j1 - j0) // (LANES // 4)
         if blocks > 0:
-            if w_stride == 1:
+            if not write:
+                _extreme_state4(base, p + j0 * stride, ovalues, oindices, 0, 0, j0, blocks, keys,
+                                bits, index, fmask, fone, xmask, expo)
+            elif w_stride == 1:
                 _extreme_blocks4_apart(base, p + j0 * stride, ovalues, oindices, w + j0, w_lane, j0,
                                        blocks, keys, bits, index, fmask, fone, xmask, expo)
             else:
@@ -878,7 +887,12 @@ def _lane_extreme(keys, bits, index, ovalues, oindices, base, p, stride, j0, j1,
                   fone, xmask, expo, top):
     """Scan steps [j0, j1) of one lane, the running state in registers and back in
     ``keys[0], bits[0], index[0]``; the state only (no output) when ``ovalues`` is empty."""
-    if (stride == 1 and j1 - j0 >= LANES and ovalues.size > 0
+    if stride == 1 and j1 - j0 >= LANES and ovalues.size == 0:  # the state only
+        blocks = (j1 - j0) // LANES
+        _extreme_state1(base, p + j0, ovalues, oindices, 0, 0, j0, blocks, keys, bits, index,
+                        fmask, fone, xmask, expo)
+        j0 += blocks * LANES
+    elif (stride == 1 and j1 - j0 >= LANES and ovalues.size > 0
             and ovalues.strides[0] == ovalues.itemsize and oindices.strides[0] == oindices.itemsize):
         # LANES steps at once (kernels.simd_keys); the state goes through keys, bits, index
         blocks = (j1 - j0) // LANES

@@ -104,7 +104,7 @@ def _store_rows(builder, v, ptr, at, apart, group):
 
 
 @functools.cache
-def extreme_blocks(group: int, apart: bool = False):
+def extreme_blocks(group: int, apart: bool = False, store: bool = True):
     """An intrinsic ``f(base, r, values, indices, w, wl, j0, blocks, keys, bits, index,
     fmask, fone, xmask, expo)``: *blocks* blocks of LANES elements of the 1-D
     ``base`` (signed integers: the bits of any dtype), the first at ``base[r]``,
@@ -113,8 +113,10 @@ def extreme_blocks(group: int, apart: bool = False):
     the running values' bits go to ``values[w:w + LANES * blocks]`` and their
     int64 indices (the first block's rows at *j0*) to ``indices`` at the same
     places, or, *apart*, lane k's to ``w + k * wl`` on (one run per lane: the
-    outputs of four lanes in C order). The masks are ``order_key``'s
-    (kernels.common). Unchecked: every array is contiguous and long enough."""
+    outputs of four lanes in C order); without *store*, the state only (a chunk's
+    total: ``values`` and ``indices`` are not touched). The masks are
+    ``order_key``'s (kernels.common). Unchecked: every array is contiguous and
+    long enough."""
     steps = []
     by = group
     while by < LANES:
@@ -198,7 +200,9 @@ def extreme_blocks(group: int, apart: bool = False):
                 idx = builder.select(taken, builder.add(builder.sext(pos, v64), row0v),
                                      builder.load(i_state))
                 val = builder.select(taken, val, builder.load(v_state))
-                if apart:
+                if not store:
+                    pass
+                elif apart:
                     out = builder.add(w0, builder.mul(loop.index, ir.Constant(i64, LANES // group)))
                     _store_rows(builder, val, values_p, out, wl, group)
                     _store_rows(builder, idx, indices_p, out, wl, group)
