@@ -153,6 +153,11 @@ def argsort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False,
     return _sorted(x, axis, descending, values=False, index_dtype=index_dtype)
 
 
+#: Fewer lanes than this, long and strided in a 2-D table, are copied into rows
+#: by ``top_k`` (its lane walk reads a strided lane element by element).
+FEW_STRIDED_LANES = 16
+
+
 @dispatched
 def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
           sorted: bool = True, index_dtype: DTypeLike = np.int64) -> ValuesIndices:
@@ -212,6 +217,11 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
         raise ValueError(f"top_k: mode must be 'largest' or 'smallest', got {mode!r}")
     sorted = _flag(sorted, "sorted", "top_k")
     index_dtype = _index_dtype(index_dtype, x, axis, "top_k")
+    if x.ndim == 2 and axis == 1 and x.shape[0] < FEW_STRIDED_LANES and not x.flags.c_contiguous:
+        # a few long lanes across memory (a transposed table): read as rows, the
+        # copy a fifth of the strided walk ((4, 256K) float32 F-ordered, k = 10:
+        # 3.3 -> 0.45 ms, AMD EPYC Zen 5; torch.topk 0.6-1.5)
+        x = np.ascontiguousarray(x)
     shape = x.shape[:axis] + (k,) + x.shape[axis + 1:]
     values = np.empty(shape, x.dtype)
     indices = np.empty(shape, index_dtype)

@@ -1107,3 +1107,22 @@ def test_selection_network_lanes(dtype):
                 compare_calls("nanquantile", (x, 0.3, axis), {"method": "nearest"}, label,
                               numpy_result_problem, errors)
     report(errors)
+
+
+def test_top_k_of_a_transposed_table_reads_its_lanes_as_rows():
+    """A few long lanes across memory (an F-ordered 2-D table along axis 1) are copied
+    into rows first: the values and positions of the C-ordered table, C-ordered."""
+    rng = np.random.default_rng(11)
+    for shape in ((4, 1000), (3, 5000), (15, 40)):
+        x = np.round(rng.standard_normal(shape), 1).astype(np.float32)
+        x[0, ::7] = np.nan
+        xf = np.asfortranarray(x)
+        for mode in ("largest", "smallest"):
+            for in_order in (True, False):
+                want = axisops.top_k(x, 10, axis=1, mode=mode, sorted=in_order)
+                got = axisops.top_k(xf, 10, axis=1, mode=mode, sorted=in_order)
+                assert got.values.dtype == np.float32 and got.indices.dtype == np.int64
+                assert got.values.shape == got.indices.shape == (shape[0], 10)
+                np.testing.assert_array_equal(got.indices, want.indices)
+                np.testing.assert_array_equal(got.values, want.values)
+                assert got.values.flags.c_contiguous and got.indices.flags.c_contiguous
