@@ -31,7 +31,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -42,7 +42,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 _ARRAY_PARAMETERS = frozenset({"x", "indices", "updates", "idx", "cols"})
 
 
-def dispatched(func: F | None = None, *, scalar=None):
+@overload
+def dispatched(func: F) -> F: ...
+
+
+@overload
+def dispatched(func: None = None, *, scalar: Any = None) -> Callable[[F], F]: ...
+
+
+def dispatched(func: F | None = None, *, scalar: Any = None) -> Any:
     """*func* (whose first parameter is its main array) for every array type.
 
     The wrapper is generated with *func*'s own parameters, so a NumPy call costs
