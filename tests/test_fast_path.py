@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from cases import EXHAUSTIVE
 
 import axisops
 from axisops import _fast, _jit
@@ -57,6 +58,12 @@ def _same(a, b) -> bool:
     a, b = np.asarray(a), np.asarray(b)
     return (a.dtype == b.dtype and a.shape == b.shape
             and a.reshape(-1).view(np.uint8).tobytes() == b.reshape(-1).view(np.uint8).tobytes())
+
+
+def _transposed(dtype, shapes=((3, 64, "F"),)) -> list:
+    """F-ordered table shapes for the entry tests: float32's only, every dtype's
+    under the exhaustive switch (each compiles strided plan variants to compare)."""
+    return list(shapes) if EXHAUSTIVE or np.dtype(dtype) == np.float32 else []
 
 
 def _table(shape, dtype, seed=0):
@@ -229,7 +236,7 @@ def test_scan_entries_give_the_planned_bits(op, dtype):
     axis and the flattened array, NaN, -0.0 and overflow included; a long axis of
     few lanes (which the plan cuts into chunks) goes the planned way."""
     f = getattr(axisops, op)
-    for shape in SCAN_SHAPES + [(3, 64, "F"), (100, 4, "F")]:  # F: a transposed table
+    for shape in SCAN_SHAPES + _transposed(dtype, ((3, 64, "F"), (100, 4, "F"))):
         x = _data(shape[:2], dtype) if shape[-1] == "F" else _data(shape, dtype)
         if op == "cumprod" and x.dtype.kind == "f":
             x = (x / 50).astype(dtype)  # products that overflow to inf, and underflow
@@ -283,7 +290,7 @@ def test_cummax_entries_give_the_planned_values_and_indices(op, dtype):
     from axisops.kernels import scan as KS
 
     f = getattr(axisops, op)
-    for shape in SCAN_SHAPES + [(3, 64, "F"), (100, 4, "F")]:  # F: a transposed table
+    for shape in SCAN_SHAPES + _transposed(dtype, ((3, 64, "F"), (100, 4, "F"))):
         x = _data(shape[:2], dtype) if shape[-1] == "F" else _data(shape, dtype)
         if x.dtype.kind == "f" and x.size > 3:
             x.flat[2::13] = 0.0
@@ -398,7 +405,7 @@ def test_take_along_entry_gives_the_planned_result(dtype):
 
     assert E.GATHER_BLOCK_BYTES == G._GATHER_BLOCK_BYTES
     rng = np.random.default_rng(3)
-    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 64, "F")]:
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), *_transposed(dtype)]:
         x = _table(shape, dtype)  # F: a transposed table, copied into C order first
         shape = x.shape
         for axis in range(-len(shape), len(shape)):
@@ -439,7 +446,7 @@ def test_take_entry_gives_the_planned_result(dtype):
     from axisops.kernels import gather as GK
 
     rng = np.random.default_rng(4)
-    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 64, "F")]:
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), *_transposed(dtype)]:
         x = _table(shape, dtype)  # F: a transposed table, copied into C order first
         shape = x.shape
         for axis in [None, *range(-len(shape), len(shape))]:
@@ -496,7 +503,7 @@ def test_scatter_entry_gives_the_planned_result(dtype):
 
     assert E.SCATTER_BLOCK_BYTES == G._SCATTER_BLOCK_BYTES
     rng = np.random.default_rng(6)
-    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), (3, 64, "F")]:
+    for shape in [(1,), (7,), (16, 64), (64, 3), (3, 1, 5), (2, 3, 40, 7), *_transposed(dtype)]:
         x = _table(shape, dtype)  # F: a transposed table, copied into C order first
         shape = x.shape
         for axis in range(-len(shape), len(shape)):
@@ -637,7 +644,8 @@ def test_wrapper_entries_leave_other_calls_to_the_function(monkeypatch):
         _jit.PARALLEL_MIN_WORK = threshold
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int64], ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.int64, marks=pytest.mark.exhaustive)],
+                         ids=lambda d: np.dtype(d).name)
 def test_wrapper_lane_entries_give_the_planned_bits(dtype, monkeypatch):
     """A 2-D array along an int axis goes from the wrapper to the lanes' entry of an
     extreme or a sum (``kernels.scalar_entry``'s ``*_lanes_entry``): rows, lanes
