@@ -488,11 +488,8 @@ def _transposed(x: np.ndarray, axis, largest: int):
     along one int axis: the same elements per output, in the same order, and the
     same 1-D result, from a C-contiguous array (a transposed input is common: a
     tall table's columns); else (x, None)."""
-    if x.ndim != 2 or type(axis) is not int or not -2 <= axis < 2 or not x.flags.f_contiguous:
-        return x, None
-    t = x.T
-    other = 1 - axis % 2
-    return t, _axis(t, other, largest)
+    t, a = _f_ordered(x, axis)
+    return (x, None) if a is None else (t, _axis(t, a, largest))
 
 
 def value(op: str, x: np.ndarray, axis):
