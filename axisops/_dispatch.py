@@ -139,6 +139,13 @@ class _Seen:
 
     tensor: type = type("NotYetATensor", (), {})  # no object is one of these
     torch_call: Callable[..., Any] | None = None
+    #: Numba's and CuPy's device array classes once one has been seen, and
+    #: ``axisops.cuda.call``: such an input skips the look-ups for dask and the
+    #: CUDA interface (a warm call on the device is a few microseconds of Python)
+    cuda_call: Callable[..., Any] | None = None
+
+    def __init__(self) -> None:
+        self.cuda_types: set[type] = set()
 
 
 _seen = _Seen()
@@ -155,8 +162,14 @@ def is_tensor(value: Any) -> bool:
 
 
 def _foreign(func, x, args, kwargs):
-    if any(isinstance(v, np.ma.MaskedArray) for v in (*args, *kwargs.values())):
-        _refuse_masked(func)
+    for v in args:
+        if isinstance(v, _MASKED):
+            _refuse_masked(func)
+    for v in kwargs.values():
+        if isinstance(v, _MASKED):
+            _refuse_masked(func)
+    if type(x) in _seen.cuda_types:  # a Numba or CuPy device array, as before
+        return _seen.cuda_call(func, args, kwargs)
     dask_array = sys.modules.get("dask.array")
     if dask_array is not None and isinstance(x, dask_array.Array):
         from . import dask as _dask
@@ -165,6 +178,9 @@ def _foreign(func, x, args, kwargs):
     if _on_cuda(x):
         from . import cuda as _cuda
 
+        if type(x).__module__.split(".")[0] in ("numba", "numba_cuda", "cupy"):
+            _seen.cuda_types.add(type(x))
+            _seen.cuda_call = _cuda.call
         return _cuda.call(func, args, kwargs)
     if "torch" in sys.modules and (any(map(is_tensor, args))
                                    or any(map(is_tensor, kwargs.values()))):
@@ -178,6 +194,9 @@ def _foreign(func, x, args, kwargs):
     if hasattr(x, "__dlpack__") and not isinstance(x, (np.ndarray, np.generic)):
         return _through_dlpack(func, x, args, kwargs)
     return func(*args, **kwargs)
+
+
+_MASKED = np.ma.MaskedArray
 
 
 def _refuse_masked(func) -> None:

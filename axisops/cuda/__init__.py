@@ -73,6 +73,7 @@ registered operators of :mod:`axisops.torch`, whose CUDA kernel is :func:`run`.
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -132,15 +133,11 @@ def call(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
 def run(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The device implementation of *func* on these arguments, on the device of the
     first CUDA array among them."""
-    if not OPERATORS:
-        OPERATORS.update(_operators())
-    numpy_func = _dispatch.numpy_function(func)
-    device = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
+    device = _BY_FUNCTION.get(func)
     if device is None:
-        raise NotImplementedError(
-            f"axisops.{numpy_func.__name__} does not run on CUDA arrays yet; copy the "
-            "arrays to the host (for example .cpu() or .get()) to use the CPU path")
-    first = next((a for a in (*args, *kwargs.values()) if is_cuda_array(a)), None)
+        device = _BY_FUNCTION[func] = device_operator(func)
+    first = args[0] if args and is_cuda_array(args[0]) else next(
+        (a for a in (*args, *kwargs.values()) if is_cuda_array(a)), None)
     index = None if first is None else _device_index(first)
     if index is None:
         return device(*args, **kwargs)
@@ -150,9 +147,24 @@ def run(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
         return device(*args, **kwargs)
 
 
-def _needs_torch_operator(args: tuple, kwargs: dict) -> bool:
-    import sys
+def device_operator(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The device implementation of the public (or NumPy-path) function *func*."""
+    if not OPERATORS:
+        OPERATORS.update(_operators())
+    numpy_func = _dispatch.numpy_function(func)
+    device = OPERATORS.get((numpy_func.__module__, numpy_func.__name__))
+    if device is None:
+        raise NotImplementedError(
+            f"axisops.{numpy_func.__name__} does not run on CUDA arrays yet; copy the "
+            "arrays to the host (for example .cpu() or .get()) to use the CPU path")
+    return device
 
+
+#: :func:`device_operator` by function: a warm call looks its operator up once.
+_BY_FUNCTION: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def _needs_torch_operator(args: tuple, kwargs: dict) -> bool:
     torch = sys.modules.get("torch")
     if torch is None:
         return False

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -118,7 +118,7 @@ def _cuda():
 _CUDA: Any = None
 
 
-@dataclass
+@dataclass(slots=True)
 class DeviceArray:
     """A CUDA input as the launchers see it."""
 
@@ -129,14 +129,14 @@ class DeviceArray:
     kind: str             # "torch", "cupy" or "numba": what results are made of
     owner: Any            # the input itself (its device, for allocation)
     stream: Any           # the Numba stream kernels are launched on
+    size: int = field(init=False)  # elements (asked many times per call)
+
+    def __post_init__(self) -> None:
+        self.size = math.prod(self.shape)
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return math.prod(self.shape)
 
     def stand_in(self) -> np.ndarray:
         """A NumPy array with this shape, dtype and strides whose memory must never
@@ -151,7 +151,7 @@ class DeviceArray:
     def empty(self, shape, dtype) -> tuple[Any, Any]:
         """(result of the input's type, its Numba device array), uninitialised and
         C-contiguous, on the input's device."""
-        shape, dtype = tuple(int(s) for s in shape), np.dtype(dtype)
+        shape, dtype = tuple(map(int, shape)), np.dtype(dtype)
         if self.kind == "torch":
             import torch
 
@@ -177,6 +177,15 @@ def device_array(x: Any) -> DeviceArray:
     Raises ``TypeError`` for strides that are not whole elements, which no CUDA
     array library makes and the kernels cannot address."""
     cuda = _cuda()
+    numba_types: tuple[type, ...] = _NUMBA_ARRAYS or _numba_array_types()
+    if isinstance(x, numba_types):
+        # a Numba array is read as it is: through __cuda_array_interface__ numba-cuda
+        # reports a broadcast (stride 0) array as contiguous, without its strides
+        # (devicearray.is_contiguous ignores broadcast dimensions), and the copy read
+        # past its one element (on an H100: the zero imaginary parts of grad.scatter)
+        numba_array: Any = x  # (isinstance narrowed x to a bare type)
+        return _described(numba_array, numba_array.dtype, "numba", x,
+                          numba_array.stream or _default_stream())
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         kind = "torch"
@@ -192,20 +201,36 @@ def device_array(x: Any) -> DeviceArray:
         array = _numba_view(x)
     else:
         kind = "numba"
-        # a Numba array is read as it is: through __cuda_array_interface__ numba-cuda
-        # reports a broadcast (stride 0) array as contiguous, without its strides
-        # (devicearray.is_contiguous ignores broadcast dimensions), and the copy read
-        # past its one element (on an H100: the zero imaginary parts of grad.scatter)
-        array = x if isinstance(x, _numba_array_types()) else cuda.as_cuda_array(x)
+        array = cuda.as_cuda_array(x)
         dtype = array.dtype
-        stream = getattr(array, "stream", 0) or cuda.default_stream()
+        stream = getattr(array, "stream", 0) or _default_stream()
+    return _described(array, dtype, kind, x, stream)
+
+
+def _described(array, dtype, kind: str, owner, stream) -> DeviceArray:
+    """The :class:`DeviceArray` of a Numba device array (Numba's arrays and the
+    simulator's keep their shape and strides as tuples of ints)."""
     dtype = np.dtype(dtype)
-    shape = tuple(int(s) for s in array.shape)
-    strides = tuple(int(s) for s in array.strides)
-    if any(s % dtype.itemsize for s in strides):
+    shape = tuple(array.shape)
+    strides = tuple(array.strides)
+    item = dtype.itemsize
+    if item > 1 and any(s % item for s in strides):
         raise TypeError(f"axisops: a CUDA array with strides {strides} that are not multiples of "
-                        f"its item size {dtype.itemsize} cannot be read")
-    return DeviceArray(array, shape, strides, dtype, kind, x, stream)
+                        f"its item size {item} cannot be read")
+    return DeviceArray(array, shape, strides, dtype, kind, owner, stream)
+
+
+def _default_stream():
+    """Numba's default stream (handle 0: the legacy default stream of whichever
+    context is current when a kernel launches), made once: ``cuda.default_stream()``
+    asks the driver for the current context each time."""
+    global _DEFAULT_STREAM
+    if _DEFAULT_STREAM is None:
+        _DEFAULT_STREAM = _cuda().default_stream()
+    return _DEFAULT_STREAM
+
+
+_DEFAULT_STREAM: Any = None
 
 
 def bool_as_bytes(d: DeviceArray) -> DeviceArray:
@@ -258,6 +283,17 @@ def base_offset(d: DeviceArray) -> int:
     return sum((n - 1) * -(s // item) for n, s in zip(d.shape, d.strides) if n > 1 and s < 0)
 
 
+def c_strides_of(d: DeviceArray) -> tuple[int, ...]:
+    """The byte strides of a C-contiguous array of *d*'s shape and dtype (size-1
+    dimensions included: Numba's ``reshape`` reads its own flags, which want them)."""
+    step = d.dtype.itemsize
+    strides = []
+    for n in reversed(d.shape):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
 def _c_ordered(d: DeviceArray) -> bool:
     """Whether *d*'s strides are C order's (those of size-1 dimensions aside)."""
     step = d.dtype.itemsize
@@ -277,6 +313,8 @@ def flat_base(d: DeviceArray) -> tuple[Any, int]:
     strides = [s // itemsize if n > 1 else 0 for s, n in zip(d.strides, d.shape)]
     if d.size == 0:  # flat whatever d's shape: a kernel indexes base with one index
         return d.scratch((0,), d.dtype), 0
+    if d.strides == c_strides_of(d):  # the common case: a view of the array itself
+        return (d.array if len(d.shape) == 1 else d.array.reshape(d.size)), 0
     offset = base_offset(d)
     span = 1 + sum((n - 1) * abs(s) for n, s in zip(d.shape, strides))
     if simulated():
@@ -410,15 +448,47 @@ def dims(shape, strides) -> list[int]:
 
 def flag(d: DeviceArray, clear: int = 0) -> Any:
     """A one-element int64 device flag holding *clear* (0: cleared), on *d*'s device
-    and stream (a kernel that meets a bad index sets it, or lowers it to a position)."""
+    (a kernel that meets a bad index sets it, or lowers it to a position).
+
+    Flags are kept: :func:`flag_value` (and :func:`is_set`) with ``release=True``
+    puts a flag it read back still holding *clear* into a small pool, from which
+    the next call takes it, so a warm call that checks its indices allocates and uploads nothing
+    before its one read-back. A flag in use is out of the pool (no other call, thread
+    or stream can take it), and one found set, or never read, is dropped."""
+    pool = _FLAGS.get((current_device(), clear))
+    if pool:
+        try:
+            return pool.pop()
+        except IndexError:  # another thread took the last one
+            pass
     bad = d.scratch((1,), np.int64)
     bad.copy_to_device(np.full(1, clear, np.int64), stream=d.stream)
     return bad
 
 
-def is_set(bad, d: DeviceArray) -> bool:
-    """Whether a kernel set the *bad* flag (reading it waits for the kernel)."""
-    return bool(to_host(bad, d)[0])
+def flag_value(bad, d: DeviceArray, clear: int = 0, release: bool = False) -> int:
+    """The value of the *bad* flag made by :func:`flag` with *clear* (reading it waits
+    for the kernels before it on *d*'s stream). With *release* (the caller's last use
+    of it) the flag goes back to the pool when it still holds *clear*; a caller that
+    reads a flag before more kernels use it (``scatter.destinations``) keeps it."""
+    value = int(to_host(bad, d)[0])
+    if release and value == clear:
+        pool = _FLAGS.setdefault((current_device(), clear), [])
+        if len(pool) < _FLAGS_KEPT:
+            pool.append(bad)
+    return value
+
+
+def is_set(bad, d: DeviceArray, release: bool = False) -> bool:
+    """Whether a kernel set the *bad* flag (made by :func:`flag` with 0; *release*
+    as :func:`flag_value`'s)."""
+    return flag_value(bad, d, 0, release) != 0
+
+
+#: Cleared flags ready for use, by (device, cleared value); a few each (calls that
+#: run at once on several threads take one each).
+_FLAGS: dict[tuple[int, int], list[Any]] = {}
+_FLAGS_KEPT = 4
 
 
 def to_host(array, d: DeviceArray) -> np.ndarray:
@@ -449,6 +519,23 @@ def to_device_constants(values) -> Any:
     _CONSTANTS[key] = array
     return array
 
+
+def kept_constants(key: tuple, make) -> Any:
+    """:func:`to_device_constants` of ``make()``, kept under *key* (plain values that
+    determine them) and the current device: a warm call neither recomputes a
+    geometry (coalescing, divisors) nor converts its values for the look-up."""
+    key = (key, current_device())
+    array = _KEPT.get(key)
+    if array is None:
+        array = to_device_constants(make())
+        if len(_KEPT) >= _MAX_CONSTANTS:
+            _KEPT.pop(next(iter(_KEPT)), None)
+        _KEPT[key] = array
+    return array
+
+
+#: kept_constants' geometries by (key, device), oldest first.
+_KEPT: dict[tuple, Any] = {}
 
 #: Uploaded geometries by (values, device), least recently used first.
 _CONSTANTS: dict[tuple, Any] = {}

@@ -121,7 +121,7 @@ def _gathered(op, d: D.DeviceArray, idx: D.DeviceArray, plan: _Plan, kernel, che
     D.launch(kernel, d, flat.size, base, plan.geo, positions, plan.n, plan.code, plan.fill, bad,
              D.as_bytes(flat))
     if plan.code == K.MODE_RAISE:
-        check(op, d, idx, plan.n, int(D.to_host(bad, d)[0]))  # waits for the kernel
+        check(op, d, idx, plan.n, D.flag_value(bad, d, _NO_BAD_INDEX, True))  # waits for the kernel
     return result
 
 
@@ -241,7 +241,7 @@ def gather_nd(x, indices, *, batch_dims=0):
     bad = D.flag(d)
     D.launch(GK.gather_tuples, d, out.size, base, D.to_device_constants(geo), positions, q, bad,
              out)
-    if D.is_set(bad, d):
+    if D.is_set(bad, d, release=True):
         _np_gather._raise_first_tuple_error(D.to_host(idx.array, d), dims, op)
     return result
 

@@ -102,7 +102,7 @@ def gather_nd(g, indices, x_shape, batch_dims=0):
         bad = D.flag(gd)
         D.launch(GK.flat_tuples, gd, rows, _flat_positions(idx, max(dims), K.MODE_RAISE, gd),
                  D.to_device_constants(geo), q, bad, flat)
-        if D.is_set(bad, gd):
+        if D.is_set(bad, gd, release=True):
             _np_gather._raise_first_tuple_error(D.to_host(idx.array, gd), dims, op)
     dtype, work = g_dtypes(gd, out_shape, op)
     batch, n = math.prod(x_shape[:b]), math.prod(dims)

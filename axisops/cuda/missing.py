@@ -217,7 +217,7 @@ def _ratio(d: D.DeviceArray, total, counts, ddof, res: np.dtype, warning: str | 
     D.launch(MK.ratio_c, d, flat.size, _flat(total), c, per_output, int(whole), float(ddof),
              bad, flat)
     if warning is not None:
-        empty = D.is_set(bad, d) if per_output else whole - ddof <= 0
+        empty = D.is_set(bad, d, release=True) if per_output else whole - ddof <= 0
         if empty:
             warnings.warn(warning, RuntimeWarning, stacklevel=4)
     return result

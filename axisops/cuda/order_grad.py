@@ -198,7 +198,7 @@ def _at_indices(op: str, g, indices, x_shape, axis, keepdims: bool):
     bad = D.flag(gd)
     D.launch(OK.add_lanes, gd, lanes, g_base[g_off:g_off + lanes * k] if k else g_base,
              i_base[i_off:i_off + lanes * k] if k else i_base, k, n, bad, target)
-    if D.is_set(bad, gd):  # the NumPy path's IndexError, from host copies
+    if D.is_set(bad, gd, release=True):  # the NumPy path's IndexError, from host copies
         _grad_order._at_indices(op, _order._host(gd), _order._host(idd), x_shape, axis,
                                 keepdims)
     if not direct:

@@ -83,6 +83,9 @@ class _Plan:
     block: int
     geo: Any              # device geometry of the view
     out_geo: Any          # device geometry of the outputs' places in the result
+    #: one chunk, and the outputs in the view's order are the result's C order:
+    #: the reducing kernel can write the result itself, without a finishing launch
+    direct: bool = False
 
 
 _PLANS: dict[tuple, _Plan] = {}
@@ -130,7 +133,7 @@ def _make_plan(d, axes, keepdims, keep_order, ordered) -> _Plan:
     out_geo = [len(order), *D.dims([d.shape[k] for k in order],
                                    [out_strides[place[k]] for k in order])]
     return _Plan(rows, outputs, chunks, chunk_len, block, D.to_device_constants(geo),
-                 D.to_device_constants(out_geo))
+                 D.to_device_constants(out_geo), chunks == 1 and list(order) == sorted(order))
 
 
 # ------------------------------------------------------------------- the reductions
@@ -157,6 +160,12 @@ def value_of(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype):
         return _value_unplanned(op, d, vp, keepdims)
     plan = vp.plan
     base, _ = D.flat_base(D.bool_as_bytes(d))
+    if vp.direct:  # one launch: the reducing kernel writes the result
+        result, flat = _result(d, vp.out_shape, vp.res)
+        _launch(plan, K.value_rows, K.value_lanes, d.stream,
+                base, plan.geo, plan.chunk_len, vp.code, vp.zero, vp.ident,
+                flat.reshape(1, plan.outputs))
+        return result
     partial = d.scratch((plan.chunks, plan.outputs), vp.acc)
     _launch(plan, K.value_rows, K.value_lanes, d.stream,
             base, plan.geo, plan.chunk_len, vp.code, vp.zero, vp.ident, partial)
@@ -183,6 +192,7 @@ class _ValuePlan:
     divide_in: Any = None
     mean: bool = False
     finish_grid: int = 1
+    direct: bool = False  # the plan's direct, the result in the accumulator's dtype, no mean
 
 
 #: Value reductions' plans by (operator, shape, strides, dtype, axis, keepdims,
@@ -217,7 +227,8 @@ def _value_plan(op: str, d: D.DeviceArray, axis, keepdims: bool, dtype) -> _Valu
     return _ValuePlan(res, acc, axes, out_shape, count, code, plan, zero,
                       acc.type(1) if product else zero,
                       acc.type(count) if op == "mean" else zero,  # complex: count + 0j
-                      op == "mean", D.grid(plan.outputs, plan.block))
+                      op == "mean", D.grid(plan.outputs, plan.block),
+                      plan.direct and res == acc and op != "mean")
 
 
 def _value_unplanned(op: str, d: D.DeviceArray, vp: _ValuePlan, keepdims: bool):
@@ -277,6 +288,15 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
     plan = ep.plan
     seen = D.bool_as_bytes(d)
     base, _ = D.flat_base(seen)
+    if ep.direct is not None:  # one launch: the reducing kernel writes the result
+        result, flat = _result(d, ep.out_shape, ep.res)
+        out = (flat.view(np.uint8) if ep.res == np.bool_ else flat).reshape(1, plan.outputs)
+        indices = ep.direct == "indices"
+        part_v = d.scratch((1, plan.outputs), seen.dtype) if indices else out
+        part_i = out if indices else d.scratch((1, plan.outputs), np.int64)
+        _launch(plan, K.extreme_rows, K.extreme_lanes, d.stream,
+                base, plan.geo, plan.chunk_len, ep.greater, ep.last, ep.skip, part_v, part_i)
+        return result
     part_v = d.scratch((plan.chunks, plan.outputs), seen.dtype)
     part_i = d.scratch((plan.chunks, plan.outputs), np.int64)
     _launch(plan, K.extreme_rows, K.extreme_lanes, d.stream,
@@ -290,7 +310,7 @@ def _extreme(op: str, x, axis, keepdims: bool, select_last: bool, index_dtype,
         part_v, part_i, ep.greater, ep.last, ep.skip, ep.want_index, ep.nan, ep.missing,
         plan.out_geo, bad, out)
     if ep.skip:
-        first = int(D.to_host(bad, d)[0])  # waits for the kernels
+        first = D.flag_value(bad, d, _NO_POSITION, release=True)  # waits for the kernels
         if first != _NO_POSITION:
             if ep.want_index and all_nan_index is None:
                 where = tuple(int(i) for i in np.unravel_index(first, ep.out_shape))
@@ -318,6 +338,10 @@ class _ExtremePlan:
     missing: int = 0
     finish_grid: int = 1
     no_flag: Any = None
+    #: the reducing kernel writes the result itself (see _Plan.direct): the indices
+    #: (int64, no NaN to skip) or the values (integers and bool: no NaN or -0.0 for
+    #: the finish to normalise); None where a finishing launch is needed
+    direct: str | None = None
 
 
 #: Extreme reductions' plans by (operator, shape, strides, dtype, axis, keepdims,
@@ -351,11 +375,19 @@ def _extreme_plan(op: str, d: D.DeviceArray, axis, keepdims: bool, select_last, 
         return _ExtremePlan(out_shape, res, want_index)
     plan = _plan(d, axes, keepdims, want_index, False)
     seen = D.bool_as_bytes(d).dtype
+    skip = bool(skip) and d.dtype.kind == "f"
+    direct = None
+    if plan.direct and not skip:
+        if want_index and res == np.int64:
+            direct = "indices"
+        elif not want_index and seen.kind in "iu":
+            direct = "values"
     return _ExtremePlan(out_shape, res, want_index, plan, op in ("max", "argmax"),
-                        bool(select_last), bool(skip) and d.dtype.kind == "f",
+                        bool(select_last), skip,
                         seen.type(np.nan) if seen.kind == "f" else seen.type(0),
                         0 if all_nan_index is None else int(all_nan_index),
-                        D.grid(plan.outputs, plan.block), D.to_device_constants([_NO_POSITION]))
+                        D.grid(plan.outputs, plan.block), D.to_device_constants([_NO_POSITION]),
+                        direct)
 
 
 #: The all-NaN flag's value while no output is all NaN (``atomic.min`` lowers it).
@@ -415,7 +447,7 @@ def unravel(idx, shape, axis):
         geo = [len(block), *D.dims(block, [1] * len(block))]
         D.launch(K.unravel_c, d, d.size, flat, D.to_device_constants(geo), math.prod(block), bad,
                  coords)
-        if D.is_set(bad, d):
+        if D.is_set(bad, d, release=True):
             numpy_function(_np_reduce.unravel)(D.to_host(c.array, d), shape, axis)
     out = []
     for row in range(len(block)):

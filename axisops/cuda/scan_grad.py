@@ -158,10 +158,10 @@ def _extreme(g, indices, x_shape, axis, op):
         D.launch(K.unsigned_positions, d, size, index.base, n, False, positions.base)
     out = flat if work == res else d.scratch((size,), work)
     geo, lanes = _lanes(d, x_shape, axis, positions, D.operand(d))
-    bad = d.scratch((1,), np.int64)
-    bad.copy_to_device(np.array([np.iinfo(np.int64).max]), stream=d.stream)
+    none_bad = int(np.iinfo(np.int64).max)
+    bad = D.flag(d, none_bad)
     D.launch(GK.scatter_lanes, d, lanes, geo, lanes, positions.base, D.operand(d).base, bad, out)
-    first = int(D.to_host(bad, d)[0])  # waits for the kernel
+    first = D.flag_value(bad, d, none_bad, release=True)  # waits for the kernel
     if first < size:
         value = D.to_host(index.base[first:first + 1], d)[0]
         where = tuple(int(w) for w in np.unravel_index(first, idx.shape))

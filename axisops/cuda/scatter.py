@@ -62,7 +62,7 @@ def scatter(x, indices, updates, axis, *, reduce=None):
     op = "scatter"
     d = D.device_array(x)
     dt = d.dtype
-    key, u_dev = _checks_key(d, indices, updates, axis, reduce)
+    key, i_dev, u_dev = _checks_key(d, indices, updates, axis, reduce)
     kept = _CHECKED.get(key)
     if kept is None:
         idx, u_dev, axis, shared_shape = checked(op, d, indices, updates, axis, reduce,
@@ -70,7 +70,8 @@ def scatter(x, indices, updates, axis, *, reduce=None):
         _CHECKED.put(key, (axis, shared_shape))
     else:  # the same description passed every check before: only the indices to fetch
         axis, shared_shape = kept
-        idx = _indices_on_device(d, _pattern(indices, axis, shared_shape), op)
+        idx = D.in_c_order(i_dev) if shared_shape is None else \
+            _indices_on_device(d, _pattern(indices, axis, shared_shape), op)
     code = _REDUCES[reduce]
     if dt == np.bool_:  # or and and are max and min of 0 and 1
         code = {GK.OP_ADD: GK.OP_MAX, GK.OP_MUL: GK.OP_MIN}.get(code, code)
@@ -108,14 +109,14 @@ _CHECKED = PlanCache()
 
 
 def _checks_key(d: D.DeviceArray, indices, updates, axis, reduce):
-    """(key for :data:`_CHECKED` or None, the updates as a device array when they
-    are one)."""
+    """(key for :data:`_CHECKED` or None, the indices and the updates as device
+    arrays when they are ones)."""
     if not (D.is_cuda_array(indices) and D.is_cuda_array(updates)) or d.size == 0 \
             or type(axis) is not int or not (reduce is None or type(reduce) is str):
-        return None, None
+        return None, None, None
     i, u = D.device_array(indices), D.device_array(updates)
     return D.call_key("scatter", d, i.shape, i.strides, i.dtype, u.shape, u.strides, u.dtype,
-                      axis, reduce), u
+                      axis, reduce), i, u
 
 
 def _pattern(indices, axis: int, shared_shape):
@@ -172,8 +173,9 @@ def checked(op: str, d: D.DeviceArray, indices, updates, axis, reduce, shared: b
 def _copy_into(d: D.DeviceArray, target) -> None:
     """``x`` in C order into the flat *target* (converted to its dtype)."""
     src = D.operand(d)
-    geo = [src.offset, d.ndim, *D.dims(d.shape, src.strides)]
-    D.launch(K.copy_c, d, d.size, src.base, D.to_device_constants(geo), target)
+    geo = D.kept_constants(("copy", d.shape, d.strides, d.dtype),
+                           lambda: [src.offset, d.ndim, *D.dims(d.shape, src.strides)])
+    D.launch(K.copy_c, d, d.size, src.base, geo, target)
 
 
 def _updates(d: D.DeviceArray, updates, u_dev, shape, moved: np.dtype):
@@ -236,24 +238,28 @@ def scatter_into(d: D.DeviceArray, target, out_strides, shape, axis: int, positi
     else:
         _by_runs(d, target, out_strides, shape, axis, positions, i_strides, upd, u_offset,
                  u_strides, n, code, mode, bad)
-    return D.is_set(bad, d)
+    return D.is_set(bad, d, release=True)
 
 
 def _by_lanes(d, target, o_strides, shape, axis, positions, i_strides, upd, u_offset,
               u_strides, n, code, mode, bad) -> None:
     """A thread per lane of *shape* outside *axis* (``gather_kernels.scatter_lanes``)."""
-    outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], o_strides[:axis],
-                                                  i_strides[:axis], u_strides[:axis])
-    rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], o_strides[axis + 1:],
-                                              i_strides[axis + 1:], u_strides[axis + 1:])
-    lanes = math.prod(outer) * math.prod(rest)
-    geo = [u_offset, len(outer), len(rest), shape[axis], o_strides[axis], i_strides[axis],
-           u_strides[axis], lanes, *D.divisor(math.prod(rest)),
-           *GK.dims_multi(outer, o_outer, i_outer, u_outer),
-           *GK.dims_multi(rest, o_rest, i_rest, u_rest)]
+    lanes = math.prod(shape) // shape[axis]
+
+    def geometry():
+        outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], o_strides[:axis],
+                                                      i_strides[:axis], u_strides[:axis])
+        rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], o_strides[axis + 1:],
+                                                  i_strides[axis + 1:], u_strides[axis + 1:])
+        return [u_offset, len(outer), len(rest), shape[axis], o_strides[axis], i_strides[axis],
+                u_strides[axis], lanes, *D.divisor(math.prod(rest)),
+                *GK.dims_multi(outer, o_outer, i_outer, u_outer),
+                *GK.dims_multi(rest, o_rest, i_rest, u_rest)]
+
+    geo = D.kept_constants(("scatter lanes", tuple(shape), axis, tuple(o_strides),
+                            tuple(i_strides), tuple(u_strides), u_offset), geometry)
     kernel = GK.scatter_lanes_complex if upd.dtype.kind == "c" else GK.scatter_lanes
-    D.launch(kernel, d, lanes, target, D.to_device_constants(geo), positions, upd, n, code, mode,
-             bad)
+    D.launch(kernel, d, lanes, target, geo, positions, upd, n, code, mode, bad)
 
 
 def _by_runs(d, target, o_strides, shape, axis, positions, i_strides, upd, u_offset,
