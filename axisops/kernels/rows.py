@@ -35,6 +35,7 @@ from .order import (
     key_masks,
     order_key,
 )
+from .simd import LANES, transpose_tile
 
 
 @kernel
@@ -142,13 +143,26 @@ def rows_finisher(dtype_str: str):
     return finish
 
 
+#: simd.transpose_tile four columns at a time (columns 4 KiB apart share a cache
+#: set: see its note), optional: a kernel compiled for rows of another width than
+#: its lanes keeps its scalar loop
+_tile0, _tile1, _tile2, _tile3 = (transpose_tile(first, 4, optional=True)
+                                  for first in range(0, LANES, 4))
+
+@helper(inline=True)
+def _c_rows(rows):
+    """Whether the 2-D *rows* are C-contiguous (``flags`` would need Numba's runtime)."""
+    item = rows.itemsize
+    return rows.strides[1] == item and rows.strides[0] == rows.shape[1] * item
+
+
 #: Lanes along an axis that is not the last are copied to and from rows
 #: ``COPY_LANES`` neighbours at a time, element j of each in turn: lane by lane,
 #: each element was a cache line of its own, and with the axis's stride a
 #: multiple of 4 KiB those lines shared one set of the cache and evicted each
 #: other (argsort of (256, 64, 64) float32 along axis 0: 17 ms to write the
 #: positions, 1 thread, AMD EPYC Zen 5).
-COPY_LANES = 16
+COPY_LANES = LANES  # 16: a tile of simd.transpose_tile
 
 
 @helper(inline=True)
@@ -202,7 +216,21 @@ def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_s
                 for j in range(n):
                     row[j] = base[p + j]
         else:  # through a tile of 16 x 16: rows of lanes read as runs, written as runs
-            for j0 in range(0, n, COPY_LANES):
+            start = 0
+            if what == ROW_BITS and width == COPY_LANES and inner_stride == 1 \
+                    and _c_rows(rows):  # the tile transposed in registers
+                flat = rows  # C-contiguous: the tiles index its memory flat
+                row_step = rows.shape[1]
+                while start + COPY_LANES <= n and _tile0(flat, r * row_step + start, row_step,
+                                                         base, p + start * n_stride, n_stride):
+                    _tile1(flat, r * row_step + start, row_step, base, p + start * n_stride,
+                           n_stride)
+                    _tile2(flat, r * row_step + start, row_step, base, p + start * n_stride,
+                           n_stride)
+                    _tile3(flat, r * row_step + start, row_step, base, p + start * n_stride,
+                           n_stride)
+                    start += COPY_LANES
+            for j0 in range(start, n, COPY_LANES):
                 span = min(COPY_LANES, n - j0)
                 if what == ROW_PACKED:  # one loop for each what (the constant folded in)
                     _fill_tile(tile, base, p, j0, span, n_stride, width, inner_stride, masks,
@@ -238,12 +266,23 @@ def rows_to_lanes(lo, hi, rows, out, outer_shape, n, mid_shape, inner, low):
     mids = block_size(mid_shape)
     step = mids * inner
     mask = np.uint64(0xFFFFFFFF)
+    tiles = not low and _c_rows(rows)
+    flat = rows  # C-contiguous where tiles: the tiles index its memory flat
+    row_step = rows.shape[1]
     t = lo
     while t < hi:
         o, m, i, width = _lane_run(t, hi, inner, mids)
         q = (o * n * mids + m) * inner + i
         r = t - lo
-        for j in range(n):
+        start = 0
+        if tiles and width == COPY_LANES:  # whole tiles transposed in registers
+            while start + COPY_LANES <= n and _tile0(out, q + start * step, step, flat,
+                                                     r * row_step + start, row_step):
+                _tile1(out, q + start * step, step, flat, r * row_step + start, row_step)
+                _tile2(out, q + start * step, step, flat, r * row_step + start, row_step)
+                _tile3(out, q + start * step, step, flat, r * row_step + start, row_step)
+                start += COPY_LANES
+        for j in range(start, n):
             at = q + j * step
             for w in range(width):
                 if low:

@@ -101,7 +101,7 @@ def _is_flat(arr) -> bool:
 
 
 @functools.cache
-def transpose_tile(first: int = 0, count: int = LANES):
+def transpose_tile(first: int = 0, count: int = LANES, optional: bool = False):
     """An intrinsic ``f(out, dst, dst_stride, src, at, src_stride)``: ``out[dst + c *
     dst_stride + r] = src[at + r * src_stride + c]`` for r < ``LANES`` and the
     columns c in [first, first + count): a square tile of ``LANES`` runs of
@@ -113,17 +113,30 @@ def transpose_tile(first: int = 0, count: int = LANES):
 
     Columns a multiple of 4 KiB apart share their cache set: storing all sixteen
     at once was 3x slower on an AMD EPYC Zen 5 than with the columns 64 bytes
-    further apart, four at a time (and the tile loaded four times) 1.8x."""
+    further apart, four at a time (and the tile loaded four times) 1.8x.
+
+    With *optional*, ``f`` takes arrays of any two element widths and returns
+    whether it moved the tile: False, doing nothing, where the widths differ (a
+    kernel compiled for several ``what``s of its rows can call it in each and
+    keep its scalar loop for the others); and arrays of any dimensions, indexed as
+    their flat memory from their first element (the caller has checked that they
+    are C-contiguous: Numba cannot reshape an array of unknown layout)."""
     @intrinsic
     def transpose(typingctx, out, dst, dst_stride, src, at, src_stride):
         ints = (dst, dst_stride, at, src_stride)
-        if not (_is_flat(out) and _is_flat(src)
-                and isinstance(out.dtype, (types.Integer, types.Float))
-                and out.dtype.bitwidth == getattr(src.dtype, "bitwidth", None)
+        numbers = (types.Integer, types.Float)
+        flat = (lambda a: isinstance(a, types.Array)) if optional else _is_flat
+        if not (flat(out) and flat(src) and isinstance(out.dtype, numbers)
+                and isinstance(src.dtype, numbers)
                 and all(isinstance(a, types.Integer) for a in ints)):
+            return None
+        same = out.dtype.bitwidth == src.dtype.bitwidth
+        if not (same or optional):
             return None
 
         def codegen(context, builder, sig, args):
+            if not same:
+                return context.get_constant(types.boolean, False)
             width = sig.args[0].dtype.bitwidth
             elem = context.get_data_type(sig.args[0].dtype)
             vector = ir.VectorType(elem, LANES)
@@ -158,8 +171,11 @@ def transpose_tile(first: int = 0, count: int = LANES):
             for c in range(first, first + count):
                 p = builder.gep(out_data, [builder.add(dst0, builder.mul(dstep, ir.Constant(i64, c)))])
                 builder.store(rows[c], builder.bitcast(p, vector.as_pointer()), align=width // 8)
+            if optional:
+                return context.get_constant(types.boolean, True)
             return context.get_dummy_value()
-        return types.none(out, dst, dst_stride, src, at, src_stride), codegen
+        result = types.boolean if optional else types.none
+        return result(out, dst, dst_stride, src, at, src_stride), codegen
     return transpose
 
 
