@@ -25,6 +25,7 @@ from ._layout import many_short_rows
 from .kernels import entry as E
 from .kernels import flat_entry as FE
 from .kernels import moments as M
+from .kernels import moving_entry as ME
 from .kernels import reduce as K
 from .kernels import scalar_entry as SE
 from .kernels import scan as S
@@ -196,6 +197,47 @@ class _Moving:
 
 _MOVING: dict = _table(("moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
                         "moving_min", "moving_argmax", "moving_argmin"))
+_NO_VALUES = np.empty(0, np.float64)
+
+
+def _rows_table() -> dict:
+    """op -> ``id`` of a canonical dtype -> (the row entry of ``kernels.moving_entry``,
+    the result's dtype, its flag: mean or invert): :func:`moving_rows`' look-up."""
+    table: dict = {}
+    for op in ("moving_sum", "moving_mean", "moving_max", "moving_min", "moving_argmax",
+               "moving_argmin"):
+        kind = op[len("moving_"):]
+        entry = ME.sum_rows_entry if kind in ("sum", "mean") else \
+            ME.arg_rows_entry if kind.startswith("arg") else ME.extreme_rows_entry
+        flag = kind == "mean" if kind in ("sum", "mean") else kind.endswith("min")
+        table[op] = {id(d): (entry, np.dtype(np.int64) if kind.startswith("arg") else
+                             d if d.kind == "f" else np.dtype(np.float64), flag)
+                     for d in (np.dtype(c) for c in "fdil") if d in _TYPES}
+    return table
+
+
+#: see :func:`_rows_table`
+MOVING_ROWS: dict = _rows_table()
+
+
+def moving_rows(op: str, x: np.ndarray, window: int, axis: int, min_count):
+    """A moving window of a C-ordered, aligned, writeable *x* (float32, float64,
+    int32, int64; or a C-ordered copy of a small 2-D F-ordered one) along its last axis (an int *axis*) with an int *window* in
+    [1, 2**62] and *min_count* None or an int in [1, window], on the calling thread
+    by one compiled entry of ``kernels.moving_entry``; else None (:func:`moving`)."""
+    spec = MOVING_ROWS.get(op, _NONE).get(id(x.dtype))
+    if spec is None or not x.ndim:
+        return None
+    flags = x.flags
+    if not flags.carray:
+        # a small transposed table along its rows (strided): a C-ordered copy's rows
+        if x.ndim != 2 or flags.c_contiguous or not flags.f_contiguous \
+                or x.size > GATHER_COPY_MAX or (axis != 1 and axis != -1):
+            return None
+        x = np.ascontiguousarray(x)
+    out = np.empty(x.shape, spec[1])
+    return out if spec[0](x, window, axis, min_count, _jit.PARALLEL_MIN_WORK, spec[2], out) \
+        else None
 #: ``moving._WORK_PER_ELEMENT``: the plan's units of work per element
 MOVING_WORK_PER_ELEMENT = 4
 
@@ -213,6 +255,9 @@ def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
         t, a = _f_ordered(x, axis)
         if a is None:
             return None
+        if a == 0 and x.size <= GATHER_COPY_MAX:
+            # along x's rows (strided): a C-ordered copy's rows are contiguous walks
+            return moving(op, np.ascontiguousarray(x), window, axis, min_count, ddof)
         out = moving(op, t, window, a, min_count, ddof)  # each lane the same, then
         return None if out is None else np.ascontiguousarray(out.T)  # the promised C order
     size = x.size
@@ -229,6 +274,16 @@ def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
         return None  # the plan: its errors, or every output NaN
     # (axisops.moving checks window and min_count first: as ints, within range)
     out = np.empty(x.shape, spec.res)
+    n = x.shape[axis]
+    if axis == ndim - 1 and n <= E.MOVING_BLOCK_MIN and spec.kind != "var":
+        # contiguous rows, one block each: the row entries (kernels.moving_entry)
+        if spec.kind == "sum":
+            ME.moving_sum_rows(x, window, count, op == "moving_mean", out)
+        elif spec.kind == "arg":
+            ME.moving_extreme_rows(x, window, count, spec.invert, False, _NO_VALUES, out)
+        else:
+            ME.moving_extreme_rows(x, window, count, spec.invert, True, out, _NO_INDEX)
+        return out
     if spec.kind == "sum":
         E.moving_sum_along(x, axis, window, count, op == "moving_mean", out, spec.address)
     elif spec.kind == "var":

@@ -393,6 +393,10 @@ def check_dtype(dtype: np.dtype, op: str) -> None:
 def _moving(op: str, x, window, axis, min_count, ddof=None):
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
+    elif (ddof is None and type(window) is int and type(axis) is int and 1 <= window <= _MAX_WINDOW
+          and (min_count is None or (type(min_count) is int and 1 <= min_count <= window))
+          and (out := _fast.moving_rows(op, x, window, axis, min_count)) is not None):
+        return out  # the common call: contiguous rows, one compiled entry
     elif (x.size and type(window) is int and type(axis) is int and window >= 1
           and (min_count is None or (type(min_count) is int and 1 <= min_count <= window))
           and (ddof is None or type(ddof) is int) and -x.ndim <= axis < x.ndim

@@ -38,7 +38,8 @@ def _time(f, number: int = 5000) -> float:
 
 
 #: The entries of ``axisops._fast`` (each answers None to switch itself off).
-_ENTRIES = ("value", "arg", "moments", "scan", "cum_extreme", "moving", "take", "take_along")
+_ENTRIES = ("value", "arg", "moments", "scan", "cum_extreme", "moving", "moving_rows", "take",
+            "take_along")
 
 
 @contextmanager

@@ -382,6 +382,37 @@ def test_moving_entries_give_the_planned_bits(dtype):
         axisops.moving_mean(x, 0, 1)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.int64, marks=pytest.mark.exhaustive)],
+                         ids=lambda d: np.dtype(d).name)
+def test_moving_row_entries_give_the_planned_bits(dtype):
+    """The row entries (``kernels.moving_entry``): rows with no NaN (four chained at a
+    time, and the rest alone), rows with NaN, +-inf or -0.0 (the plan's own lane
+    walk), partial windows, windows above ``SMALL_WINDOW`` and above the axis, and
+    a transposed table copied to C order: the plan's bits, dtype and shape."""
+    from axisops.kernels import moving_entry as ME
+
+    x = (np.random.default_rng(3).standard_normal((11, 40)) * 100).astype(dtype)
+    if x.dtype.kind == "f":
+        x[1, 3] = np.nan
+        x[2, 5] = np.inf
+        x[6, [0, 39]] = -np.inf, np.inf
+        x[0, 2] = -0.0
+    for xx in (x, np.asfortranarray(x), np.ascontiguousarray(x[:7, :1])):
+        for op in ("moving_sum", "moving_mean", "moving_max", "moving_argmin"):
+            for window, min_count in [(1, None), (8, 3), (20, None), (50, 1)]:
+                got = _fast.moving_rows(op, xx, window, -1, min_count)
+                if (window if min_count is None else min_count) > xx.shape[1]:
+                    assert got is None  # every output NaN: the plan
+                    continue
+                want = _planned_moving(op, xx, window, 1, min_count, 0)
+                assert got is not None and got.flags.c_contiguous, (op, window)
+                assert _same(got, want), (op, xx.shape, window, min_count)
+    assert _fast.moving_rows("moving_mean", x, 3, 0, None) is None  # not the last axis
+    assert _fast.moving_rows("moving_mean", x[:, ::2], 3, 1, None) is None  # a view
+    assert _fast.moving_rows("moving_var", x, 3, 1, None) is None  # no row entry
+    assert ME.STREAMS == 4
+
+
 def test_moving_entries_run_the_plans_kernels():
     from axisops.kernels import moving as MVK
 
