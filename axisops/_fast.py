@@ -198,6 +198,7 @@ class _Moving:
 _MOVING: dict = _table(("moving_sum", "moving_mean", "moving_var", "moving_std", "moving_max",
                         "moving_min", "moving_argmax", "moving_argmin"))
 _NO_VALUES = np.empty(0, np.float64)
+_NO_INDICES = np.empty(0, np.int64)
 
 
 def _rows_table() -> dict:
@@ -236,8 +237,24 @@ def moving_rows(op: str, x: np.ndarray, window: int, axis: int, min_count):
             return None
         x = np.ascontiguousarray(x)
     out = np.empty(x.shape, spec[1])
-    return out if spec[0](x, window, axis, min_count, _jit.PARALLEL_MIN_WORK, spec[2], out) \
-        else None
+    if spec[0](x, window, axis, min_count, _jit.PARALLEL_MIN_WORK, spec[2], out):
+        return out
+    if x.size * MOVING_WORK_PER_ELEMENT < _jit.PARALLEL_MIN_WORK:
+        return None
+    # a large array: the same row loops, rows split between threads (where they take it)
+    count = ME.rows_count(x, window, axis, min_count)
+    if not count:
+        return None
+    n = x.shape[-1]
+    flat, flat_out = x.reshape(-1), out.reshape(-1)
+    work = x.size * MOVING_WORK_PER_ELEMENT
+    if spec[0] is ME.sum_rows_entry:
+        _jit.run(ME.sum_rows_kernel, work, flat, n, min(window, n), count, spec[2], flat_out)
+    else:
+        values = spec[0] is ME.extreme_rows_entry
+        _jit.run(ME.extreme_rows_kernel, work, flat, n, min(window, n), count, spec[2], values,
+                 flat_out if values else _NO_VALUES, _NO_INDICES if values else flat_out)
+    return out
 #: ``moving._WORK_PER_ELEMENT``: the plan's units of work per element
 MOVING_WORK_PER_ELEMENT = 4
 

@@ -413,6 +413,38 @@ def test_moving_row_entries_give_the_planned_bits(dtype):
     assert ME.STREAMS == 4
 
 
+def test_large_moving_rows_split_between_threads_give_the_planned_bits(monkeypatch):
+    """A large C-ordered array along its rows: the row entries' loops, rows split
+    between threads (``moving_entry.sum_rows_kernel``, ``extreme_rows_kernel``), on
+    one thread and on two: the plan's bits, dtype and shape; rows longer than one
+    block are left to the plan."""
+    from axisops.kernels import moving_entry as ME
+
+    rows = _jit.PARALLEL_MIN_WORK // (4 * 64) + 7  # just past the threads' threshold
+    x = (np.random.default_rng(5).standard_normal((rows, 64)) * 100).astype(np.float32)
+    x[1, 3], x[2, 5], x[-1, 0], x[-2, 63] = np.nan, np.inf, -0.0, -np.inf
+    calls: list = []
+    real_run = _jit.run
+    monkeypatch.setattr(_jit, "run", lambda kern, *a: calls.append(kern) or real_run(kern, *a))
+    limit = axisops.thread_limit()
+    try:
+        for threads in (1, 2):
+            axisops.thread_limit(threads)
+            for op in ("moving_mean", "moving_max", "moving_argmin"):
+                for window, min_count in [(8, 3), (20, None)]:
+                    got = _fast.moving_rows(op, x, window, -1, min_count)
+                    want = _planned_moving(op, x, window, 1, min_count, 0)
+                    assert got is not None and got.flags.c_contiguous, op
+                    assert _same(got, want), (op, threads, window, min_count)
+    finally:
+        axisops.thread_limit(limit)
+    assert ME.rows_count(x, 8, 1, 3) == 3 and ME.rows_count(x, 8, 0, 3) == 0
+    long_rows = np.zeros((4, ME.MOVING_BLOCK_MIN + 1), np.float32)
+    assert ME.rows_count(long_rows, 8, 1, None) == 0  # more than one block: the plan's
+    # each call of moving_rows ran one of the two row kernels (the plan's are others)
+    assert calls.count(ME.sum_rows_kernel) == 4 and calls.count(ME.extreme_rows_kernel) == 8
+
+
 def test_moving_entries_run_the_plans_kernels():
     from axisops.kernels import moving as MVK
 

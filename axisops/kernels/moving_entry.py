@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._jit import helper
+from .._jit import helper, kernel, part_range
 from .entry import MOVING_BLOCK_MIN
 from .moving import CHUNK, _extreme_walk, _sum_lane
 
@@ -170,6 +170,36 @@ def _rows_taken(x, window, axis, min_count, limit):
             or not 1 <= count <= window or count > n:
         return 0
     return count
+
+
+@njit(cache=True, nogil=True)
+def rows_count(x, window, axis, min_count):
+    """:func:`_rows_taken` whatever *x*'s size: where the row loops take a large
+    array too, split between threads (:func:`sum_rows_kernel`,
+    :func:`extreme_rows_kernel`)."""
+    return _rows_taken(x, window, axis, min_count, np.int64(1) << np.int64(62))
+
+
+@kernel(nrt=True)  # its scratch; the loops run in helpers, without reference counting
+def sum_rows_kernel(part, parts, flat, n, w, min_count, mean, out):
+    """:func:`moving_sum_rows`' rows ``[lo, hi)`` of share *part* of the flat C-ordered
+    rows of *n* elements in *flat*, into the flat *out*; *w* the fitted window."""
+    lo, hi = part_range(flat.size // n, part, parts)
+    _sum_rows(flat[lo * n:hi * n].reshape((hi - lo, n)), w, min_count, mean,
+              out[lo * n:hi * n].reshape((hi - lo, n)), np.empty((STREAMS, n)),
+              np.empty(STREAMS, np.int64), np.empty(0, np.float64))
+
+
+@kernel(nrt=True)
+def extreme_rows_kernel(part, parts, flat, n, w, min_count, invert, values, flat_v, flat_i):
+    """:func:`moving_extreme_rows` of share *part* of the rows, as
+    :func:`sum_rows_kernel` (the outputs *flat_v* where *values*, else *flat_i*)."""
+    lo, hi = part_range(flat.size // n, part, parts)
+    cap = max(w, CHUNK)
+    _extreme_rows(flat[lo * n:hi * n], n, w, min_count, invert, values,
+                  flat_v[lo * n:hi * n] if values else flat_v,
+                  flat_i if values else flat_i[lo * n:hi * n], np.empty((2, cap), flat.dtype),
+                  np.empty((2, cap), np.int64), np.empty(0, flat.dtype))
 
 
 @njit(cache=True, nogil=True)
