@@ -140,7 +140,7 @@ def moving_extreme_rows(x, window, min_count, invert, values, out_v, out_i):
     int64 positions into *out_i* (x's shape); ``1 <= min_count <= min(window, n)``."""
     n = x.shape[-1]
     w = min(window, n)
-    cap = max(w, CHUNK)  # moving_extreme_kernel's scratch
+    cap = w + CHUNK  # moving_extreme_kernel's scratch
     _extreme_rows(x.reshape(x.size), n, w, min_count, invert, values, out_v.reshape(out_v.size),
                   out_i.reshape(out_i.size), np.empty((2, cap), x.dtype),
                   np.empty((2, cap), np.int64), np.empty(0, x.dtype))
@@ -195,7 +195,7 @@ def extreme_rows_kernel(part, parts, flat, n, w, min_count, invert, values, flat
     """:func:`moving_extreme_rows` of share *part* of the rows, as
     :func:`sum_rows_kernel` (the outputs *flat_v* where *values*, else *flat_i*)."""
     lo, hi = part_range(flat.size // n, part, parts)
-    cap = max(w, CHUNK)
+    cap = w + CHUNK
     _extreme_rows(flat[lo * n:hi * n], n, w, min_count, invert, values,
                   flat_v[lo * n:hi * n] if values else flat_v,
                   flat_i if values else flat_i[lo * n:hi * n], np.empty((2, cap), flat.dtype),
