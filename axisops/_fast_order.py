@@ -1,4 +1,4 @@
-"""The compiled call path of the small median and quantile.
+"""The compiled call path of the small median and quantile, sort and top_k.
 
 ``order.median``, ``nanmedian``, ``quantile`` and ``nanquantile`` ask here first. A
 NumPy array of float32 or float64 (the medians: int32 and int64 too) that is
@@ -10,12 +10,25 @@ one compiled entry (``kernels.order_entry``: quickselect on the order keys, then
 NumPy's arithmetic in the entry). Everything else returns None and takes the
 planned path, which also raises every error and warning (an axis out of range, an
 empty array, a lane of NaN only: the entries hand those back).
+
+``order.sort`` and ``order.top_k`` ask :func:`sort` and :func:`top_k` first: a
+NumPy array of 1 or 2 dimensions, C-ordered (or a 2-D F-ordered one: a
+transposed table), along its last axis (``axis=None`` of a 1-D one), of at most
+:data:`SORT_MAX_BYTES` (F-ordered: :data:`SORT_MAX_F`), of a dtype NumPy sorts
+with SIMD, lanes of at least ``NUMPY_SORT_MIN``, is sorted by ``ndarray.sort``
+of a copy and finished by one compiled entry (``order_entry.sort_finisher``);
+``top_k`` of ``k <= SMALL_K`` of float32, float64, int32 or int64, at most
+:data:`TOP_K_MAX` elements in lanes of at least ``TOP_K_BLOCK * k``, by one
+entry (``order_entry.top_k_entry``). Each
+answer is the planned path's, bit for bit; the planned path cost 3-9 us of
+Python and Numba's dispatch of its general kernels on a 1K-element call.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .kernels.order_entry import entries
+from .kernels.order import SMALL_K
+from .kernels.order_entry import TOP_K_BLOCK, entries, sort_finisher, top_k_entry
 
 #: Largest input: the planned path splits larger ones between threads, and there
 #: its radix select is as fast as quickselect.
@@ -92,3 +105,109 @@ def quantile(x, q, axis, method, keepdims, skip_nan: bool):
         return None
     e, x = _taken(x, axis, _QUANTILE_TYPES)
     return None if e is None else _statistic(e, x, axis, skip_nan, False, q)
+
+
+#: The largest sort taken: the planned path sorts a C-ordered array of up to
+#: this many bytes the same way (one chunk: a copy, ``ndarray.sort``, the
+#: finish), larger ones a chunk at a time between threads.
+SORT_MAX_BYTES = 1 << 18
+#: The largest F-ordered sort taken (elements), sorted as a C-ordered copy (1
+#: thread, AMD EPYC Zen 5, float32 (N/4, 4).T along axis 1: 1K 8.4 -> 2.2 us, 8K
+#: 19 -> 13, 64K 123 -> 116).
+SORT_MAX_F = 1 << 16
+#: The largest top_k taken (elements; F-ordered: :data:`TOP_K_MAX_F`, copied to C
+#: order in the entry). Beyond, the planned kernel's filter, which reads only the
+#: blocks that may hold one of the k, is faster (1 thread, AMD EPYC Zen 5, k = 10
+#: of float32 (4, N/4): 1K 9.2 -> 2.4 us, 16K 12.2 -> 6.9, 64K 19.9 -> 21.2;
+#: (N/4, 4).T: 8K 13.0 -> 10.0, 16K 16.4 -> 18.3).
+TOP_K_MAX = 1 << 14
+TOP_K_MAX_F = 1 << 13
+
+#: id(dtype) -> (the finish entry, whether an ascending sort needs it: floats),
+#: filled by :func:`take_sorts` with the dtypes NumPy sorts with SIMD.
+_SORTS: dict[int, tuple] = {}
+#: id(dtype) -> the top_k entry.
+_TOP_K = {id(np.dtype(t)): top_k_entry(np.dtype(t).str)
+          for t in (np.float32, np.float64, np.int32, np.int64)}
+#: The least lane of a sort taken (``order.NUMPY_SORT_MIN``).
+_sort_min = [1 << 62]
+
+
+def take_sorts(dtypes, least: int) -> None:
+    """Take the sorts of *dtypes* (those ``ndarray.sort`` sorts with SIMD on this
+    CPU; ``order._SIMD_SORTED``), lanes of *least* elements and more."""
+    _sort_min[0] = least
+    for d in dtypes:
+        if d.kind in "fiu":
+            _SORTS[id(d)] = (sort_finisher(d.str), d.kind == "f")
+
+
+def sort(x, axis, descending):
+    """NumPy's sort of a copy of *x*, finished into the one order, or None."""
+    if type(x) is not np.ndarray or type(descending) is not bool:
+        return None
+    e = _SORTS.get(id(x.dtype))
+    if e is None:
+        return None
+    ndim = x.ndim
+    if axis is None:
+        if ndim != 1:
+            return None
+    elif type(axis) is not int or not (axis == -1 or axis == ndim - 1) or not 0 < ndim < 3:
+        return None
+    if x.shape[-1] < _sort_min[0]:
+        return None
+    flags = x.flags
+    if flags.c_contiguous:
+        if x.nbytes > SORT_MAX_BYTES:
+            return None
+    elif ndim != 2 or not flags.f_contiguous or x.size > SORT_MAX_F:
+        return None
+    if not flags.aligned:
+        return None
+    out = x.copy()  # C order
+    out.sort(axis=-1)
+    if descending or e[1]:
+        e[0](out, x, descending)
+    return out
+
+
+def top_k(x, k, axis, mode, sorted_, index_dtype):
+    """``(values, indices)`` of :func:`axisops.top_k` by the compiled entry, or None."""
+    if type(x) is not np.ndarray or type(k) is not int or type(sorted_) is not bool:
+        return None
+    f = _TOP_K.get(id(x.dtype))
+    if f is None:
+        return None
+    ndim = x.ndim
+    if axis is None:
+        if ndim != 1:
+            return None
+    elif type(axis) is not int or not (axis == -1 or axis == ndim - 1) or not 0 < ndim < 3:
+        return None
+    shape = x.shape
+    if not 0 < k <= SMALL_K or shape[-1] < TOP_K_BLOCK * k or x.size > TOP_K_MAX:
+        return None
+    if mode == "largest":
+        descending = True
+    elif mode == "smallest":
+        descending = False
+    else:
+        return None
+    if index_dtype is np.int64:
+        index_type = np.int64
+    elif index_dtype is np.int32:
+        index_type = np.int32
+    else:
+        return None
+    flags = x.flags
+    if not flags.c_contiguous and (ndim != 2 or not flags.f_contiguous
+                                   or x.size > TOP_K_MAX_F):
+        return None
+    if not flags.aligned:
+        return None
+    out_shape = (k,) if ndim == 1 else (shape[0], k)
+    values = np.empty(out_shape, x.dtype)
+    indices = np.empty(out_shape, index_type)
+    f(x, k, descending, sorted_, values, indices)
+    return values, indices

@@ -132,6 +132,9 @@ _SORT_DOC = """{title}
       extra_error="", twin="argsort", twin_what="The positions of the same order.",
       result="array([ 3.,  3.,  0., -1., nan])")
 def sort(x: ArrayLike, axis: int | None = -1, *, descending: bool = False) -> Array:
+    fast = _fast_order.sort(x, axis, descending)
+    if fast is not None:
+        return fast
     x, axis = _one_lane_axis(x, axis, "sort", dates=True)
     descending = _flag(descending, "descending", "sort")
     return _sorted(x, axis, descending, values=True)
@@ -210,6 +213,9 @@ def top_k(x: ArrayLike, k: int, axis: int | None = -1, *, mode: str = "largest",
     >>> axisops.top_k(np.array([1., 5., np.nan, 5., 3.]), 3)
     ValuesIndices(values=array([5., 5., 3.]), indices=array([1, 3, 4]))
     """
+    fast = _fast_order.top_k(x, k, axis, mode, sorted, index_dtype)
+    if fast is not None:
+        return ValuesIndices(*fast)
     x, axis = _one_lane_axis(x, axis, "top_k", dates=True)
     n = x.shape[axis]
     k = _count(k, "k", 0, n, "top_k")
@@ -710,6 +716,7 @@ _SIMD_SORTED = _simd_sorted_dtypes()
 #: Rows shorter than this are sorted 16 at a time by our networks (rows of 4:
 #: 1.3-1.8x NumPy's per-row sorts).
 NUMPY_SORT_MIN = 16
+_fast_order.take_sorts(_SIMD_SORTED, NUMPY_SORT_MIN)
 
 
 def _numpy_sorts(x: np.ndarray, axis: int) -> bool:

@@ -140,3 +140,112 @@ def test_quickselect_worst_cases():
             _same(axisops.quantile(a, q), np.quantile(a, q))
         _same(axisops.median(a), np.median(a))
     assert O._fast_order is F
+
+
+# ------------------------------------------------------------------ sort and top_k
+
+
+def _planned_sorts(monkeypatch):
+    """The planned path of sort and top_k: their entries switched off."""
+    monkeypatch.setattr(F, "sort", lambda *a: None)
+    monkeypatch.setattr(F, "top_k", lambda *a: None)
+
+
+def _layouts(a):
+    """*a* (2-D) as the entries take it: C rows, a transposed table (F order), a
+    1-D lane."""
+    return a, np.asfortranarray(a), a[0]
+
+
+def _sort_and_top_k_calls(a, ks):
+    out = [("sort", (), {"axis": -1, "descending": d}) for d in (False, True)]
+    if a.ndim == 1:
+        out.append(("sort", (), {"axis": None}))
+    for k in ks:
+        for mode in ("largest", "smallest"):
+            for s in (True, False):
+                for index in (np.int64, np.int32):
+                    out.append(("top_k", (k,), {"axis": a.ndim - 1, "mode": mode, "sorted": s,
+                                                "index_dtype": index}))
+    return out
+
+
+def _results(a, calls):
+    return [getattr(axisops, op)(a, *args, **kwargs) for op, args, kwargs in calls]
+
+
+def _same_parts(got, want):
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    _same(got, want)
+    if want.dtype.kind == "f":  # bit for bit: NaN payloads, signed zeros in lane order
+        assert np.array_equal(got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}"))
+
+
+def _sort_lanes(dtype, lanes: int, n: int, seed: int) -> np.ndarray:
+    a = _lanes(dtype, n, seed)
+    a = np.concatenate([a] * ((lanes + 2) // 3))[:lanes]
+    if a.dtype.kind == "f":  # a NaN payload and a negative NaN, kept in lane order
+        bits = a.view(f"u{a.itemsize}")
+        bits[-1, :3] |= 1
+        a[-1, 3] = -np.nan
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, pytest.param(np.float64, marks=pytest.mark.exhaustive),
+                                   pytest.param(np.int32, marks=pytest.mark.exhaustive),
+                                   pytest.param(np.int64, marks=pytest.mark.exhaustive)])
+@pytest.mark.parametrize("lanes, n", [(4, 256), (5, 163), (2, 16), (3, 700)])
+def test_sort_and_top_k_entries_give_the_planned_paths_bits(dtype, lanes, n, monkeypatch):
+    """Lanes of ties, signed zeros, NaN (payloads), infinities; the blocks of top_k's
+    filter whole and cut; k = 1, 10 and the most taken."""
+    taken = 0
+    ks = [k for k in (1, 10, n // 16) if k]
+    for seed in range(2):
+        for a in _layouts(_sort_lanes(dtype, lanes, n, seed)):
+            calls = _sort_and_top_k_calls(a, ks)
+            taken += sum(F.sort(a, kw["axis"], kw.get("descending", False)) is not None
+                         for op, _, kw in calls if op == "sort")
+            got = _results(a, calls)
+            with monkeypatch.context() as m:
+                _planned_sorts(m)
+                for call, g in zip(calls, got):
+                    _same_parts(g, getattr(axisops, call[0])(a, *call[1], **call[2]))
+    assert taken
+
+
+def test_top_k_entry_is_taken():
+    """The sweep's shapes take the entries; NaN last, ties to the lower index."""
+    a = _sort_lanes(np.float32, 4, 256, 0)
+    for x in _layouts(a):
+        got = F.top_k(x, 10, -1, "largest", True, np.int64)
+        assert got is not None and F.sort(x, -1, False) is not None
+        lanes = x.reshape(-1, x.shape[-1])
+        for lane, positions in zip(lanes, got[1].reshape(lanes.shape[0], -1)):
+            # NumPy's order of the descending lane: NaN last, stable
+            order = np.lexsort((np.arange(lane.size), -np.nan_to_num(lane, nan=0.0),
+                                np.isnan(lane)))
+            _same(positions, order[:10])
+
+
+@pytest.mark.parametrize("call", [
+    lambda a: F.sort(a, 0, False),                                # not the last axis
+    lambda a: F.sort(a, True, False),                             # a bool axis
+    lambda a: F.sort(a, None, False),                             # 2-D flattened
+    lambda a: F.sort(a, -1, 1),                                   # not a bool
+    lambda a: F.sort(a[:, :8], -1, False),                        # lanes NumPy sorts less well
+    lambda a: F.sort(a[:, ::2], -1, False),                       # strided
+    lambda a: F.sort(a.astype(np.float16), -1, False),            # a dtype left out
+    lambda a: F.sort(a.reshape(2, 2, -1), -1, False),             # 3-D
+    lambda a: F.top_k(a, 10, 0, "largest", True, np.int64),       # not the last axis
+    lambda a: F.top_k(a, 33, -1, "largest", True, np.int64),      # k > SMALL_K
+    lambda a: F.top_k(a[:, :100], 10, -1, "largest", True, np.int64),  # fewer than k blocks
+    lambda a: F.top_k(a, 10, -1, "middle", True, np.int64),       # the planned path raises
+    lambda a: F.top_k(a, 10, -1, "largest", True, "int64"),       # a dtype spelt otherwise
+    lambda a: F.top_k(a, np.int64(10), -1, "largest", True, np.int64),
+    lambda a: F.top_k(np.ones(F.TOP_K_MAX + 16), 10, -1, "largest", True, np.int64),
+])
+def test_what_the_sort_entries_hand_back(call):
+    assert call(np.arange(1024.0).reshape(4, 256)) is None

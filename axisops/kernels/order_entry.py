@@ -1,5 +1,8 @@
-"""Compiled entries of the small median and quantile (``axisops._fast_order``): the
-lanes of a C-ordered ``(lanes, n)`` array, each selected and finished in one call.
+"""Compiled entries of the small order statistics (``axisops._fast_order``): the
+median and quantile of the lanes of a C-ordered ``(lanes, n)`` array, each
+selected and finished in one call; the finish of a small sort by NumPy
+(:func:`sort_finisher`) and a small ``top_k`` (:func:`top_k_entry`) along the last
+axis of a 1-D or 2-D array.
 
 A lane's order keys (:func:`axisops.kernels.order.order_key`) are copied into
 scratch and the one or two places NumPy's formula names are found by
@@ -21,7 +24,9 @@ from numba.cpython.unsafe.numbers import viewer
 from numba.extending import overload
 
 from .._jit import factory, helper
-from .order import key_bits, key_masks, order_key
+from .order import _insertion_sort, _restore_specials, key_bits, key_masks, narrow_key, order_key
+from .rows import _finish_row
+from .simd_select import compress_range
 
 
 def _element(bits, like):
@@ -251,3 +256,284 @@ def entries(dtype_str: str):
         return True
 
     return one, lanes
+
+
+def _as_rows(a):
+    """*a* as 2-D rows: itself, or a 1-D array as one row (compiled code only)."""
+
+
+@overload(_as_rows, inline="always")
+def _as_rows_impl(a):
+    if a.ndim == 2:
+        return lambda a: a
+    if a.ndim == 1:
+        return lambda a: a.reshape(1, a.size)
+    return None
+
+
+def _c_rows(a):
+    """The 2-D bits *a* as C-ordered rows: itself, or (F-ordered: a transposed
+    table) a C-ordered copy, read in memory order (a strided row's keys are one
+    scalar load each; compiled code only)."""
+
+
+@overload(_c_rows, inline="always")
+def _c_rows_impl(a):
+    if a.layout == "C":
+        return lambda a: a
+
+    def impl(a):
+        rows = np.empty(a.shape, a.dtype)
+        _transposed_copy(a.T, rows)
+        return rows
+    return impl
+
+
+@helper
+def _transposed_copy(src, rows):
+    """``rows[t, j] = src[j, t]`` (``src`` C-ordered: read in memory order)."""
+    for j in range(src.shape[0]):
+        for t in range(src.shape[1]):
+            rows[t, j] = src[j, t]
+
+
+@helper
+def _finish_rows(rows, source, masks, descending):
+    """``kernels.rows.rows_finisher``'s finish of the rows NumPy sorted (``rows``:
+    C-ordered bits) whose lanes are the rows of ``source`` (bits, any layout: a
+    transposed table's rows are strided)."""
+    n = rows.shape[1]
+    for t in range(rows.shape[0]):
+        nans, restore = _finish_row(rows, t, n, masks, descending)
+        if restore:
+            _restore_specials(source[t], 0, 1, n, masks, rows[t], nans)
+
+
+@factory
+def sort_finisher(dtype_str: str):
+    """``finish(out, x, descending)``: ``out`` (C-ordered, 1-D or 2-D, of
+    *dtype_str*), a copy of ``x`` (C- or F-ordered) that ``ndarray.sort`` sorted
+    along its last axis, made the one order (``rows_finisher``'s finish). The
+    arrays are taken as they are and viewed as bits here: two views in Python
+    cost as much as the finish of a (4, 256) float32 sort."""
+    dtype = np.dtype(dtype_str)
+    BITS = np.dtype(f"u{dtype.itemsize}").type
+    MASKS = key_masks(dtype)
+
+    @njit(cache=True, nogil=True)
+    def finish(out, x, descending):
+        _finish_rows(_as_rows(out.view(BITS)), _as_rows(x.view(BITS)), MASKS, descending)
+
+    return finish
+
+
+#: :func:`_top_k_rows` takes the least key of each block of this many keys: the
+#: k-th least of those bounds the lane's first k.
+TOP_K_BLOCK = 16
+
+
+@helper
+def _row_keys(row, n, masks, descending, keys, mins):
+    """The keys of ``row[:n]`` into ``keys`` and the least of each block of
+    :data:`TOP_K_BLOCK` into ``mins`` (the last block's from the keys it has)."""
+    blocks = (n + TOP_K_BLOCK - 1) // TOP_K_BLOCK
+    for b in range(blocks):
+        mins[b] = masks[0]
+    if descending:
+        for j in range(np.uint64(0), np.uint64(n)):
+            keys[j] = narrow_key(row[j], masks, True)
+    else:
+        for j in range(np.uint64(0), np.uint64(n)):
+            keys[j] = narrow_key(row[j], masks, False)
+    for b in range(blocks):
+        least = masks[0]
+        for j in range(np.uint64(b * TOP_K_BLOCK), np.uint64(min(n, (b + 1) * TOP_K_BLOCK))):
+            least = min(least, keys[j])
+        mins[b] = least
+    return blocks
+
+
+#: :func:`_kth_least_of` counts for each of at most this many values how many do
+#: not exceed it; beyond, it takes k passes of selects.
+KTH_COUNTED = 32
+
+
+@helper
+def _kth_least_of(vals, count, k, top):
+    """The *k*-th least of ``vals[:count]`` (``0 < k <= count``): the least value
+    that at least k values do not exceed, by a count per value (a few dozen
+    values), else by the least value above the last one found and how many equal
+    it (at most k passes of selects, as ``kernels.order._kth_least``)."""
+    if count <= KTH_COUNTED:
+        best = top
+        for i in range(count):
+            v = vals[i]
+            c = 0
+            for j in range(count):
+                c += vals[j] <= v
+            best = min(best, v if c >= k else top)
+        return best
+    least = top
+    for j in range(count):
+        least = min(least, vals[j])
+    seen = 0
+    for j in range(count):
+        seen += vals[j] == least
+    while seen < k:
+        above = top
+        for j in range(count):
+            v = vals[j]
+            above = min(above, v if v > least else top)
+        least = above
+        for j in range(count):
+            seen += vals[j] == least
+    return least
+
+
+@helper(inline=True)
+def _pack(b, j, masks, descending):
+    return (np.uint64(narrow_key(b, masks, descending)) << np.uint64(32)) | np.uint64(j)
+
+
+@helper
+def _packed_keys(row, n, masks, descending, packed, mins):
+    """Each key of ``row[:n]`` packed above its position into ``packed`` (distinct:
+    they sort as the stable order) and the least of each block of
+    :data:`TOP_K_BLOCK` into ``mins``; returns the number of blocks. A whole block
+    is one loop of a constant count (vectors; a loop to ``n`` and one per block
+    for the minima took three times as long)."""
+    full = n // TOP_K_BLOCK
+    for b in range(full):
+        start = b * TOP_K_BLOCK
+        least = _ALL
+        if descending:
+            for w in range(np.uint64(0), np.uint64(TOP_K_BLOCK)):
+                v = _pack(row[start + w], start + w, masks, True)
+                packed[start + w] = v
+                least = min(least, v)
+        else:
+            for w in range(np.uint64(0), np.uint64(TOP_K_BLOCK)):
+                v = _pack(row[start + w], start + w, masks, False)
+                packed[start + w] = v
+                least = min(least, v)
+        mins[b] = least
+    if full * TOP_K_BLOCK == n:
+        return full
+    least = _ALL
+    for j in range(full * TOP_K_BLOCK, n):
+        v = _pack(row[j], j, masks, descending)
+        packed[j] = v
+        least = min(least, v)
+    mins[full] = least
+    return full + 1
+
+
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_LOW = np.uint64(0xFFFFFFFF)
+
+
+@helper
+def _top_k_packed_rows(x, k, masks, descending, sorted_, values, indices, packed, mins, cand):
+    """:func:`_top_k_rows` for keys of up to 32 bits, packed above their positions
+    (one array to select and sort; the candidates kept 16 at a time by a vector
+    compress, :func:`~axisops.kernels.simd_select.compress_range`)."""
+    n = x.shape[1]
+    full = n // TOP_K_BLOCK
+    for t in range(x.shape[0]):
+        row = x[t]
+        blocks = _packed_keys(row, n, masks, descending, packed, mins)
+        bound = _kth_least_of(mins, blocks, k, _ALL) if blocks >= k else _ALL
+        c = 0
+        for b in range(blocks):
+            if mins[b] <= bound:
+                if b < full:
+                    c += compress_range(packed, b * TOP_K_BLOCK, cand, c, np.uint64(0), bound)
+                else:
+                    for j in range(b * TOP_K_BLOCK, n):
+                        cand[c] = packed[j]
+                        c += packed[j] <= bound
+        _sort_packed(cand, c)
+        if not sorted_:  # in lane order, as the planned path gives them
+            for j in range(k):
+                cand[j] &= _LOW
+            _sort_packed(cand, k)
+        for j in range(k):
+            at = cand[j] & _LOW
+            values[t, j] = row[at]
+            indices[t, j] = at
+
+
+@helper
+def _sort_packed(keys, n):
+    """Insertion sort of ``keys[:n]``."""
+    for i in range(1, n):
+        v = keys[i]
+        j = i - 1
+        while j >= 0 and keys[j] > v:
+            keys[j + 1] = keys[j]
+            j -= 1
+        keys[j + 1] = v
+
+
+@helper
+def _top_k_rows(x, k, masks, descending, sorted_, values, indices, keys, mins, chosen, pay):
+    """The first *k* (``0 < k < n``) of each row of *x* (bits, any layout) in the
+    stable order: their bits into ``values`` and positions into ``indices``, in
+    that order when *sorted_*, else in lane order. A row's keys and the least of
+    each block of :data:`TOP_K_BLOCK` are found in one vectorised pass; the k-th
+    least of those (at least k keys do not exceed it) bounds the candidates, which
+    the blocks holding one give in lane order; they are sorted by key, stably
+    (an insertion sort: a few dozen), and the first k taken. A row of fewer
+    than k blocks: every key is a candidate."""
+    n = x.shape[1]
+    top = masks[0]
+    for t in range(x.shape[0]):
+        row = x[t]
+        blocks = _row_keys(row, n, masks, descending, keys, mins)
+        bound = _kth_least_of(mins, blocks, k, top) if blocks >= k else top
+        c = 0
+        for b in range(blocks):
+            if mins[b] <= bound:
+                for j in range(b * TOP_K_BLOCK, min(n, (b + 1) * TOP_K_BLOCK)):
+                    kj = keys[j]
+                    chosen[c] = kj
+                    pay[c] = j
+                    c += kj <= bound
+        _insertion_sort(chosen, pay, 0, c)  # in lane order: stable
+        if not sorted_:  # in lane order, as the planned path gives them
+            _insertion_sort(pay, chosen, 0, k)
+        for j in range(k):
+            values[t, j] = row[pay[j]]
+            indices[t, j] = pay[j]
+
+
+@factory
+def top_k_entry(dtype_str: str):
+    """``top_k(x, k, descending, sorted_, values, indices)``: ``top_k`` of the 1-D or
+    2-D ``x`` (C- or F-ordered) of *dtype_str* along its last axis, ``0 < k < n``,
+    into the C-ordered ``values`` and ``indices`` (int32 or int64) of shape
+    ``x.shape[:-1] + (k,)`` (:func:`_top_k_rows`; *descending* for the largest)."""
+    dtype = np.dtype(dtype_str)
+    BITS = np.dtype(f"u{dtype.itemsize}").type
+    MASKS = key_masks(dtype)
+
+    @njit(cache=True, nogil=True)
+    def top_k_packed(x, k, descending, sorted_, values, indices):
+        n = x.shape[-1]
+        packed = np.empty(n, np.uint64)
+        mins = np.empty((n + TOP_K_BLOCK - 1) // TOP_K_BLOCK, np.uint64)
+        cand = np.empty(n + TOP_K_BLOCK, np.uint64)  # room for a whole block's compress
+        _top_k_packed_rows(_c_rows(_as_rows(x.view(BITS))), k, MASKS, descending, sorted_,
+                           _as_rows(values.view(BITS)), _as_rows(indices), packed, mins, cand)
+
+    @njit(cache=True, nogil=True)
+    def top_k(x, k, descending, sorted_, values, indices):
+        n = x.shape[-1]
+        keys = np.empty(n, BITS)
+        mins = np.empty((n + TOP_K_BLOCK - 1) // TOP_K_BLOCK, BITS)
+        chosen = np.empty(n + 1, BITS)  # candidates (and one written past them)
+        pay = np.empty(n + 1, np.int64)
+        _top_k_rows(_c_rows(_as_rows(x.view(BITS))), k, MASKS, descending, sorted_,
+                    _as_rows(values.view(BITS)), _as_rows(indices), keys, mins, chosen, pay)
+
+    return top_k_packed if dtype.itemsize <= 4 else top_k
