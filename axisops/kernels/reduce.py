@@ -226,6 +226,27 @@ def _lane_products8(acc, j0, j1, base, p, lane_stride, stride, table):
 
 
 @helper
+def _lane_products4(acc, j0, j1, base, p, lane_stride, stride, table):
+    """:func:`_lane_products8` for four outputs (a table of four rows: their chains
+    side by side, where each ran alone)."""
+    a0 = acc[0]
+    a1 = acc[1]
+    a2 = acc[2]
+    a3 = acc[3]
+    q = p + j0 * stride
+    for _ in range(j1 - j0):
+        a0 *= load(base[q], table, acc)
+        a1 *= load(base[q + lane_stride], table, acc)
+        a2 *= load(base[q + 2 * lane_stride], table, acc)
+        a3 *= load(base[q + 3 * lane_stride], table, acc)
+        q += stride
+    acc[0] = a0
+    acc[1] = a1
+    acc[2] = a2
+    acc[3] = a3
+
+
+@helper
 def _lane_update(s, j0, j1, base, p, stride, op, table, like):
     """s (+ or *)= x[p + j * stride] for j in [j0, j1), in order; returns s."""
     if stride == 1:
@@ -444,11 +465,15 @@ def value_kernel(row_order: bool, combine: int):
                     r, j0, j1 = _run(t, t_end, n)
                     p_red = p_outer + block_offset(r, red_shape, red_strides)
                     i = 0
-                    if ORDERED:  # eight outputs' chains of multiplies side by side
+                    if ORDERED:  # eight (or four) outputs' chains of multiplies side by side
                         while i + 8 <= block.size:
                             _lane_products8(block[i:i + 8], j0, j1, base, p_red + i * inner_stride,
                                             inner_stride, n_stride, table)
                             i += 8
+                        if i + 4 <= block.size:
+                            _lane_products4(block[i:i + 4], j0, j1, base, p_red + i * inner_stride,
+                                            inner_stride, n_stride, table)
+                            i += 4
                     while i < block.size:
                         block[i] = _lane_update(block[i], j0, j1, base, p_red + i * inner_stride,
                                                 n_stride, op, table, block)
