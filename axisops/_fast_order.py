@@ -142,6 +142,14 @@ def take_sorts(dtypes, least: int) -> None:
             _SORTS[id(d)] = (sort_finisher(d.str), d.kind == "f")
 
 
+def _last_of_small(ndim: int, axis) -> bool:
+    """Whether *axis* is the last axis of an array of 1 or 2 dimensions (None: a
+    1-D array): the small sort and top_k entries take those."""
+    if axis is None:
+        return ndim == 1
+    return type(axis) is int and (axis == -1 or axis == ndim - 1) and 0 < ndim < 3
+
+
 def sort(x, axis, descending):
     """NumPy's sort of a copy of *x*, finished into the one order, or None."""
     if type(x) is not np.ndarray or type(descending) is not bool:
@@ -150,10 +158,7 @@ def sort(x, axis, descending):
     if e is None:
         return None
     ndim = x.ndim
-    if axis is None:
-        if ndim != 1:
-            return None
-    elif type(axis) is not int or not (axis == -1 or axis == ndim - 1) or not 0 < ndim < 3:
+    if not _last_of_small(ndim, axis):
         return None
     if x.shape[-1] < _sort_min[0]:
         return None
@@ -180,10 +185,7 @@ def top_k(x, k, axis, mode, sorted_, index_dtype):
     if f is None:
         return None
     ndim = x.ndim
-    if axis is None:
-        if ndim != 1:
-            return None
-    elif type(axis) is not int or not (axis == -1 or axis == ndim - 1) or not 0 < ndim < 3:
+    if not _last_of_small(ndim, axis):
         return None
     shape = x.shape
     if not 0 < k <= SMALL_K or shape[-1] < TOP_K_BLOCK * k or x.size > TOP_K_MAX:
