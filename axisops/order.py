@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _fast_order, _jit
+from . import _alloc, _dtypes, _fast_order, _jit
 from ._axes import normalize_axes, normalize_axis
 from ._dispatch import dispatched
 from ._layout import scan_view
@@ -544,7 +544,7 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
     if method not in _RANK_METHODS:
         raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
                          f"got {method!r}")
-    out = np.empty(x.shape, np.float64)
+    out = _alloc.empty(x.shape, np.float64)
     if out.size and _ranks_by_counting(x, axis, method):
         _run(_rank_kernels.pair_rank_kernel, x.size, *_lane_args(x, axis),
              _RANK_METHODS[method], out.reshape(-1))
@@ -1079,13 +1079,15 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
     argsort of 64-bit keys (*descending* or not): the positions written to *flat*,
     rows of the output, or through the chunk to ``rows_to_lanes``' *target*."""
     most, chunks = _chunks(lanes, part, parts, 8 * n, _RANK_CHUNK_BYTES)
-    packed = np.empty((most, n), np.uint64)
+    # the scratch of long lanes from the pool of large buffers: fresh pages cost a
+    # fault each (a (1M,) float32 spent 6 of its 14 ms mapping its scratch)
+    packed = _alloc.empty((most, n), np.uint64)
     meta = np.empty((packed.shape[0], 3), np.uint64)
     base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
-    keys = np.empty(n, base.dtype)
+    keys = _alloc.empty((n,), base.dtype)
     blocked = n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= K.BLOCK_MAX
     cache = np.empty((K.LANES, n + K.LANES if blocked else 0), base.dtype)  # and its tile
-    work = np.empty(n, np.uint64)
+    work = _alloc.empty((n,), np.uint64)
     counts = np.empty((8, 1 << K.RADIX), np.int64)
     ranks = np.empty(n * K.LANES if inner >= 2 and n <= K.BLOCK_MAX else 0)
     # short rows of a C-contiguous input: packed by one loop over a chunk with the
@@ -1135,7 +1137,7 @@ def _rank_scratch(x: np.ndarray, axis: int) -> np.ndarray:
     n = x.shape[axis]
     if n <= K.MERGE_MAX:
         return _NO_SCRATCH
-    return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
+    return _alloc.empty((_jit.thread_limit(), 2 * n), np.uint64)
 
 
 def _short_lanes(x: np.ndarray, axis: int, longest: int = K.NETWORK_MAX) -> bool:
