@@ -548,6 +548,9 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
     if out.size and _ranks_by_counting(x, axis, method):
         _run(_rank_kernels.pair_rank_kernel, x.size, *_lane_args(x, axis),
              _RANK_METHODS[method], out.reshape(-1))
+    elif out.size and _ranks_by_counting_columns(x, axis, method):
+        _run(_rank_kernels.pair_rank_columns, x.size, *_lane_args(x, axis),
+             _RANK_METHODS[method], out.reshape(-1))
     elif out.size and _ranks_by_numpy(x, axis):
         n = x.shape[axis]
         _run(_rank_numpy_lanes, x.size, x.size // n, n, _lane_args(x, axis),
@@ -1052,6 +1055,18 @@ def _ranks_by_counting(x: np.ndarray, axis: int, method: str) -> bool:
 
 
 _COUNTED = frozenset({"average", "min", "max"})
+
+
+def _ranks_by_counting_columns(x: np.ndarray, axis: int, method: str) -> bool:
+    """Whether :func:`rank` counts as :func:`_ranks_by_counting` does, ``LANES``
+    neighbouring lanes at a time (``kernels.rank.pair_rank_columns``): lanes up to
+    ``PAIRS_MAX`` long along an axis that is not the last, whose neighbours are
+    adjacent."""
+    n = x.shape[axis]
+    if method not in _COUNTED or n > _rank_kernels.PAIRS_MAX or axis == x.ndim - 1:
+        return False
+    args = _lane_args(x, axis)
+    return args[5] != 1 and args[9] == 1 and args[8] >= 2
 
 
 def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:

@@ -779,19 +779,34 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
 def test_rank_by_counting(dtype):
     """Rows of a C-contiguous array up to ``PAIRS_MAX`` long are ranked by counting
     the keys below and up to each (``pair_rank_kernel``: average, min, max; dense
-    and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too:
-    bit for bit against the reference, and split into parts."""
+    and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too,
+    in chunks of whole rows; lanes along another axis too (``pair_rank_columns``,
+    blocks of ``LANES`` neighbours, the last one short): bit for bit against the
+    reference, and split into parts."""
     from axisops.kernels import rank as KR
     rng = np.random.default_rng(9)
     errors = []
     for n in (1, 2, 16, 17, KR.PAIRS_MAX):
         rows = np.stack(rank_lanes(rng, dtype, n) * 3)
-        for x in (rows, rows[0], rows.reshape(-1, 1, n)):
+        many = np.concatenate([rows] * (KR.PAIRS_CHUNK // rows.size + 2))
+        for x, axis in ((rows, -1), (rows[0], -1), (rows.reshape(-1, 1, n), -1), (many, -1),
+                        (rows.T.copy(), 0), (rows.T.reshape(n, 3, -1), 0),
+                        (many.T.reshape(1, n, -1)[:, :, 5:], 1)):
             for method in R.RANK_METHODS:
-                label = f"({dtype.__name__}, n={n}, shape={x.shape}, {method})"
-                compare_calls("rank", (x, -1), {"method": method}, label,
+                label = f"({dtype.__name__}, n={n}, shape={x.shape}, axis={axis}, {method})"
+                compare_calls("rank", (x, axis), {"method": method}, label,
                               lambda g, w: problem(g, w, exact_bits=True), errors)
     report(errors)
+    x = many.T.copy()
+    want = R.rank(x, 0, method="average")
+    for parts in (1, 3):
+        for part in range(parts):
+            out = np.full(x.shape, -1.0)
+            KR.pair_rank_columns(part, parts, *O._lane_args(x, 0), 0, out.reshape(-1))
+            blocks = -(-x.shape[1] // KR.LANES)
+            lo, hi = (b * KR.LANES for b in (part * blocks // parts, (part + 1) * blocks // parts))
+            np.testing.assert_array_equal(out[:, lo:hi], want[:, lo:hi])
+            assert (out[:, :lo] == -1).all() and (out[:, hi:] == -1).all()
     x = rows
     want = R.rank(x, -1, method="max")
     for parts in (1, 3):

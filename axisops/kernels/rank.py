@@ -31,6 +31,7 @@ from .order import (
     INSERTION_MAX,
     LANES,
     MERGE_MAX,
+    _group_start,
     _next_lane,
     _out_first,
     _packing_scratch,
@@ -43,7 +44,7 @@ from .order import (
     order_key,
     sort_positions,
 )
-from .simd import pair_counts
+from .simd import pair_counts, pair_counts_columns
 
 #: Lanes up to this length are sorted on 8-bit digits (256 counts to clear and sum
 #: per pass), longer ones on 11-bit digits (2048): measured (1 thread, AMD EPYC
@@ -590,6 +591,30 @@ def finish_argsort_lanes(first, last, chunk, meta, keys, counts, positions, base
 PAIRS_MAX = 32
 
 
+#: Keys counted at a time by :func:`pair_rank_kernel` (whole rows): its keys and
+#: counts stay in L1.
+PAIRS_CHUNK = 2048
+
+
+@helper(inline=True)
+def _counted_ranks(below, upto, keys, m, method, top, nans, dst):
+    """Ranks ``dst[:m]`` from the counts of keys below and up to each key (average
+    ``0.5 * (below + upto + 1)``, the same bits as the sorted path's ``0.5 * (min +
+    max)``; min; max), NaN where the key is *top* (when *nans*)."""
+    if method == 0:
+        for e in range(m):  # vectorised
+            dst[e] = 0.5 * (np.float64(below[e]) + np.float64(upto[e]) + 1.0)
+    elif method == 1:
+        for e in range(m):
+            dst[e] = np.float64(below[e]) + 1.0
+    else:
+        for e in range(m):
+            dst[e] = np.float64(upto[e])
+    if nans:
+        for e in range(m):
+            dst[e] = np.nan if keys[e] == top else dst[e]
+
+
 @kernel(nrt=True)
 def pair_rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
                      mid_shape, mid_strides, inner, inner_stride, masks, method, out):
@@ -597,34 +622,68 @@ def pair_rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
     array (lane t at ``offset + t * n``, its ranks at ``t * n``), by counting, no
     sort: for each element the keys below it and up to it
     (:func:`axisops.kernels.simd.pair_counts`: n broadcasts and compares per
-    ``LANES`` elements), the rank from them (average ``0.5 * (below + upto + 1)``,
-    the same bits as the sorted path's ``0.5 * (min + max)``; min, max; not dense
-    or ordinal); a NaN NaN. The counts are read back as vectors (one by one after
-    the vector stores, the ranks took 4x the counting); the lanes are addressed
-    from t, not walked (walked, lanes of 16 took 3x as long)."""
+    ``LANES`` elements), the rank from them (:func:`_counted_ranks`: average,
+    min, max; not dense or ordinal); a NaN NaN. A chunk of ``PAIRS_CHUNK`` keys
+    at a time, each step one loop over the chunk (keys, counts, ranks): lane by
+    lane, rows of 16 took 32 ns each, most of it the calls and loops of a lane."""
     lanes = block_size(outer_shape) * block_size(mid_shape) * inner
     lo, hi = part_range(lanes, part, parts)
     top = masks[0]
     missing = masks[5] == masks[9] or masks[7] != masks[9]
-    padded = (n + LANES - 1) // LANES * LANES
-    row = np.zeros(padded, base.dtype)
-    counts = np.empty((2, padded), base.dtype)
+    per = max(1, PAIRS_CHUNK // n)
+    keys = np.zeros(per * n + LANES, base.dtype)
+    counts = np.empty((2, keys.size), base.dtype)
     below = counts[0]
     upto = counts[1]
+    for r0 in range(lo, hi, per):
+        rows = min(per, hi - r0)
+        m = rows * n
+        src = base[offset + r0 * n:offset + r0 * n + m]
+        nans = 0
+        for e in range(m):  # vectorised
+            k = order_key(src[e], masks, False)
+            keys[e] = k
+            nans += k == top
+        pair_counts(keys, rows, n, counts)
+        _counted_ranks(below, upto, keys, m, method, top, missing and nans != 0,
+                       out[r0 * n:r0 * n + m])
+
+
+@kernel(nrt=True)
+def pair_rank_columns(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
+                      mid_shape, mid_strides, inner, inner_stride, masks, method, out):
+    """:func:`pair_rank_kernel` of short lanes along an axis that is not the last,
+    neighbours adjacent (``inner_stride`` 1): ``LANES`` neighbouring lanes a task,
+    read a row of neighbours at a time (one vector load per element of the axis)
+    into a block of keys, counted side by side
+    (:func:`axisops.kernels.simd.pair_counts_columns`: a vector load, no
+    broadcast, per pair of places) and their ranks written a row of neighbours at a
+    time: no lane is gathered or sorted."""
+    mids = block_size(mid_shape)
+    per = (inner + LANES - 1) // LANES
+    lo, hi = part_range(block_size(outer_shape) * mids * per, part, parts)
+    top = masks[0]
+    missing = masks[5] == masks[9] or masks[7] != masks[9]
+    step = mids * inner
+    keys = np.zeros((n, LANES), base.dtype)
+    counts = np.empty((2 * n, LANES), base.dtype)
     for t in range(lo, hi):
-        nans = lane_keys(base, offset + t * n, 1, n, masks, False, row)
-        pair_counts(row, n, counts)
-        ranks = out[t * n:t * n + n]
-        if method == 0:
-            for i in range(n):  # vectorised
-                ranks[i] = 0.5 * (np.float64(below[i]) + np.float64(upto[i]) + 1.0)
-        elif method == 1:
-            for i in range(n):
-                ranks[i] = np.float64(below[i]) + 1.0
-        else:
-            for i in range(n):
-                ranks[i] = np.float64(upto[i])
-        if missing and nans:
-            for i in range(n):
-                if row[i] == top:
-                    ranks[i] = np.nan
+        g = t // per
+        i0 = (t - g * per) * LANES
+        o = g // mids
+        m = g - o * mids
+        p = _group_start(o, m, offset, outer_shape, outer_strides, mid_shape, mid_strides) + i0
+        q = (o * n * mids + m) * inner + i0
+        width = min(LANES, inner - i0)
+        nans = 0
+        for j in range(n):
+            src = base[p + j * n_stride:p + j * n_stride + width]
+            row = keys[j]
+            for w in range(width):  # vectorised
+                k = order_key(src[w], masks, False)
+                row[w] = k
+                nans += k == top
+        pair_counts_columns(keys, n, counts)
+        for j in range(n):
+            _counted_ranks(counts[j], counts[n + j], keys[j], width, method, top,
+                           missing and nans != 0, out[q + j * step:q + j * step + width])

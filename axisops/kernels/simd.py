@@ -169,15 +169,19 @@ def _is_row(arr) -> bool:
 
 
 @intrinsic
-def pair_counts(typingctx, keys, n, counts):
-    """For each i < n of the keys ``keys[:n]`` (unsigned; ``keys`` padded to a
-    multiple of ``LANES``): how many j < n have ``keys[j] < keys[i]`` and how many
-    ``keys[j] <= keys[i]``, into rows 0 and 1 of ``counts`` (C-contiguous (2,
-    keys.size), the keys' integer type: n must fit in it): ``LANES`` i at a time,
-    each j one broadcast, two compares and two masked adds (for ``rank`` of short
-    rows, ``kernels.rank.pair_rank_kernel``)."""
-    if not (_is_row(keys) and isinstance(n, types.Integer) and _is_block(counts)
-            and counts.dtype.bitwidth == keys.dtype.bitwidth):
+def pair_counts(typingctx, keys, rows, n, counts):
+    """For each of *rows* lanes of *n* keys lying one after another in ``keys``
+    (unsigned, lane r at ``r * n``; ``keys`` padded by ``LANES`` at least), and
+    each key i of the lane: how many keys j of its lane have ``keys[j] < keys[i]``
+    and how many ``keys[j] <= keys[i]``, into rows 0 and 1 of ``counts``
+    (C-contiguous (2, keys.size), the keys' integer type: n must fit in it):
+    ``LANES`` i at a time, each j one broadcast, two compares and two masked adds.
+    A lane whose length is not a multiple of ``LANES`` spills into the next one's
+    counts, which that lane then overwrites (the last into the padding): one loop
+    over every lane of a chunk, no call per lane (for ``rank`` of short rows,
+    ``kernels.rank.pair_rank_kernel``)."""
+    if not (_is_row(keys) and isinstance(rows, types.Integer) and isinstance(n, types.Integer)
+            and _is_block(counts) and counts.dtype.bitwidth == keys.dtype.bitwidth):
         return None
 
     def codegen(context, builder, sig, args):
@@ -186,30 +190,35 @@ def pair_counts(typingctx, keys, n, counts):
         ity = ir.IntType(width)
         vty = ir.VectorType(ity, LANES)
         karr = context.make_array(sig.args[0])(context, builder, args[0])
-        carr = context.make_array(sig.args[2])(context, builder, args[2])
+        carr = context.make_array(sig.args[3])(context, builder, args[3])
         size = karr.nitems
-        count = context.cast(builder, args[1], sig.args[1], types.int64)
+        lanes = context.cast(builder, args[1], sig.args[1], types.int64)
+        count = context.cast(builder, args[2], sig.args[2], types.int64)
         i64 = ir.IntType(64)
         ones = ir.Constant(vty, [1] * LANES)
         blocks = builder.udiv(builder.add(count, ir.Constant(i64, LANES - 1)),
                               ir.Constant(i64, LANES))
-        with cgutils.for_range(builder, blocks) as outer:
-            b0 = builder.mul(outer.index, ir.Constant(i64, LANES))
-            vptr = builder.bitcast(builder.gep(karr.data, [b0]), vty.as_pointer())
-            v = builder.load(vptr, align=align)
-            acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None)) for _ in range(2)]
-            with cgutils.for_range(builder, count) as inner:
-                s = _splat(builder, builder.load(builder.gep(karr.data, [inner.index])), ity)
-                for a, op in zip(acc, ("<", "<=")):  # a masked add
-                    now = builder.load(a)
-                    builder.store(builder.select(builder.icmp_unsigned(op, s, v),
-                                                 builder.add(now, ones), now), a)
-            for row, a in enumerate(acc):
-                at = builder.add(builder.mul(ir.Constant(i64, row), size), b0)
-                out = builder.bitcast(builder.gep(carr.data, [at]), vty.as_pointer())
-                builder.store(builder.load(a), out, align=align)
+        with cgutils.for_range(builder, lanes) as lane:
+            a = builder.mul(lane.index, count)
+            with cgutils.for_range(builder, blocks) as outer:
+                b0 = builder.add(a, builder.mul(outer.index, ir.Constant(i64, LANES)))
+                vptr = builder.bitcast(builder.gep(karr.data, [b0]), vty.as_pointer())
+                v = builder.load(vptr, align=align)
+                acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None))
+                       for _ in range(2)]
+                with cgutils.for_range(builder, count) as inner:
+                    at = builder.add(a, inner.index)
+                    s = _splat(builder, builder.load(builder.gep(karr.data, [at])), ity)
+                    for c, op in zip(acc, ("<", "<=")):  # a masked add
+                        now = builder.load(c)
+                        builder.store(builder.select(builder.icmp_unsigned(op, s, v),
+                                                     builder.add(now, ones), now), c)
+                for row, c in enumerate(acc):
+                    at = builder.add(builder.mul(ir.Constant(i64, row), size), b0)
+                    out = builder.bitcast(builder.gep(carr.data, [at]), vty.as_pointer())
+                    builder.store(builder.load(c), out, align=align)
         return context.get_dummy_value()
-    return types.none(keys, n, counts), codegen
+    return types.none(keys, rows, n, counts), codegen
 
 
 def _splat(builder, value, ity):
@@ -218,3 +227,47 @@ def _splat(builder, value, ity):
     one = builder.insert_element(ir.Constant(vty, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
     return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
                                   ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+
+
+@intrinsic
+def pair_counts_columns(typingctx, keys, n, counts):
+    """:func:`pair_counts` of ``LANES`` lanes side by side: lane w is column w of
+    the first *n* rows of the block ``keys`` (C-contiguous (rows, ``LANES``),
+    unsigned); row i of ``counts`` (C-contiguous (2 * rows, ``LANES``), the keys'
+    integer type) gets, in each column, how many of the column's keys are below
+    its key i, row ``rows + i`` how many are up to it: a vector load per j, two
+    compares and two masked adds, no broadcast (lanes along an axis that is not
+    the last, read a row of neighbours at a time: ``kernels.rank.pair_rank_columns``)."""
+    if not (_is_block(keys) and isinstance(n, types.Integer) and _is_block(counts)
+            and counts.dtype.bitwidth == keys.dtype.bitwidth):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        align = width // 8
+        vty = ir.VectorType(ir.IntType(width), LANES)
+        karr = context.make_array(sig.args[0])(context, builder, args[0])
+        carr = context.make_array(sig.args[2])(context, builder, args[2])
+        rows = builder.extract_value(karr.shape, 0)
+        count = context.cast(builder, args[1], sig.args[1], types.int64)
+        i64 = ir.IntType(64)
+        ones = ir.Constant(vty, [1] * LANES)
+
+        def row(data, r):
+            at = builder.mul(r, ir.Constant(i64, LANES))
+            return builder.bitcast(builder.gep(data, [at]), vty.as_pointer())
+
+        with cgutils.for_range(builder, count) as outer:
+            v = builder.load(row(karr.data, outer.index), align=align)
+            acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None)) for _ in range(2)]
+            with cgutils.for_range(builder, count) as inner:
+                s = builder.load(row(karr.data, inner.index), align=align)
+                for c, op in zip(acc, ("<", "<=")):  # a masked add
+                    now = builder.load(c)
+                    builder.store(builder.select(builder.icmp_unsigned(op, s, v),
+                                                 builder.add(now, ones), now), c)
+            builder.store(builder.load(acc[0]), row(carr.data, outer.index), align=align)
+            builder.store(builder.load(acc[1]), row(carr.data, builder.add(rows, outer.index)),
+                          align=align)
+        return context.get_dummy_value()
+    return types.none(keys, n, counts), codegen
