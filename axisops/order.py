@@ -1093,14 +1093,19 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
     packed, sorted in place, ranked into *flat*; with *method* ``ARGSORTED``, the
     argsort of 64-bit keys (*descending* or not): the positions written to *flat*,
     rows of the output, or through the chunk to ``rows_to_lanes``' *target*."""
-    most, chunks = _chunks(lanes, part, parts, 8 * n, _RANK_CHUNK_BYTES)
+    base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
+    blocked = n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= K.BLOCK_MAX
+    # lanes read in blocks of LANES neighbours: a chunk of whole blocks (each block
+    # is read from the input once; (65536, 16) float64 along axis 0 read it 8 times
+    # over in chunks of 2 lanes)
+    most, chunks = _chunks(lanes, part, parts, 8 * n,
+                           max(_RANK_CHUNK_BYTES, K.LANES * 8 * n) if blocked
+                           else _RANK_CHUNK_BYTES)
     # the scratch of long lanes from the pool of large buffers: fresh pages cost a
     # fault each (a (1M,) float32 spent 6 of its 14 ms mapping its scratch)
     packed = _alloc.empty((most, n), np.uint64)
     meta = np.empty((packed.shape[0], 3), np.uint64)
-    base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
     keys = _alloc.empty((n,), base.dtype)
-    blocked = n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= K.BLOCK_MAX
     cache = np.empty((K.LANES, n + K.LANES if blocked else 0), base.dtype)  # and its tile
     work = _alloc.empty((n,), np.uint64)
     counts = np.empty((8, 1 << K.RADIX), np.int64)

@@ -774,6 +774,35 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
     report(errors)
 
 
+@pytest.mark.parametrize("by_numpy", [True, False], ids=["numpy-sort", "radix"])
+def test_rank_few_ties(by_numpy, monkeypatch):
+    """Long lanes with a few ties (fewer than one value in ``FEW_TIES``): average and
+    max ranks written as places, then each group of ties again
+    (``kernels.rank._write_ranks``), groups at the lane's ends too, keys whole and
+    float64 keys less their low bits (equal in the bits kept, told apart whole)."""
+    from axisops.kernels import rank as KR
+    if by_numpy and not O._RANK_NUMPY:
+        pytest.skip("NumPy sorts uint64 without SIMD here")
+    monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
+    rng = np.random.default_rng(21)
+    errors = []
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal((3, 3000)).astype(dtype)
+        x[:, 1::40] = x[:, 2::40]          # pairs
+        x[:, 100:103] = x[:, 500]          # a group of four
+        x[0, [0, 7]] = x[0].min()          # the least pair
+        x[1, [5, -1]] = x[1].max()         # the greatest pair
+        x[2, 3::97] = 1 + np.arange(len(x[2, 3::97])) % 3 * np.finfo(dtype).eps  # close keys
+        x[2, ::301] = np.nan
+        for method in ("average", "max", "min", "dense"):
+            for v, axis in ((x, 1), (x.T.copy(), 0)):
+                label = f"({dtype.__name__}, shape={v.shape}, axis={axis}, {method})"
+                compare_calls("rank", (v, axis), {"method": method}, label,
+                              lambda g, w: problem(g, w, exact_bits=True), errors)
+    report(errors)
+    assert KR.FEW_TIES * 80 < 3000  # the lanes above have few ties
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint64,
                                    np.int8, np.bool_], ids=str)
 def test_rank_by_counting(dtype):

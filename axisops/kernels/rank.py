@@ -195,6 +195,27 @@ def _tied(s, j, kk, pm, drop, keys):
     return same
 
 
+#: Fewer ties than one in this many values: :func:`_write_ranks` writes average
+#: and max ranks as places, then ranks each group of ties again (a branch mostly
+#: not taken), not by two branch-free scans.
+FEW_TIES = 16
+
+
+@helper(inline=True)
+def _write_places(s, valid, pm, out, first, step):
+    """``out[first + p * step] = j + 1`` for each sorted packed value ``s[j]`` (j <
+    *valid*) of position ``p = s[j] & pm``: ranks that are places."""
+    if step == 1:  # a lane of the output's rows: no multiply, the places counted in floats
+        row = out[first:]
+        r = 1.0
+        for j in range(valid):
+            row[np.int64(s[j] & pm)] = r
+            r += 1.0
+    else:
+        for j in range(valid):
+            out[first + np.int64(s[j] & pm) * step] = j + 1.0
+
+
 @helper
 def _write_ranks(s, valid, k, drop, keys, ties, method, out, first, step, work):
     """Ranks of the sorted packed values ``s[:valid]`` (*ties*: how many values tie
@@ -204,8 +225,22 @@ def _write_ranks(s, valid, k, drop, keys, ties, method, out, first, step, work):
     kk = np.uint64(k)
     pm = np.uint64((1 << k) - 1)
     if ties == 0 or method == 4:  # ranks are places
-        for j in range(valid):
-            out[first + np.int64(s[j] & pm) * step] = j + 1.0
+        _write_places(s, valid, pm, out, first, step)
+        return
+    if (method == 0 or method == 2) and ties * FEW_TIES < valid:
+        # the places, then each group of ties (rare) ranked again
+        _write_places(s, valid, pm, out, first, step)
+        j = 1
+        while j < valid:
+            if _tied(s, j, kk, pm, drop, keys):
+                b = j + 1
+                while b < valid and _tied(s, b, kk, pm, drop, keys):
+                    b += 1
+                r = 0.5 * (j + b) if method == 0 else float(b)  # group [j - 1, b)
+                for g in range(j - 1, b):
+                    out[first + np.int64(s[g] & pm) * step] = r
+                j = b
+            j += 1
         return
     if method != 2:  # forwards: the group's start (min, average) or count (dense)
         start = 0
@@ -369,9 +404,10 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
         drop = max(0, width + k - 63)
         dd = np.uint64(drop)
         flat = chunk.reshape(-1)
-        p0 = offset + first * n
-        for e in range((last - first) * n):
-            key = np.uint64(order_key(base[p0 + e], masks, descending))
+        size = (last - first) * n
+        src = base[offset + first * n:offset + first * n + size]  # a slice: no index to wrap
+        for e in range(size):  # vectorised (base[p0 + e] was not: rows of 64 1.3 -> ns an element)
+            key = np.uint64(order_key(src[e], masks, descending))
             flat[e] = ((key >> dd) << kk) | rows[e]
         for r in range(last - first):
             meta[r, 0] = 0
@@ -379,32 +415,8 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
             meta[r, 2] = n + 1  # not known yet: counted once sorted
         return
     walk = FIRST_WALK
-    if blocked(n, n_stride, inner, inner_stride) and (width + k <= 63 or n < ROWS_LEAST_MIN):
-        # neighbouring lanes along another axis: the same, ``LANES`` lanes at a time
-        # straight from the input (a run of adjacent elements per place, written
-        # down the block's rows), not through the key cache (f32 (1024, 1024)
-        # along axis 0: 3.3 ms)
-        drop = max(0, width + k - 63)
-        dd = np.uint64(drop)
-        for t in range(first, last):
-            walk, p = _walk_lane(t, first, walk, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, mids, inner, inner_stride)
-            i = walk[2]
-            r = t - first
-            meta[r, 0] = 0
-            meta[r, 1] = drop
-            meta[r, 2] = n + 1
-            if t != first and i % LANES != 0:
-                continue  # packed with its block
-            lanes = min(LANES - i % LANES, inner - i, last - t)
-            for j in range(n):
-                at = p + j * n_stride
-                pj = np.uint64(j)
-                for w in range(lanes):
-                    key = np.uint64(order_key(base[at + w], masks, descending))
-                    chunk[r + w, j] = ((key >> dd) << kk) | pj
-        return
-    if n < ROWS_LEAST_MIN:  # short lanes elsewhere: the same, lane by lane, read in place
+    if n < ROWS_LEAST_MIN and not blocked(n, n_stride, inner, inner_stride):
+        # short lanes elsewhere: the same, lane by lane, read in place
         drop = max(0, width + k - 63)
         dd = np.uint64(drop)
         for t in range(first, last):
