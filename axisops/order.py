@@ -1044,13 +1044,14 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
 def _ranks_by_counting(x: np.ndarray, axis: int, method: str) -> bool:
     """Whether :func:`rank` counts, for each element, the keys below and up to it
     (``kernels.rank.pair_rank_kernel``): rows of a C-contiguous array up to
-    ``PAIRS_MAX`` long, ranks by average, min or max (no sort: NumPy's sort of
-    rows of 16 costs about 30 ns a row). 1 thread, AMD EPYC Zen 5, against
+    ``PAIRS_MAX`` long (half that for 64-bit keys), ranks by average, min or max
+    (no sort: NumPy's sort of rows of 16 costs about 30 ns a row). 1 thread, AMD EPYC Zen 5, against
     bottleneck's nanrankdata: (65536, 16) float32 2.6-2.8x, float64 3-4x, where
     NumPy's sort of the packed rows gave 1.5-1.8x; rows of 32 float32 2.4x (was
     1.5x), float64 1.9x (1.3x); rows of 64 lose to the sort."""
     n = x.shape[axis]
-    return (method in _COUNTED and n <= _rank_kernels.PAIRS_MAX and axis == x.ndim - 1
+    longest = _rank_kernels.PAIRS_MAX // (2 if x.itemsize > 4 else 1)
+    return (method in _COUNTED and n <= longest and axis == x.ndim - 1
             and x.flags.c_contiguous)
 
 
@@ -1060,10 +1061,10 @@ _COUNTED = frozenset({"average", "min", "max"})
 def _ranks_by_counting_columns(x: np.ndarray, axis: int, method: str) -> bool:
     """Whether :func:`rank` counts as :func:`_ranks_by_counting` does, ``LANES``
     neighbouring lanes at a time (``kernels.rank.pair_rank_columns``): lanes up to
-    ``PAIRS_MAX`` long along an axis that is not the last, whose neighbours are
-    adjacent."""
+    ``COLUMN_PAIRS_MAX`` long along an axis that is not the last, whose neighbours
+    are adjacent."""
     n = x.shape[axis]
-    if method not in _COUNTED or n > _rank_kernels.PAIRS_MAX or axis == x.ndim - 1:
+    if method not in _COUNTED or n > _rank_kernels.COLUMN_PAIRS_MAX or axis == x.ndim - 1:
         return False
     args = _lane_args(x, axis)
     return args[5] != 1 and args[9] == 1 and args[8] >= 2

@@ -754,6 +754,7 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
     monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
     monkeypatch.setattr(O, "RANK_NUMPY_MIN_SIZE", 0)
     monkeypatch.setattr(O._rank_kernels, "PAIRS_MAX", 0)  # short rows sorted too
+    monkeypatch.setattr(O._rank_kernels, "COLUMN_PAIRS_MAX", 0)
     monkeypatch.setattr(O, "_RANK_CHUNK_BYTES", 3000)
     rng = np.random.default_rng(5)
     errors = []
@@ -806,16 +807,17 @@ def test_rank_few_ties(by_numpy, monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint64,
                                    np.int8, np.bool_], ids=str)
 def test_rank_by_counting(dtype):
-    """Rows of a C-contiguous array up to ``PAIRS_MAX`` long are ranked by counting
+    """Rows of a C-contiguous array up to ``PAIRS_MAX`` long (half for 64-bit keys)
+    and lanes along another axis up to ``COLUMN_PAIRS_MAX`` are ranked by counting
     the keys below and up to each (``pair_rank_kernel``: average, min, max; dense
     and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too,
-    in chunks of whole rows; lanes along another axis too (``pair_rank_columns``,
+    in chunks of whole rows; along another axis by ``pair_rank_columns`` (
     blocks of ``LANES`` neighbours, the last one short): bit for bit against the
     reference, and split into parts."""
     from axisops.kernels import rank as KR
     rng = np.random.default_rng(9)
     errors = []
-    for n in (1, 2, 16, 17, KR.PAIRS_MAX):
+    for n in (1, 2, 17, KR.PAIRS_MAX // 2, KR.PAIRS_MAX, KR.COLUMN_PAIRS_MAX):
         rows = np.stack(rank_lanes(rng, dtype, n) * 3)
         many = np.concatenate([rows] * (KR.PAIRS_CHUNK // rows.size + 2))
         for x, axis in ((rows, -1), (rows[0], -1), (rows.reshape(-1, 1, n), -1), (many, -1),

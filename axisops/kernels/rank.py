@@ -599,8 +599,17 @@ def finish_argsort_lanes(first, last, chunk, meta, keys, counts, positions, base
 
 # ------------------------------------------------------ short lanes, by counting
 
-#: Lanes up to this long are ranked by counting, not sorted (:func:`pair_rank_kernel`).
-PAIRS_MAX = 32
+#: Rows up to this long are ranked by counting, not sorted (:func:`pair_rank_kernel`;
+#: half as long for 64-bit keys, half as many to a vector). 1 thread, AMD EPYC
+#: Zen 5, 1M elements, counting against NumPy's sort: float32 rows of 48 2.2 ms
+#: against 3.1, of 64 2.8 against 2.1; float64 rows of 24 2.9 against 3.2, of 32
+#: 3.0 against 2.7.
+PAIRS_MAX = 48
+#: Lanes along another axis up to this long are ranked by counting
+#: (:func:`pair_rank_columns`): 1M float32 in lanes of 64, 3.9 ms against 5.4 by
+#: the sort, float64 6.2 against 6.4; of 96, 5.4 against 5.6 (1 thread, AMD EPYC
+#: Zen 5).
+COLUMN_PAIRS_MAX = 64
 
 
 #: Keys counted at a time by :func:`pair_rank_kernel` (whole rows): its keys and
