@@ -849,6 +849,27 @@ def test_rank_by_counting(dtype):
             assert (out[:lo] == -1).all() and (out[hi:] == -1).all()
 
 
+def test_rank_long_lanes_along_axis_0():
+    """Lanes longer than ``LANES_FIRST_MIN`` along axis 0 (blocks of ``LANES``
+    neighbours ranked a lane to a row of the block, written by transposed tiles;
+    the last block short, the last tile of places short, NaN, ties), whole and
+    with the lanes split between parts that cut a block."""
+    from axisops.kernels import rank as KR
+    rng = np.random.default_rng(17)
+    n = KR.LANES_FIRST_MIN + 21
+    x = np.round(rng.standard_normal((n, 19)), 3).astype(np.float32)
+    x[::7, 3] = np.nan
+    x[:, 17] = np.nan
+    for method in ("dense", "average"):
+        want = R.rank(x, 0, method=method)
+        np.testing.assert_array_equal(O.rank(x, 0, method=method), want)
+    for parts in (2, 3):  # average (method 0)
+        out = np.full(x.shape, -1.0)
+        for part in range(parts):
+            O._rank_numpy_lanes(part, parts, 19, n, O._lane_args(x, 0), 0, out.reshape(-1))
+        np.testing.assert_array_equal(out, want)
+
+
 def test_rank_kernel_parts():
     """The long-lane rank kernel split into parts that start and end inside a
     block of neighbouring lanes (ranks gathered by block): each part writes its

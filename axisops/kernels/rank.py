@@ -44,7 +44,7 @@ from .order import (
     order_key,
     sort_positions,
 )
-from .simd import pair_counts, pair_counts_columns
+from .simd import pair_counts, pair_counts_columns, transpose_tile
 
 #: Lanes up to this length are sorted on 8-bit digits (256 counts to clear and sum
 #: per pass), longer ones on 11-bit digits (2048): measured (1 thread, AMD EPYC
@@ -509,6 +509,7 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
     mids = block_size(mid_shape)
     step = mids * inner
     by_block = ranks.size != 0
+    lanes_first = n > LANES_FIRST_MIN
     if rows.size and n <= FLAT_FINISH_MAX and _finish_rows(first, last, chunk, meta, rows, n,
                                                            masks, out):
         return
@@ -529,10 +530,10 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
         if by_block:
             if t == first or lane == 0:
                 done = lane
-            target, at, stride = ranks, lane, LANES
+            target, at, stride = (ranks, lane * n, 1) if lanes_first else (ranks, lane, LANES)
             if valid < n:  # NaN ranks went to out with the packing: keep them
                 for j in range(n):
-                    ranks[j * LANES + lane] = out[q + j * step]
+                    ranks[at + j * stride] = out[q + j * step]
         else:
             target, at, stride = out, q, step
         if valid > n:  # packed with NaN: they are the last (key top), ranked NaN
@@ -552,9 +553,35 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
         _write_ranks(s, valid, k, drop, keys, ties, method, target, at, stride, work)
         if by_block and (lane == LANES - 1 or i == inner - 1 or t == last - 1):
             q0 = q - lane
-            for j in range(n):  # the block's rows: runs of adjacent outputs
-                for w in range(done, lane + 1):
-                    out[q0 + j * step + w] = ranks[j * LANES + w]
+            if lanes_first:
+                _flush_lanes_first(ranks, n, done, lane, out, q0, step)
+            else:
+                for j in range(n):  # the block's rows: runs of adjacent outputs
+                    for w in range(done, lane + 1):
+                        out[q0 + j * step + w] = ranks[j * LANES + w]
+
+
+#: Lanes longer than this, ranked in blocks of ``LANES`` neighbours, have each its
+#: ranks in a row of the block (``LANES``, n), not a column of (n, ``LANES``): a
+#: lane's ranks are scattered over its own row, which stays in cache, not over
+#: the whole block, then written out by transposed tiles (:func:`_flush_lanes_first`).
+LANES_FIRST_MIN = 1 << 12
+_transpose = transpose_tile()
+
+
+@helper
+def _flush_lanes_first(ranks, n, done, lane, out, q0, step):
+    """The ranks of lanes ``[done, lane]`` of a block, row w of ``ranks`` (``LANES``,
+    n) flat, into ``out[q0 + j * step + w]``: tiles of ``LANES`` places transposed in
+    registers when the block is whole, else element by element."""
+    j0 = 0
+    if done == 0 and lane == LANES - 1:
+        while j0 + LANES <= n:
+            _transpose(out, q0 + j0 * step, step, ranks, j0, n)
+            j0 += LANES
+    for j in range(j0, n):
+        for w in range(done, lane + 1):
+            out[q0 + j * step + w] = ranks[w * n + j]
 
 
 @kernel
