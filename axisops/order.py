@@ -544,7 +544,9 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
     if method not in _RANK_METHODS:
         raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
                          f"got {method!r}")
-    out = _alloc.empty(x.shape, np.float64)
+    # from the pool from 64 KiB, as the scratch: a (4096, 16) float32 took 0.18 ms
+    # or 0.055 by whether malloc's heap had just been trimmed
+    out = _alloc.empty(x.shape, np.float64, _SCRATCH_POOLED)
     if out.size and _ranks_by_counting(x, axis, method):
         _run(_rank_kernels.pair_rank_kernel, x.size, *_lane_args(x, axis),
              _RANK_METHODS[method], out.reshape(-1))
@@ -1044,27 +1046,27 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
 def _ranks_by_counting(x: np.ndarray, axis: int, method: str) -> bool:
     """Whether :func:`rank` counts, for each element, the keys below and up to it
     (``kernels.rank.pair_rank_kernel``): rows of a C-contiguous array up to
-    ``PAIRS_MAX`` long (half that for 64-bit keys), ranks by average, min or max
-    (no sort: NumPy's sort of rows of 16 costs about 30 ns a row). 1 thread, AMD EPYC Zen 5, against
-    bottleneck's nanrankdata: (65536, 16) float32 2.6-2.8x, float64 3-4x, where
-    NumPy's sort of the packed rows gave 1.5-1.8x; rows of 32 float32 2.4x (was
-    1.5x), float64 1.9x (1.3x); rows of 64 lose to the sort."""
+    ``PAIRS_MAX`` long (``DENSE_PAIRS_MAX`` for dense ranks; half that for 64-bit
+    keys), any method (no sort: NumPy's sort of rows of 16 costs about 30 ns a
+    row). 1 thread, AMD EPYC Zen 5, against bottleneck's nanrankdata: (65536, 16)
+    float32 2.6-2.8x, float64 3-4x, where NumPy's sort of the packed rows gave
+    1.5-1.8x; rows of 32 float32 2.4x (was 1.5x), float64 1.9x (1.3x); rows of 64
+    lose to the sort. The limits: ``kernels.rank``."""
     n = x.shape[axis]
-    longest = _rank_kernels.PAIRS_MAX // (2 if x.itemsize > 4 else 1)
-    return (method in _COUNTED and n <= longest and axis == x.ndim - 1
-            and x.flags.c_contiguous)
-
-
-_COUNTED = frozenset({"average", "min", "max"})
+    longest = (_rank_kernels.DENSE_PAIRS_MAX if method == "dense"
+               else _rank_kernels.PAIRS_MAX) // (2 if x.itemsize > 4 else 1)
+    return n <= longest and axis == x.ndim - 1 and x.flags.c_contiguous
 
 
 def _ranks_by_counting_columns(x: np.ndarray, axis: int, method: str) -> bool:
     """Whether :func:`rank` counts as :func:`_ranks_by_counting` does, ``LANES``
     neighbouring lanes at a time (``kernels.rank.pair_rank_columns``): lanes up to
-    ``COLUMN_PAIRS_MAX`` long along an axis that is not the last, whose neighbours
-    are adjacent."""
+    ``COLUMN_PAIRS_MAX`` long (``DENSE_COLUMN_PAIRS_MAX`` for dense ranks) along an
+    axis that is not the last, whose neighbours are adjacent."""
     n = x.shape[axis]
-    if method not in _COUNTED or n > _rank_kernels.COLUMN_PAIRS_MAX or axis == x.ndim - 1:
+    longest = (_rank_kernels.DENSE_COLUMN_PAIRS_MAX if method == "dense"
+               else _rank_kernels.COLUMN_PAIRS_MAX)
+    if n > longest or axis == x.ndim - 1:
         return False
     args = _lane_args(x, axis)
     return args[5] != 1 and args[9] == 1 and args[8] >= 2

@@ -809,8 +809,9 @@ def test_rank_few_ties(by_numpy, monkeypatch):
 def test_rank_by_counting(dtype):
     """Rows of a C-contiguous array up to ``PAIRS_MAX`` long (half for 64-bit keys)
     and lanes along another axis up to ``COLUMN_PAIRS_MAX`` are ranked by counting
-    the keys below and up to each (``pair_rank_kernel``: average, min, max; dense
-    and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too,
+    the keys below and up to each (``pair_rank_kernel``: average, min, max; the
+    keys before each for ordinal ranks, the distinct keys up to each for dense
+    ones), over one vector of keys and over two, 1-D and 3-D too,
     in chunks of whole rows; along another axis by ``pair_rank_columns`` (
     blocks of ``LANES`` neighbours, the last one short): bit for bit against the
     reference, and split into parts."""
