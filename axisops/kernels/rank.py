@@ -207,12 +207,22 @@ def _tied(s, j, kk, pm, drop, keys):
 FEW_TIES = 16
 
 
+#: Rows up to this long are written over once in order before their places are
+#: scattered: the row's lines come in by the prefetcher, not one miss per write
+#: (1M float64 in rows of 1024: 1.1 -> 0.8 ns an element, 1 thread, AMD EPYC Zen 5).
+TOUCH_MAX = 1 << 13
+
+
 @helper(inline=True)
-def _write_places(s, valid, pm, out, first, step):
+def _write_places(s, valid, n, pm, out, first, step):
     """``out[first + p * step] = j + 1`` for each sorted packed value ``s[j]`` (j <
-    *valid*) of position ``p = s[j] & pm``: ranks that are places."""
+    *valid*) of position ``p = s[j] & pm`` (in a lane of *n*): ranks that are
+    places."""
     if step == 1:  # a lane of the output's rows: no multiply, the places counted in floats
         row = out[first:]
+        if valid == n and n <= TOUCH_MAX:  # (no NaN ranked already)
+            for j in range(n):  # vectorised: its lines fetched in order, not at random
+                row[j] = 0.0
         r = 1.0
         for j in range(valid):
             row[np.int64(s[j] & pm)] = r
@@ -223,19 +233,20 @@ def _write_places(s, valid, pm, out, first, step):
 
 
 @helper
-def _write_ranks(s, valid, k, drop, keys, ties, method, out, first, step, work):
-    """Ranks of the sorted packed values ``s[:valid]`` (*ties*: how many values tie
-    with the one before, in their kept bits) into ``out[first + position * step]``,
+def _write_ranks(s, valid, n, k, drop, keys, ties, method, out, first, step, work):
+    """Ranks of the sorted packed values ``s[:valid]`` of a lane of *n* (*ties*: how
+    many values tie with the one before, in their kept bits; the NaN's ranks
+    already written) into ``out[first + position * step]``,
     ties by *method* (see :func:`rank_kernel`); ``work``: uint64 scratch of
     *valid*."""
     kk = np.uint64(k)
     pm = np.uint64((1 << k) - 1)
     if ties == 0 or method == 4:  # ranks are places
-        _write_places(s, valid, pm, out, first, step)
+        _write_places(s, valid, n, pm, out, first, step)
         return
     if (method == 0 or method == 2) and ties * FEW_TIES < valid:
         # the places, then each group of ties (rare) ranked again
-        _write_places(s, valid, pm, out, first, step)
+        _write_places(s, valid, n, pm, out, first, step)
         j = 1
         while j < valid:
             if _tied(s, j, kk, pm, drop, keys):
@@ -313,7 +324,7 @@ def _rank_packed(keys, n, valid, masks, method, out, first, step, packed, packed
         ties += (s[j] >> kk) == (s[j - 1] >> kk)
     if drop != 0 and ties != 0:  # the keys that agree in the bits kept, sorted on the rest
         ties = _fix_runs(s, valid, keys, least, k, drop, counts)
-    _write_ranks(s, valid, k, drop, keys, ties, method, out, first, step, work)
+    _write_ranks(s, valid, n, k, drop, keys, ties, method, out, first, step, work)
 
 
 @kernel(nrt=True)
@@ -556,7 +567,7 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
         if drop != 0 and ties != 0:  # agree in the bits kept: sorted on the whole keys
             lane_keys(base, p, n_stride, n, masks, False, keys)
             ties = _fix_runs(s, valid, keys, least, k, drop, counts)
-        _write_ranks(s, valid, k, drop, keys, ties, method, target, at, stride, work)
+        _write_ranks(s, valid, n, k, drop, keys, ties, method, target, at, stride, work)
         if by_block and (lane == LANES - 1 or i == inner - 1 or t == last - 1):
             q0 = q - lane
             if lanes_first:
