@@ -69,11 +69,14 @@ def _calibrate() -> int:
 _UNUSED = _calibrate()
 
 
-def empty(shape, dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array, like ``numpy.empty``; large ones come from the pool."""
+def empty(shape, dtype, min_pooled: int = MIN_POOLED) -> np.ndarray:
+    """An uninitialised C-contiguous array, like ``numpy.empty``; large ones (*min_pooled*
+    bytes and more) come from the pool. A kernel's scratch may be pooled from a
+    smaller size: glibc hands blocks of a few hundred KiB back to the system when
+    they are freed, and each call then faults their pages in again."""
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < MIN_POOLED or _limit == 0:
+    if nbytes < min_pooled or _limit == 0:
         return np.empty(shape, dtype)
     with _lock:
         for k in range(len(_buffers)):

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _dtypes, _fast_order, _jit
+from . import _alloc, _dtypes, _fast_order, _jit
 from ._axes import normalize_axes, normalize_axis
 from ._dispatch import dispatched
 from ._layout import scan_view
@@ -550,9 +550,14 @@ def rank(x: ArrayLike, axis: int | None = -1, *, method: str = "average") -> Arr
     if method not in _RANK_METHODS:
         raise ValueError(f"rank: method must be one of {', '.join(_RANK_METHODS)}, "
                          f"got {method!r}")
-    out = np.empty(x.shape, np.float64)
+    # from the pool from 64 KiB, as the scratch: a (4096, 16) float32 took 0.18 ms
+    # or 0.055 by whether malloc's heap had just been trimmed
+    out = _alloc.empty(x.shape, np.float64, _SCRATCH_POOLED)
     if out.size and _ranks_by_counting(x, axis, method):
         _run(_rank_kernels.pair_rank_kernel, x.size, *_lane_args(x, axis),
+             _RANK_METHODS[method], out.reshape(-1))
+    elif out.size and _ranks_by_counting_columns(x, axis, method):
+        _run(_rank_kernels.pair_rank_columns, x.size, *_lane_args(x, axis),
              _RANK_METHODS[method], out.reshape(-1))
     elif out.size and _ranks_by_numpy(x, axis):
         n = x.shape[axis]
@@ -1048,17 +1053,30 @@ def _packing_scratch(x: np.ndarray, axis: int) -> np.ndarray:
 def _ranks_by_counting(x: np.ndarray, axis: int, method: str) -> bool:
     """Whether :func:`rank` counts, for each element, the keys below and up to it
     (``kernels.rank.pair_rank_kernel``): rows of a C-contiguous array up to
-    ``PAIRS_MAX`` long, ranks by average, min or max (no sort: NumPy's sort of
-    rows of 16 costs about 30 ns a row). 1 thread, AMD EPYC Zen 5, against
-    bottleneck's nanrankdata: (65536, 16) float32 2.6-2.8x, float64 3-4x, where
-    NumPy's sort of the packed rows gave 1.5-1.8x; rows of 32 float32 2.4x (was
-    1.5x), float64 1.9x (1.3x); rows of 64 lose to the sort."""
+    ``PAIRS_MAX`` long (``DENSE_PAIRS_MAX`` for dense ranks; half that for 64-bit
+    keys), any method (no sort: NumPy's sort of rows of 16 costs about 30 ns a
+    row). 1 thread, AMD EPYC Zen 5, against bottleneck's nanrankdata: (65536, 16)
+    float32 2.6-2.8x, float64 3-4x, where NumPy's sort of the packed rows gave
+    1.5-1.8x; rows of 32 float32 2.4x (was 1.5x), float64 1.9x (1.3x); rows of 64
+    lose to the sort. The limits: ``kernels.rank``."""
     n = x.shape[axis]
-    return (method in _COUNTED and n <= _rank_kernels.PAIRS_MAX and axis == x.ndim - 1
-            and x.flags.c_contiguous)
+    longest = (_rank_kernels.DENSE_PAIRS_MAX if method == "dense"
+               else _rank_kernels.PAIRS_MAX) // (2 if x.itemsize > 4 else 1)
+    return n <= longest and axis == x.ndim - 1 and x.flags.c_contiguous
 
 
-_COUNTED = frozenset({"average", "min", "max"})
+def _ranks_by_counting_columns(x: np.ndarray, axis: int, method: str) -> bool:
+    """Whether :func:`rank` counts as :func:`_ranks_by_counting` does, ``LANES``
+    neighbouring lanes at a time (``kernels.rank.pair_rank_columns``): lanes up to
+    ``COLUMN_PAIRS_MAX`` long (``DENSE_COLUMN_PAIRS_MAX`` for dense ranks) along an
+    axis that is not the last, whose neighbours are adjacent."""
+    n = x.shape[axis]
+    longest = (_rank_kernels.DENSE_COLUMN_PAIRS_MAX if method == "dense"
+               else _rank_kernels.COLUMN_PAIRS_MAX)
+    if n > longest or axis == x.ndim - 1:
+        return False
+    args = _lane_args(x, axis)
+    return args[5] != 1 and args[9] == 1 and args[8] >= 2
 
 
 def _ranks_by_numpy(x: np.ndarray, axis: int) -> bool:
@@ -1085,23 +1103,30 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
     packed, sorted in place, ranked into *flat*; with *method* ``ARGSORTED``, the
     argsort of 64-bit keys (*descending* or not): the positions written to *flat*,
     rows of the output, or through the chunk to ``rows_to_lanes``' *target*."""
-    most, chunks = _chunks(lanes, part, parts, 8 * n, _RANK_CHUNK_BYTES)
-    packed = np.empty((most, n), np.uint64)
-    meta = np.empty((packed.shape[0], 3), np.uint64)
     base, n_stride, inner, inner_stride = args[0], args[5], args[8], args[9]
-    keys = np.empty(n, base.dtype)
     blocked = n_stride != 1 and inner_stride == 1 and inner >= 2 and n <= K.BLOCK_MAX
-    cache = np.empty((K.LANES, n + K.LANES if blocked else 0), base.dtype)  # and its tile
-    work = np.empty(n, np.uint64)
-    counts = np.empty((8, 1 << K.RADIX), np.int64)
-    ranks = np.empty(n * K.LANES if inner >= 2 and n <= K.BLOCK_MAX else 0)
+    # lanes read in blocks of LANES neighbours: a chunk of whole blocks (each block
+    # is read from the input once; (65536, 16) float64 along axis 0 read it 8 times
+    # over in chunks of 2 lanes)
+    most, chunks = _chunks(lanes, part, parts, 8 * n,
+                           max(_RANK_CHUNK_BYTES, K.LANES * 8 * n) if blocked
+                           else _RANK_CHUNK_BYTES)
+    # the scratch from the pool of buffers: fresh pages cost a fault each (a (1M,)
+    # float32 spent 6 of its 14 ms mapping its scratch, a (4096, 16) float32 along
+    # axis 0 0.33 of 0.66 ms)
+    packed = _scratch((most, n), np.uint64)
+    meta = np.empty((packed.shape[0], 3), np.uint64)
+    keys = _scratch((n,), base.dtype)
+    cache = _scratch((K.LANES, n + K.LANES if blocked else 0), base.dtype)  # and its tile
+    work = _scratch((n,), np.uint64)
+    counts = _scratch((8, 1 << K.RADIX), np.int64)
+    ranks = _scratch((n * K.LANES if inner >= 2 and n <= K.BLOCK_MAX else 0,), np.float64)
     # short rows of a C-contiguous input: packed by one loop over a chunk with the
     # positions read from ``rows`` (long lanes are packed lane by lane: a pattern
     # of 1M positions cost 3.5 ms to make and read for a (1M,) float32)
     contiguous_rows = (n < _rank_kernels.ROWS_LEAST_MIN and n_stride == 1 and inner == 1
                        and _is_rows(args))
-    rows = (np.tile(np.arange(n, dtype=np.uint64), packed.shape[0]) if contiguous_rows
-            else _NO_POSITIONS)
+    rows = _row_positions(n, packed.shape[0]) if contiguous_rows else _NO_POSITIONS
     for first, last in chunks:
         chunk = packed[:last - first]
         _rank_kernels.pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, *args,
@@ -1119,6 +1144,21 @@ def _rank_numpy_lanes(part: int, parts: int, lanes: int, n: int, args: tuple, me
 
 
 _NO_POSITIONS = np.empty(0, np.uint64)
+#: Scratch of this many bytes and more comes from the pool (``_alloc``).
+_SCRATCH_POOLED = 1 << 16
+
+
+@functools.lru_cache(maxsize=16)
+def _row_positions(n: int, rows: int) -> np.ndarray:
+    """0, 1, ..., n - 1 repeated *rows* times (read-only, made once: a chunk's 1 MiB
+    made afresh cost a call on rows of 64 0.1 ms)."""
+    positions = np.tile(np.arange(n, dtype=np.uint64), rows)
+    positions.flags.writeable = False
+    return positions
+
+
+def _scratch(shape: tuple, dtype) -> np.ndarray:
+    return _alloc.empty(shape, dtype, _SCRATCH_POOLED)
 
 
 def _is_rows(args: tuple) -> bool:
@@ -1142,7 +1182,7 @@ def _rank_scratch(x: np.ndarray, axis: int) -> np.ndarray:
     n = x.shape[axis]
     if n <= K.MERGE_MAX:
         return _NO_SCRATCH
-    return np.empty((_jit.thread_limit(), 2 * n), np.uint64)
+    return _scratch((_jit.thread_limit(), 2 * n), np.uint64)
 
 
 def _short_lanes(x: np.ndarray, axis: int, longest: int = K.NETWORK_MAX) -> bool:

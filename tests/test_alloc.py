@@ -38,6 +38,22 @@ def test_freed_buffer_is_reused(pool):
     assert b.shape == (BIG,) and b.dtype == np.float32 and b.flags.c_contiguous and b.flags.writeable
 
 
+def test_scratch_pooled_from_a_smaller_size(pool):
+    """``min_pooled``: a kernel's scratch is pooled from a smaller size than results
+    (``order._scratch``); below it, a plain array; held, never handed out again."""
+    pool.pool_limit(0)  # an empty pool: no other buffer of that size to hand out
+    pool.pool_limit(1 << 30)
+    small = pool.empty((1024,), np.float64, min_pooled=1 << 16)
+    assert small.base is None
+    a = pool.empty((1 << 14,), np.float64, min_pooled=1 << 16)
+    address = a.ctypes.data
+    b = pool.empty((1 << 14,), np.float64, min_pooled=1 << 16)
+    assert b.ctypes.data != address
+    del a
+    c = pool.empty((1 << 14,), np.uint64, min_pooled=1 << 16)
+    assert c.ctypes.data == address and c.dtype == np.uint64 and c.shape == (1 << 14,)
+
+
 @pytest.mark.parametrize("keep", ["result", "view", "slice", "memoryview", "reshaped", "tuple"])
 def test_held_results_are_never_reused(pool, keep):
     first = axisops.cumsum(np.ones(BIG, np.float32))  # exact: BIG < 2**24

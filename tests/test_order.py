@@ -754,6 +754,7 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
     monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
     monkeypatch.setattr(O, "RANK_NUMPY_MIN_SIZE", 0)
     monkeypatch.setattr(O._rank_kernels, "PAIRS_MAX", 0)  # short rows sorted too
+    monkeypatch.setattr(O._rank_kernels, "COLUMN_PAIRS_MAX", 0)
     monkeypatch.setattr(O, "_RANK_CHUNK_BYTES", 3000)
     rng = np.random.default_rng(5)
     errors = []
@@ -774,24 +775,70 @@ def test_rank_long_lanes(dtype, by_numpy, monkeypatch):
     report(errors)
 
 
+@pytest.mark.parametrize("by_numpy", [True, False], ids=["numpy-sort", "radix"])
+def test_rank_few_ties(by_numpy, monkeypatch):
+    """Long lanes with a few ties (fewer than one value in ``FEW_TIES``): average and
+    max ranks written as places, then each group of ties again
+    (``kernels.rank._write_ranks``), groups at the lane's ends too, keys whole and
+    float64 keys less their low bits (equal in the bits kept, told apart whole)."""
+    from axisops.kernels import rank as KR
+    if by_numpy and not O._RANK_NUMPY:
+        pytest.skip("NumPy sorts uint64 without SIMD here")
+    monkeypatch.setattr(O, "_RANK_NUMPY", by_numpy)
+    rng = np.random.default_rng(21)
+    errors = []
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal((3, 3000)).astype(dtype)
+        x[:, 1::40] = x[:, 2::40]          # pairs
+        x[:, 100:103] = x[:, 500]          # a group of four
+        x[0, [0, 7]] = x[0].min()          # the least pair
+        x[1, [5, -1]] = x[1].max()         # the greatest pair
+        x[2, 3::97] = 1 + np.arange(len(x[2, 3::97])) % 3 * np.finfo(dtype).eps  # close keys
+        x[2, ::301] = np.nan
+        for method in ("average", "max", "min", "dense"):
+            for v, axis in ((x, 1), (x.T.copy(), 0)):
+                label = f"({dtype.__name__}, shape={v.shape}, axis={axis}, {method})"
+                compare_calls("rank", (v, axis), {"method": method}, label,
+                              lambda g, w: problem(g, w, exact_bits=True), errors)
+    report(errors)
+    assert KR.FEW_TIES * 80 < 3000  # the lanes above have few ties
+
+
 @pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.int64, np.uint64,
                                    np.int8, np.bool_], ids=str)
 def test_rank_by_counting(dtype):
-    """Rows of a C-contiguous array up to ``PAIRS_MAX`` long are ranked by counting
-    the keys below and up to each (``pair_rank_kernel``: average, min, max; dense
-    and ordinal sorted), over one vector of keys and over two, 1-D and 3-D too:
-    bit for bit against the reference, and split into parts."""
+    """Rows of a C-contiguous array up to ``PAIRS_MAX`` long (half for 64-bit keys)
+    and lanes along another axis up to ``COLUMN_PAIRS_MAX`` are ranked by counting
+    the keys below and up to each (``pair_rank_kernel``: average, min, max; the
+    keys before each for ordinal ranks, the distinct keys up to each for dense
+    ones), over one vector of keys and over two, 1-D and 3-D too,
+    in chunks of whole rows; along another axis by ``pair_rank_columns`` (
+    blocks of ``LANES`` neighbours, the last one short): bit for bit against the
+    reference, and split into parts."""
     from axisops.kernels import rank as KR
     rng = np.random.default_rng(9)
     errors = []
-    for n in (1, 2, 16, 17, KR.PAIRS_MAX):
+    for n in (1, 2, 17, KR.PAIRS_MAX // 2, KR.PAIRS_MAX, KR.COLUMN_PAIRS_MAX):
         rows = np.stack(rank_lanes(rng, dtype, n) * 3)
-        for x in (rows, rows[0], rows.reshape(-1, 1, n)):
+        many = np.concatenate([rows] * (KR.PAIRS_CHUNK // rows.size + 2))
+        for x, axis in ((rows, -1), (rows[0], -1), (rows.reshape(-1, 1, n), -1), (many, -1),
+                        (rows.T.copy(), 0), (rows.T.reshape(n, 3, -1), 0),
+                        (many.T.reshape(1, n, -1)[:, :, 5:], 1)):
             for method in R.RANK_METHODS:
-                label = f"({dtype.__name__}, n={n}, shape={x.shape}, {method})"
-                compare_calls("rank", (x, -1), {"method": method}, label,
+                label = f"({dtype.__name__}, n={n}, shape={x.shape}, axis={axis}, {method})"
+                compare_calls("rank", (x, axis), {"method": method}, label,
                               lambda g, w: problem(g, w, exact_bits=True), errors)
     report(errors)
+    x = many.T.copy()
+    want = R.rank(x, 0, method="average")
+    for parts in (1, 3):
+        for part in range(parts):
+            out = np.full(x.shape, -1.0)
+            KR.pair_rank_columns(part, parts, *O._lane_args(x, 0), 0, out.reshape(-1))
+            blocks = -(-x.shape[1] // KR.LANES)
+            lo, hi = (b * KR.LANES for b in (part * blocks // parts, (part + 1) * blocks // parts))
+            np.testing.assert_array_equal(out[:, lo:hi], want[:, lo:hi])
+            assert (out[:, :lo] == -1).all() and (out[:, hi:] == -1).all()
     x = rows
     want = R.rank(x, -1, method="max")
     for parts in (1, 3):
@@ -801,6 +848,27 @@ def test_rank_by_counting(dtype):
             lo, hi = part * len(x) // parts, (part + 1) * len(x) // parts
             np.testing.assert_array_equal(out[lo:hi], want[lo:hi])
             assert (out[:lo] == -1).all() and (out[hi:] == -1).all()
+
+
+def test_rank_long_lanes_along_axis_0():
+    """Lanes longer than ``LANES_FIRST_MIN`` along axis 0 (blocks of ``LANES``
+    neighbours ranked a lane to a row of the block, written by transposed tiles;
+    the last block short, the last tile of places short, NaN, ties), whole and
+    with the lanes split between parts that cut a block."""
+    from axisops.kernels import rank as KR
+    rng = np.random.default_rng(17)
+    n = KR.LANES_FIRST_MIN + 21
+    x = np.round(rng.standard_normal((n, 19)), 3).astype(np.float32)
+    x[::7, 3] = np.nan
+    x[:, 17] = np.nan
+    for method in ("dense", "average"):
+        want = R.rank(x, 0, method=method)
+        np.testing.assert_array_equal(O.rank(x, 0, method=method), want)
+    for parts in (2, 3):  # average (method 0)
+        out = np.full(x.shape, -1.0)
+        for part in range(parts):
+            O._rank_numpy_lanes(part, parts, 19, n, O._lane_args(x, 0), 0, out.reshape(-1))
+        np.testing.assert_array_equal(out, want)
 
 
 def test_rank_kernel_parts():

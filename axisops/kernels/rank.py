@@ -31,6 +31,7 @@ from .order import (
     INSERTION_MAX,
     LANES,
     MERGE_MAX,
+    _group_start,
     _next_lane,
     _out_first,
     _packing_scratch,
@@ -43,7 +44,13 @@ from .order import (
     order_key,
     sort_positions,
 )
-from .simd import pair_counts
+from .simd import (
+    pair_counts,
+    pair_counts_by,
+    pair_counts_columns,
+    pair_counts_columns_by,
+    transpose_tile,
+)
 
 #: Lanes up to this length are sorted on 8-bit digits (256 counts to clear and sum
 #: per pass), longer ones on 11-bit digits (2048): measured (1 thread, AMD EPYC
@@ -194,17 +201,63 @@ def _tied(s, j, kk, pm, drop, keys):
     return same
 
 
+#: Fewer ties than one in this many values: :func:`_write_ranks` writes average
+#: and max ranks as places, then ranks each group of ties again (a branch mostly
+#: not taken), not by two branch-free scans.
+FEW_TIES = 16
+
+
+#: Rows up to this long are written over once in order before their places are
+#: scattered: the row's lines come in by the prefetcher, not one miss per write
+#: (1M float64 in rows of 1024: 1.1 -> 0.8 ns an element, 1 thread, AMD EPYC Zen 5).
+TOUCH_MAX = 1 << 13
+
+
+@helper(inline=True)
+def _write_places(s, valid, n, pm, out, first, step):
+    """``out[first + p * step] = j + 1`` for each sorted packed value ``s[j]`` (j <
+    *valid*) of position ``p = s[j] & pm`` (in a lane of *n*): ranks that are
+    places."""
+    if step == 1:  # a lane of the output's rows: no multiply, the places counted in floats
+        row = out[first:]
+        if valid == n and n <= TOUCH_MAX:  # (no NaN ranked already)
+            for j in range(n):  # vectorised: its lines fetched in order, not at random
+                row[j] = 0.0
+        r = 1.0
+        for j in range(valid):
+            row[np.int64(s[j] & pm)] = r
+            r += 1.0
+    else:
+        for j in range(valid):
+            out[first + np.int64(s[j] & pm) * step] = j + 1.0
+
+
 @helper
-def _write_ranks(s, valid, k, drop, keys, ties, method, out, first, step, work):
-    """Ranks of the sorted packed values ``s[:valid]`` (*ties*: how many values tie
-    with the one before, in their kept bits) into ``out[first + position * step]``,
+def _write_ranks(s, valid, n, k, drop, keys, ties, method, out, first, step, work):
+    """Ranks of the sorted packed values ``s[:valid]`` of a lane of *n* (*ties*: how
+    many values tie with the one before, in their kept bits; the NaN's ranks
+    already written) into ``out[first + position * step]``,
     ties by *method* (see :func:`rank_kernel`); ``work``: uint64 scratch of
     *valid*."""
     kk = np.uint64(k)
     pm = np.uint64((1 << k) - 1)
     if ties == 0 or method == 4:  # ranks are places
-        for j in range(valid):
-            out[first + np.int64(s[j] & pm) * step] = j + 1.0
+        _write_places(s, valid, n, pm, out, first, step)
+        return
+    if (method == 0 or method == 2) and ties * FEW_TIES < valid:
+        # the places, then each group of ties (rare) ranked again
+        _write_places(s, valid, n, pm, out, first, step)
+        j = 1
+        while j < valid:
+            if _tied(s, j, kk, pm, drop, keys):
+                b = j + 1
+                while b < valid and _tied(s, b, kk, pm, drop, keys):
+                    b += 1
+                r = 0.5 * (j + b) if method == 0 else float(b)  # group [j - 1, b)
+                for g in range(j - 1, b):
+                    out[first + np.int64(s[g] & pm) * step] = r
+                j = b
+            j += 1
         return
     if method != 2:  # forwards: the group's start (min, average) or count (dense)
         start = 0
@@ -271,7 +324,7 @@ def _rank_packed(keys, n, valid, masks, method, out, first, step, packed, packed
         ties += (s[j] >> kk) == (s[j - 1] >> kk)
     if drop != 0 and ties != 0:  # the keys that agree in the bits kept, sorted on the rest
         ties = _fix_runs(s, valid, keys, least, k, drop, counts)
-    _write_ranks(s, valid, k, drop, keys, ties, method, out, first, step, work)
+    _write_ranks(s, valid, n, k, drop, keys, ties, method, out, first, step, work)
 
 
 @kernel(nrt=True)
@@ -368,9 +421,10 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
         drop = max(0, width + k - 63)
         dd = np.uint64(drop)
         flat = chunk.reshape(-1)
-        p0 = offset + first * n
-        for e in range((last - first) * n):
-            key = np.uint64(order_key(base[p0 + e], masks, descending))
+        size = (last - first) * n
+        src = base[offset + first * n:offset + first * n + size]  # a slice: no index to wrap
+        for e in range(size):  # vectorised (base[p0 + e] was not: rows of 64 1.3 -> ns an element)
+            key = np.uint64(order_key(src[e], masks, descending))
             flat[e] = ((key >> dd) << kk) | rows[e]
         for r in range(last - first):
             meta[r, 0] = 0
@@ -378,32 +432,8 @@ def pack_rank_lanes(first, last, chunk, meta, keys, cache, rows, base, offset, o
             meta[r, 2] = n + 1  # not known yet: counted once sorted
         return
     walk = FIRST_WALK
-    if blocked(n, n_stride, inner, inner_stride) and (width + k <= 63 or n < ROWS_LEAST_MIN):
-        # neighbouring lanes along another axis: the same, ``LANES`` lanes at a time
-        # straight from the input (a run of adjacent elements per place, written
-        # down the block's rows), not through the key cache (f32 (1024, 1024)
-        # along axis 0: 3.3 ms)
-        drop = max(0, width + k - 63)
-        dd = np.uint64(drop)
-        for t in range(first, last):
-            walk, p = _walk_lane(t, first, walk, offset, outer_shape, outer_strides, mid_shape,
-                                 mid_strides, mids, inner, inner_stride)
-            i = walk[2]
-            r = t - first
-            meta[r, 0] = 0
-            meta[r, 1] = drop
-            meta[r, 2] = n + 1
-            if t != first and i % LANES != 0:
-                continue  # packed with its block
-            lanes = min(LANES - i % LANES, inner - i, last - t)
-            for j in range(n):
-                at = p + j * n_stride
-                pj = np.uint64(j)
-                for w in range(lanes):
-                    key = np.uint64(order_key(base[at + w], masks, descending))
-                    chunk[r + w, j] = ((key >> dd) << kk) | pj
-        return
-    if n < ROWS_LEAST_MIN:  # short lanes elsewhere: the same, lane by lane, read in place
+    if n < ROWS_LEAST_MIN and not blocked(n, n_stride, inner, inner_stride):
+        # short lanes elsewhere: the same, lane by lane, read in place
         drop = max(0, width + k - 63)
         dd = np.uint64(drop)
         for t in range(first, last):
@@ -496,6 +526,7 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
     mids = block_size(mid_shape)
     step = mids * inner
     by_block = ranks.size != 0
+    lanes_first = n > LANES_FIRST_MIN
     if rows.size and n <= FLAT_FINISH_MAX and _finish_rows(first, last, chunk, meta, rows, n,
                                                            masks, out):
         return
@@ -516,10 +547,10 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
         if by_block:
             if t == first or lane == 0:
                 done = lane
-            target, at, stride = ranks, lane, LANES
+            target, at, stride = (ranks, lane * n, 1) if lanes_first else (ranks, lane, LANES)
             if valid < n:  # NaN ranks went to out with the packing: keep them
                 for j in range(n):
-                    ranks[j * LANES + lane] = out[q + j * step]
+                    ranks[at + j * stride] = out[q + j * step]
         else:
             target, at, stride = out, q, step
         if valid > n:  # packed with NaN: they are the last (key top), ranked NaN
@@ -536,12 +567,38 @@ def finish_rank_lanes(first, last, chunk, meta, keys, work, counts, ranks, rows,
         if drop != 0 and ties != 0:  # agree in the bits kept: sorted on the whole keys
             lane_keys(base, p, n_stride, n, masks, False, keys)
             ties = _fix_runs(s, valid, keys, least, k, drop, counts)
-        _write_ranks(s, valid, k, drop, keys, ties, method, target, at, stride, work)
+        _write_ranks(s, valid, n, k, drop, keys, ties, method, target, at, stride, work)
         if by_block and (lane == LANES - 1 or i == inner - 1 or t == last - 1):
             q0 = q - lane
-            for j in range(n):  # the block's rows: runs of adjacent outputs
-                for w in range(done, lane + 1):
-                    out[q0 + j * step + w] = ranks[j * LANES + w]
+            if lanes_first:
+                _flush_lanes_first(ranks, n, done, lane, out, q0, step)
+            else:
+                for j in range(n):  # the block's rows: runs of adjacent outputs
+                    for w in range(done, lane + 1):
+                        out[q0 + j * step + w] = ranks[j * LANES + w]
+
+
+#: Lanes longer than this, ranked in blocks of ``LANES`` neighbours, have each its
+#: ranks in a row of the block (``LANES``, n), not a column of (n, ``LANES``): a
+#: lane's ranks are scattered over its own row, which stays in cache, not over
+#: the whole block, then written out by transposed tiles (:func:`_flush_lanes_first`).
+LANES_FIRST_MIN = 1 << 12
+_transpose = transpose_tile()
+
+
+@helper
+def _flush_lanes_first(ranks, n, done, lane, out, q0, step):
+    """The ranks of lanes ``[done, lane]`` of a block, row w of ``ranks`` (``LANES``,
+    n) flat, into ``out[q0 + j * step + w]``: tiles of ``LANES`` places transposed in
+    registers when the block is whole, else element by element."""
+    j0 = 0
+    if done == 0 and lane == LANES - 1:
+        while j0 + LANES <= n:
+            _transpose(out, q0 + j0 * step, step, ranks, j0, n)
+            j0 += LANES
+    for j in range(j0, n):
+        for w in range(done, lane + 1):
+            out[q0 + j * step + w] = ranks[w * n + j]
 
 
 @kernel
@@ -586,8 +643,55 @@ def finish_argsort_lanes(first, last, chunk, meta, keys, counts, positions, base
 
 # ------------------------------------------------------ short lanes, by counting
 
-#: Lanes up to this long are ranked by counting, not sorted (:func:`pair_rank_kernel`).
-PAIRS_MAX = 32
+#: Rows up to this long are ranked by counting, not sorted (:func:`pair_rank_kernel`;
+#: half as long for 64-bit keys, half as many to a vector). 1 thread, AMD EPYC
+#: Zen 5, 1M elements, counting against NumPy's sort: float32 rows of 48 2.2 ms
+#: against 3.1, of 64 2.8 against 2.1; float64 rows of 24 2.9 against 3.2, of 32
+#: 3.0 against 2.7.
+PAIRS_MAX = 48
+#: Lanes along another axis up to this long are ranked by counting
+#: (:func:`pair_rank_columns`): 1M float32 in lanes of 64, 3.9 ms against 5.4 by
+#: the sort, float64 6.2 against 6.4; of 96, 5.4 against 5.6 (1 thread, AMD EPYC
+#: Zen 5).
+COLUMN_PAIRS_MAX = 64
+#: The same for dense ranks, which count twice (the keys before each equal to it,
+#: then the first of each value): rows of 32 float32 2.3 ms against 2.5 by the
+#: sort, of 48 3.2 against 2.2; lanes of 48 along axis 0 float64 6.1 against 7.7,
+#: of 64 7.1 against 6.4 (1M elements, 1 thread, AMD EPYC Zen 5).
+DENSE_PAIRS_MAX = 32
+DENSE_COLUMN_PAIRS_MAX = 48
+
+
+_ordinal_counts = pair_counts_by("ordinal")
+_dense_counts = pair_counts_by("dense")
+_ordinal_columns = pair_counts_columns_by("ordinal")
+_dense_columns = pair_counts_columns_by("dense")
+#: Keys counted at a time by :func:`pair_rank_kernel` (whole rows): its keys and
+#: counts stay in L1.
+PAIRS_CHUNK = 2048
+
+
+@helper(inline=True)
+def _counted_ranks(below, upto, keys, m, method, top, nans, dst):
+    """Ranks ``dst[:m]`` from the counts of keys below and up to each key (average
+    ``0.5 * (below + upto + 1)``, the same bits as the sorted path's ``0.5 * (min +
+    max)``; min; max), or ``below`` as :func:`axisops.kernels.simd.pair_counts_by`
+    counts it (ordinal, dense); NaN where the key is *top* (when *nans*)."""
+    if method == 0:
+        for e in range(m):  # vectorised
+            dst[e] = 0.5 * (np.float64(below[e]) + np.float64(upto[e]) + 1.0)
+    elif method == 1 or method == 4:  # ordinal: ``below`` counts the keys before
+        for e in range(m):
+            dst[e] = np.float64(below[e]) + 1.0
+    elif method == 2:
+        for e in range(m):
+            dst[e] = np.float64(upto[e])
+    else:  # dense: ``below`` counts the distinct keys up to it
+        for e in range(m):
+            dst[e] = np.float64(below[e])
+    if nans:
+        for e in range(m):
+            dst[e] = np.nan if keys[e] == top else dst[e]
 
 
 @kernel(nrt=True)
@@ -597,34 +701,79 @@ def pair_rank_kernel(part, parts, base, offset, outer_shape, outer_strides, n, n
     array (lane t at ``offset + t * n``, its ranks at ``t * n``), by counting, no
     sort: for each element the keys below it and up to it
     (:func:`axisops.kernels.simd.pair_counts`: n broadcasts and compares per
-    ``LANES`` elements), the rank from them (average ``0.5 * (below + upto + 1)``,
-    the same bits as the sorted path's ``0.5 * (min + max)``; min, max; not dense
-    or ordinal); a NaN NaN. The counts are read back as vectors (one by one after
-    the vector stores, the ranks took 4x the counting); the lanes are addressed
-    from t, not walked (walked, lanes of 16 took 3x as long)."""
+    ``LANES`` elements; ordinal and dense ranks by
+    :func:`axisops.kernels.simd.pair_counts_by`), the rank from them
+    (:func:`_counted_ranks`); a NaN NaN. A chunk of ``PAIRS_CHUNK`` keys
+    at a time, each step one loop over the chunk (keys, counts, ranks): lane by
+    lane, rows of 16 took 32 ns each, most of it the calls and loops of a lane."""
     lanes = block_size(outer_shape) * block_size(mid_shape) * inner
     lo, hi = part_range(lanes, part, parts)
     top = masks[0]
     missing = masks[5] == masks[9] or masks[7] != masks[9]
-    padded = (n + LANES - 1) // LANES * LANES
-    row = np.zeros(padded, base.dtype)
-    counts = np.empty((2, padded), base.dtype)
+    per = max(1, PAIRS_CHUNK // n)
+    keys = np.zeros(per * n + LANES, base.dtype)
+    counts = np.empty((2, keys.size), base.dtype)
     below = counts[0]
     upto = counts[1]
-    for t in range(lo, hi):
-        nans = lane_keys(base, offset + t * n, 1, n, masks, False, row)
-        pair_counts(row, n, counts)
-        ranks = out[t * n:t * n + n]
-        if method == 0:
-            for i in range(n):  # vectorised
-                ranks[i] = 0.5 * (np.float64(below[i]) + np.float64(upto[i]) + 1.0)
-        elif method == 1:
-            for i in range(n):
-                ranks[i] = np.float64(below[i]) + 1.0
+    for r0 in range(lo, hi, per):
+        rows = min(per, hi - r0)
+        m = rows * n
+        src = base[offset + r0 * n:offset + r0 * n + m]
+        nans = 0
+        for e in range(m):  # vectorised
+            k = order_key(src[e], masks, False)
+            keys[e] = k
+            nans += k == top
+        if method == 4:
+            _ordinal_counts(keys, rows, n, counts)
+        elif method == 3:
+            _dense_counts(keys, rows, n, counts)
         else:
-            for i in range(n):
-                ranks[i] = np.float64(upto[i])
-        if missing and nans:
-            for i in range(n):
-                if row[i] == top:
-                    ranks[i] = np.nan
+            pair_counts(keys, rows, n, counts)
+        _counted_ranks(below, upto, keys, m, method, top, missing and nans != 0,
+                       out[r0 * n:r0 * n + m])
+
+
+@kernel(nrt=True)
+def pair_rank_columns(part, parts, base, offset, outer_shape, outer_strides, n, n_stride,
+                      mid_shape, mid_strides, inner, inner_stride, masks, method, out):
+    """:func:`pair_rank_kernel` of short lanes along an axis that is not the last,
+    neighbours adjacent (``inner_stride`` 1): ``LANES`` neighbouring lanes a task,
+    read a row of neighbours at a time (one vector load per element of the axis)
+    into a block of keys, counted side by side
+    (:func:`axisops.kernels.simd.pair_counts_columns`: a vector load, no
+    broadcast, per pair of places) and their ranks written a row of neighbours at a
+    time: no lane is gathered or sorted."""
+    mids = block_size(mid_shape)
+    per = (inner + LANES - 1) // LANES
+    lo, hi = part_range(block_size(outer_shape) * mids * per, part, parts)
+    top = masks[0]
+    missing = masks[5] == masks[9] or masks[7] != masks[9]
+    step = mids * inner
+    keys = np.zeros((n, LANES), base.dtype)
+    counts = np.empty((2 * n, LANES), base.dtype)
+    for t in range(lo, hi):
+        g = t // per
+        i0 = (t - g * per) * LANES
+        o = g // mids
+        m = g - o * mids
+        p = _group_start(o, m, offset, outer_shape, outer_strides, mid_shape, mid_strides) + i0
+        q = (o * n * mids + m) * inner + i0
+        width = min(LANES, inner - i0)
+        nans = 0
+        for j in range(n):
+            src = base[p + j * n_stride:p + j * n_stride + width]
+            row = keys[j]
+            for w in range(width):  # vectorised
+                k = order_key(src[w], masks, False)
+                row[w] = k
+                nans += k == top
+        if method == 4:
+            _ordinal_columns(keys, n, counts)
+        elif method == 3:
+            _dense_columns(keys, n, counts)
+        else:
+            pair_counts_columns(keys, n, counts)
+        for j in range(n):
+            _counted_ranks(counts[j], counts[n + j], keys[j], width, method, top,
+                           missing and nans != 0, out[q + j * step:q + j * step + width])

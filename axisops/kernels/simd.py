@@ -185,15 +185,19 @@ def _is_row(arr) -> bool:
 
 
 @intrinsic
-def pair_counts(typingctx, keys, n, counts):
-    """For each i < n of the keys ``keys[:n]`` (unsigned; ``keys`` padded to a
-    multiple of ``LANES``): how many j < n have ``keys[j] < keys[i]`` and how many
-    ``keys[j] <= keys[i]``, into rows 0 and 1 of ``counts`` (C-contiguous (2,
-    keys.size), the keys' integer type: n must fit in it): ``LANES`` i at a time,
-    each j one broadcast, two compares and two masked adds (for ``rank`` of short
-    rows, ``kernels.rank.pair_rank_kernel``)."""
-    if not (_is_row(keys) and isinstance(n, types.Integer) and _is_block(counts)
-            and counts.dtype.bitwidth == keys.dtype.bitwidth):
+def pair_counts(typingctx, keys, rows, n, counts):
+    """For each of *rows* lanes of *n* keys lying one after another in ``keys``
+    (unsigned, lane r at ``r * n``; ``keys`` padded by ``LANES`` at least), and
+    each key i of the lane: how many keys j of its lane have ``keys[j] < keys[i]``
+    and how many ``keys[j] <= keys[i]``, into rows 0 and 1 of ``counts``
+    (C-contiguous (2, keys.size), the keys' integer type: n must fit in it):
+    ``LANES`` i at a time, each j one broadcast, two compares and two masked adds.
+    A lane whose length is not a multiple of ``LANES`` spills into the next one's
+    counts, which that lane then overwrites (the last into the padding): one loop
+    over every lane of a chunk, no call per lane (for ``rank`` of short rows,
+    ``kernels.rank.pair_rank_kernel``)."""
+    if not (_is_row(keys) and isinstance(rows, types.Integer) and isinstance(n, types.Integer)
+            and _is_block(counts) and counts.dtype.bitwidth == keys.dtype.bitwidth):
         return None
 
     def codegen(context, builder, sig, args):
@@ -202,30 +206,35 @@ def pair_counts(typingctx, keys, n, counts):
         ity = ir.IntType(width)
         vty = ir.VectorType(ity, LANES)
         karr = context.make_array(sig.args[0])(context, builder, args[0])
-        carr = context.make_array(sig.args[2])(context, builder, args[2])
+        carr = context.make_array(sig.args[3])(context, builder, args[3])
         size = karr.nitems
-        count = context.cast(builder, args[1], sig.args[1], types.int64)
+        lanes = context.cast(builder, args[1], sig.args[1], types.int64)
+        count = context.cast(builder, args[2], sig.args[2], types.int64)
         i64 = ir.IntType(64)
         ones = ir.Constant(vty, [1] * LANES)
         blocks = builder.udiv(builder.add(count, ir.Constant(i64, LANES - 1)),
                               ir.Constant(i64, LANES))
-        with cgutils.for_range(builder, blocks) as outer:
-            b0 = builder.mul(outer.index, ir.Constant(i64, LANES))
-            vptr = builder.bitcast(builder.gep(karr.data, [b0]), vty.as_pointer())
-            v = builder.load(vptr, align=align)
-            acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None)) for _ in range(2)]
-            with cgutils.for_range(builder, count) as inner:
-                s = _splat(builder, builder.load(builder.gep(karr.data, [inner.index])), ity)
-                for a, op in zip(acc, ("<", "<=")):  # a masked add
-                    now = builder.load(a)
-                    builder.store(builder.select(builder.icmp_unsigned(op, s, v),
-                                                 builder.add(now, ones), now), a)
-            for row, a in enumerate(acc):
-                at = builder.add(builder.mul(ir.Constant(i64, row), size), b0)
-                out = builder.bitcast(builder.gep(carr.data, [at]), vty.as_pointer())
-                builder.store(builder.load(a), out, align=align)
+        with cgutils.for_range(builder, lanes) as lane:
+            a = builder.mul(lane.index, count)
+            with cgutils.for_range(builder, blocks) as outer:
+                b0 = builder.add(a, builder.mul(outer.index, ir.Constant(i64, LANES)))
+                vptr = builder.bitcast(builder.gep(karr.data, [b0]), vty.as_pointer())
+                v = builder.load(vptr, align=align)
+                acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None))
+                       for _ in range(2)]
+                with cgutils.for_range(builder, count) as inner:
+                    at = builder.add(a, inner.index)
+                    s = _splat(builder, builder.load(builder.gep(karr.data, [at])), ity)
+                    for c, op in zip(acc, ("<", "<=")):  # a masked add
+                        now = builder.load(c)
+                        builder.store(builder.select(builder.icmp_unsigned(op, s, v),
+                                                     builder.add(now, ones), now), c)
+                for row, c in enumerate(acc):
+                    at = builder.add(builder.mul(ir.Constant(i64, row), size), b0)
+                    out = builder.bitcast(builder.gep(carr.data, [at]), vty.as_pointer())
+                    builder.store(builder.load(c), out, align=align)
         return context.get_dummy_value()
-    return types.none(keys, n, counts), codegen
+    return types.none(keys, rows, n, counts), codegen
 
 
 def _splat(builder, value, ity):
@@ -234,3 +243,251 @@ def _splat(builder, value, ity):
     one = builder.insert_element(ir.Constant(vty, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
     return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined),
                                   ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+
+
+@intrinsic
+def pair_counts_columns(typingctx, keys, n, counts):
+    """:func:`pair_counts` of ``LANES`` lanes side by side: lane w is column w of
+    the first *n* rows of the block ``keys`` (C-contiguous (rows, ``LANES``),
+    unsigned); row i of ``counts`` (C-contiguous (2 * rows, ``LANES``), the keys'
+    integer type) gets, in each column, how many of the column's keys are below
+    its key i, row ``rows + i`` how many are up to it: a vector load per j, two
+    compares and two masked adds, no broadcast (lanes along an axis that is not
+    the last, read a row of neighbours at a time: ``kernels.rank.pair_rank_columns``)."""
+    if not (_is_block(keys) and isinstance(n, types.Integer) and _is_block(counts)
+            and counts.dtype.bitwidth == keys.dtype.bitwidth):
+        return None
+
+    def codegen(context, builder, sig, args):
+        width = sig.args[0].dtype.bitwidth
+        align = width // 8
+        vty = ir.VectorType(ir.IntType(width), LANES)
+        karr = context.make_array(sig.args[0])(context, builder, args[0])
+        carr = context.make_array(sig.args[2])(context, builder, args[2])
+        rows = builder.extract_value(karr.shape, 0)
+        count = context.cast(builder, args[1], sig.args[1], types.int64)
+        i64 = ir.IntType(64)
+        ones = ir.Constant(vty, [1] * LANES)
+
+        def row(data, r):
+            at = builder.mul(r, ir.Constant(i64, LANES))
+            return builder.bitcast(builder.gep(data, [at]), vty.as_pointer())
+
+        with cgutils.for_range(builder, count) as outer:
+            v = builder.load(row(karr.data, outer.index), align=align)
+            acc = [cgutils.alloca_once_value(builder, ir.Constant(vty, None)) for _ in range(2)]
+            with cgutils.for_range(builder, count) as inner:
+                s = builder.load(row(karr.data, inner.index), align=align)
+                for c, op in zip(acc, ("<", "<=")):  # a masked add
+                    now = builder.load(c)
+                    builder.store(builder.select(builder.icmp_unsigned(op, s, v),
+                                                 builder.add(now, ones), now), c)
+            builder.store(builder.load(acc[0]), row(carr.data, outer.index), align=align)
+            builder.store(builder.load(acc[1]), row(carr.data, builder.add(rows, outer.index)),
+                          align=align)
+        return context.get_dummy_value()
+    return types.none(keys, n, counts), codegen
+
+
+def _span(builder, lo, hi, body) -> None:
+    """``body(j)`` for j in [lo, hi) (int64 values; none when hi <= lo)."""
+    with cgutils.for_range(builder, builder.sub(hi, lo)) as loop:
+        body(builder.add(lo, loop.index))
+
+
+def _count_into(builder, acc, mask, ones) -> None:
+    """``acc += 1`` in the lanes where *mask* is set (a masked add)."""
+    now = builder.load(acc)
+    builder.store(builder.select(mask, builder.add(now, ones), now), acc)
+
+
+@functools.cache
+def pair_counts_by(kind: str):
+    """:func:`pair_counts` for the ranks that tell ties apart: an intrinsic
+    ``f(keys, rows, n, counts)`` with the layout of :func:`pair_counts` that writes
+    into row 0 of ``counts``, for each key i of a lane,
+
+    * ``kind="ordinal"``: how many keys j of its lane come before it in the stable
+      order (``keys[j] < keys[i]``, or equal with ``j < i``): its ordinal rank less
+      one. The j of lower place than the ``LANES`` keys at hand count with ``<=``,
+      those above with ``<``, the ``LANES`` between with both tests;
+    * ``kind="dense"``: how many distinct keys of its lane are up to it: its dense
+      rank. First row 1 gets, for each key, how many equal keys come before it in
+      its lane; then only the first of each value (none before it) is counted, a
+      branch per j (rarely not taken: few ties).
+    """
+    @intrinsic
+    def counts_by(typingctx, keys, rows, n, counts):
+        if not (_is_row(keys) and isinstance(rows, types.Integer)
+                and isinstance(n, types.Integer) and _is_block(counts)
+                and counts.dtype.bitwidth == keys.dtype.bitwidth):
+            return None
+
+        def codegen(context, builder, sig, args):
+            width = sig.args[0].dtype.bitwidth
+            align = width // 8
+            ity = ir.IntType(width)
+            vty = ir.VectorType(ity, LANES)
+            i64 = ir.IntType(64)
+            pty = ir.VectorType(i64, LANES)
+            karr = context.make_array(sig.args[0])(context, builder, args[0])
+            carr = context.make_array(sig.args[3])(context, builder, args[3])
+            size = karr.nitems
+            lanes = context.cast(builder, args[1], sig.args[1], types.int64)
+            count = context.cast(builder, args[2], sig.args[2], types.int64)
+            ones = ir.Constant(vty, [1] * LANES)
+            zero = ir.Constant(ity, 0)
+            iota = ir.Constant(pty, list(range(LANES)))
+            sixteen = ir.Constant(i64, LANES)
+            blocks = builder.udiv(builder.add(count, ir.Constant(i64, LANES - 1)), sixteen)
+
+            def key(at):
+                return builder.load(builder.gep(karr.data, [at]))
+
+            def vector(data, at):
+                return builder.bitcast(builder.gep(data, [at]), vty.as_pointer())
+
+            def blockwise(a, out_row, body):
+                """body(v, bo, acc) for each block of ``LANES`` keys of the lane at
+                *a*, the counts stored into row *out_row* of ``counts``."""
+                with cgutils.for_range(builder, blocks) as outer:
+                    bo = builder.mul(outer.index, sixteen)
+                    b0 = builder.add(a, bo)
+                    v = builder.load(vector(karr.data, b0), align=align)
+                    acc = cgutils.alloca_once_value(builder, ir.Constant(vty, None))
+                    body(v, bo, acc)
+                    at = builder.add(builder.mul(ir.Constant(i64, out_row), size), b0)
+                    builder.store(builder.load(acc), vector(carr.data, at), align=align)
+
+            def before(j, bo):
+                """Lanes whose place (bo + lane) is above j."""
+                return builder.icmp_unsigned("<", _splat(builder, j, i64),
+                                             builder.add(_splat(builder, bo, i64), iota))
+
+            with cgutils.for_range(builder, lanes) as lane:
+                a = builder.mul(lane.index, count)
+
+                def mixed_end(bo):
+                    end = builder.add(bo, sixteen)
+                    return builder.select(builder.icmp_unsigned("<", end, count), end, count)
+
+                if kind == "ordinal":
+                    def body(v, bo, acc):
+                        def low(j):
+                            s = _splat(builder, key(builder.add(a, j)), ity)
+                            _count_into(builder, acc, builder.icmp_unsigned("<=", s, v), ones)
+
+                        def between(j):
+                            s = _splat(builder, key(builder.add(a, j)), ity)
+                            m = builder.or_(builder.icmp_unsigned("<", s, v),
+                                            builder.and_(builder.icmp_unsigned("==", s, v),
+                                                         before(j, bo)))
+                            _count_into(builder, acc, m, ones)
+
+                        def high(j):
+                            s = _splat(builder, key(builder.add(a, j)), ity)
+                            _count_into(builder, acc, builder.icmp_unsigned("<", s, v), ones)
+
+                        end = mixed_end(bo)
+                        _span(builder, ir.Constant(i64, 0), bo, low)
+                        _span(builder, bo, end, between)
+                        _span(builder, end, count, high)
+                    blockwise(a, 0, body)
+                else:
+                    def duplicates(v, bo, acc):
+                        def low(j):
+                            s = _splat(builder, key(builder.add(a, j)), ity)
+                            _count_into(builder, acc, builder.icmp_unsigned("==", s, v), ones)
+
+                        def between(j):
+                            s = _splat(builder, key(builder.add(a, j)), ity)
+                            m = builder.and_(builder.icmp_unsigned("==", s, v), before(j, bo))
+                            _count_into(builder, acc, m, ones)
+
+                        _span(builder, ir.Constant(i64, 0), bo, low)
+                        _span(builder, bo, mixed_end(bo), between)
+
+                    def distinct(v, bo, acc):
+                        def each(j):
+                            at = builder.add(a, j)
+                            dup = builder.load(builder.gep(carr.data, [builder.add(size, at)]))
+                            with cgutils.if_likely(builder, builder.icmp_unsigned("==", dup, zero)):
+                                s = _splat(builder, key(at), ity)
+                                _count_into(builder, acc, builder.icmp_unsigned("<=", s, v), ones)
+                        _span(builder, ir.Constant(i64, 0), count, each)
+
+                    blockwise(a, 1, duplicates)
+                    blockwise(a, 0, distinct)
+            return context.get_dummy_value()
+        return types.none(keys, rows, n, counts), codegen
+    return counts_by
+
+
+@functools.cache
+def pair_counts_columns_by(kind: str):
+    """:func:`pair_counts_by` of lanes side by side, with the layout of
+    :func:`pair_counts_columns`: row i of ``counts`` gets each column's ordinal
+    rank less one (``kind="ordinal"``: the j < i counted with ``<=``, the others
+    with ``<``) or dense rank (``kind="dense"``: rows ``rows + j`` first get how many
+    equal keys come before key j, then only the keys with none are counted)."""
+    @intrinsic
+    def columns_by(typingctx, keys, n, counts):
+        if not (_is_block(keys) and isinstance(n, types.Integer) and _is_block(counts)
+                and counts.dtype.bitwidth == keys.dtype.bitwidth):
+            return None
+
+        def codegen(context, builder, sig, args):
+            width = sig.args[0].dtype.bitwidth
+            align = width // 8
+            vty = ir.VectorType(ir.IntType(width), LANES)
+            karr = context.make_array(sig.args[0])(context, builder, args[0])
+            carr = context.make_array(sig.args[2])(context, builder, args[2])
+            rows = builder.extract_value(karr.shape, 0)
+            count = context.cast(builder, args[1], sig.args[1], types.int64)
+            i64 = ir.IntType(64)
+            ones = ir.Constant(vty, [1] * LANES)
+            none = ir.Constant(vty, None)
+
+            def row(data, r):
+                at = builder.mul(r, ir.Constant(i64, LANES))
+                return builder.bitcast(builder.gep(data, [at]), vty.as_pointer())
+
+            def load(data, r):
+                return builder.load(row(data, r), align=align)
+
+            def each_i(out_row, body):
+                with cgutils.for_range(builder, count) as outer:
+                    i = outer.index
+                    v = load(karr.data, i)
+                    acc = cgutils.alloca_once_value(builder, none)
+                    body(i, v, acc)
+                    builder.store(builder.load(acc), row(carr.data, out_row(i)), align=align)
+
+            def counting(op, v, acc):
+                def body(j):
+                    _count_into(builder, acc, builder.icmp_unsigned(op, load(karr.data, j), v),
+                                ones)
+                return body
+
+            zero = ir.Constant(i64, 0)
+            if kind == "ordinal":
+                def ordinal(i, v, acc):
+                    _span(builder, zero, i, counting("<=", v, acc))
+                    _span(builder, i, count, counting("<", v, acc))
+                each_i(lambda i: i, ordinal)
+            else:
+                def duplicates(i, v, acc):
+                    _span(builder, zero, i, counting("==", v, acc))
+
+                def distinct(i, v, acc):
+                    def body(j):
+                        first = builder.icmp_unsigned("==", load(carr.data, builder.add(rows, j)),
+                                                      none)
+                        m = builder.and_(builder.icmp_unsigned("<=", load(karr.data, j), v), first)
+                        _count_into(builder, acc, m, ones)
+                    _span(builder, zero, count, body)
+                each_i(lambda i: builder.add(rows, i), duplicates)
+                each_i(lambda i: i, distinct)
+            return context.get_dummy_value()
+        return types.none(keys, n, counts), codegen
+    return columns_by
