@@ -40,10 +40,11 @@ def forbid_kernels(monkeypatch) -> None:
     an entry point bound earlier), and both functions raise wherever the library's
     modules took them by name; so do the compiled entries of the common
     reductions, scans and moving windows (``axisops._fast``) and of the small
-    sorts (``kernels.rows.rows_finisher``, ``rows_packer``)."""
+    sorts and top_k (``kernels.rows.rows_finisher``, ``rows_packer``,
+    ``axisops._fast_order.sort``, ``top_k``)."""
     import sys
 
-    from axisops import _fast, _jit, _plan
+    from axisops import _fast, _fast_order, _jit, _plan
     from axisops.kernels import rows as kernels_rows
 
     def forbidden(*args, **kwargs):
@@ -61,6 +62,11 @@ def forbid_kernels(monkeypatch) -> None:
                 monkeypatch.setitem(table, key, (forbidden, *rest))
     for factory in ("rows_finisher", "rows_packer"):  # the small sorts' compiled entries
         monkeypatch.setattr(kernels_rows, factory, lambda dtype_str: forbidden)
+    # entries offered before the plan's checks: declined, so that the plan checks the
+    # call (its errors) and runs its gated kernels
+    monkeypatch.setattr(_fast, "moving_rows", lambda *args: None)
+    for entry in ("sort", "top_k"):  # the small sort's and top_k's (a compiled finish)
+        monkeypatch.setattr(_fast_order, entry, lambda *args: None)
     for name, module in list(sys.modules.items()):
         if name == "axisops" or name.startswith("axisops."):
             for attr, value in list(vars(module).items()):
