@@ -286,12 +286,8 @@ def base_offset(d: DeviceArray) -> int:
 def c_strides_of(d: DeviceArray) -> tuple[int, ...]:
     """The byte strides of a C-contiguous array of *d*'s shape and dtype (size-1
     dimensions included: Numba's ``reshape`` reads its own flags, which want them)."""
-    step = d.dtype.itemsize
-    strides = []
-    for n in reversed(d.shape):
-        strides.append(step)
-        step *= n
-    return tuple(reversed(strides))
+    item = d.dtype.itemsize
+    return tuple(s * item for s in _c_strides(d.shape))
 
 
 def _c_ordered(d: DeviceArray) -> bool:
