@@ -860,9 +860,11 @@ def _extreme_walk_doubling(base, q, length, first, window, min_count, invert, ta
             run *= 2
             level = 1 - level
         cv = ws[level]
-        if indices:
-            _last_with_positions(cv, pos[level], h, _U(c1 - c0), invert, values, flat_v,
-                                 flat_i, start + c0 * step, step, origin + a)
+        if indices:  # the last level into the other rows, then out
+            _doubled_with_positions(cv, ws[1 - level], pos[level], pos[1 - level], h,
+                                    _U(c1 - c0), invert)
+            _put_with_positions(ws[1 - level], pos[1 - level], _U(c1 - c0), values, flat_v,
+                                flat_i, start + c0 * step, step, origin + a)
         elif step == 1:
             ov = flat_v[start + c0:start + c1]
             for t in range(_U(0), _U(c1 - c0)):
@@ -892,37 +894,25 @@ def _doubled_with_positions(cv, nv, ci, ni, r, count, invert):
 
 
 @helper
-def _last_with_positions(cv, ci, h, count, invert, values, flat_v, flat_i, start, step, at):
-    """The last step of ``_extreme_walk_doubling`` with positions: output t (of
-    *count*, at ``start + t * step``) the later extreme of ``cv[t]`` and
-    ``cv[t + h]``, its position ``at`` plus its offset. Contiguous outputs in loops
-    of their own: with a stride the selects became branches (5 ns an element on
-    random data)."""
+def _put_with_positions(nv, ni, count, values, flat_v, flat_i, start, step, at):
+    """Outputs t < *count* of ``_extreme_walk_doubling`` with positions, at ``start + t
+    * step``: the value ``nv[t]`` (where *values*) and the position ``at + ni[t]``.
+    Contiguous outputs in loops of their own: the last level written with a stride
+    ran its selects as branches (5 ns an element on random data)."""
     if step == 1:
         oi = flat_i[start:start + count]
         for t in range(_U(0), count):
-            y = cv[t + h]
-            x = cv[t]
-            later = ci[t + h]
-            earlier = ci[t]
-            oi[t] = at + (later if ((y <= x) if invert else (y >= x)) else earlier)
+            oi[t] = at + ni[t]
         if values:
             ov = flat_v[start:start + count]
             for t in range(_U(0), count):
-                y = cv[t + h]
-                x = cv[t]
-                ov[t] = y if ((y <= x) if invert else (y >= x)) else x
+                ov[t] = nv[t]
         return
     for t in range(_U(0), count):
-        y = cv[t + h]
-        x = cv[t]
-        later = ci[t + h]
-        earlier = ci[t]
-        take = (y <= x) if invert else (y >= x)
         o = start + np.int64(t) * step
         if values:
-            flat_v[o] = y if take else x
-        flat_i[o] = at + (later if take else earlier)
+            flat_v[o] = nv[t]
+        flat_i[o] = at + ni[t]
 
 
 @helper
