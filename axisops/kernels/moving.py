@@ -59,6 +59,8 @@ import numpy as np
 
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size, load
+from .simd import TILE_QUARTERS
+from .simd import c_rows as _c_rows
 
 
 @helper
@@ -258,7 +260,8 @@ def _finite_sums(base, qs, lens, firsts, window, min_count, mean, table, like,
 STREAMS = 4
 #: Lanes one row-order task copies out at a time (contiguous lanes, the axis
 #: further: every position of the walks is one short contiguous run).
-COPY_LANES = 16
+COPY_LANES = 16  # a tile of simd.transpose_tile
+_tile0, _tile1, _tile2, _tile3 = TILE_QUARTERS
 
 
 @helper
@@ -321,7 +324,16 @@ def _copy_lanes(base, p, n_stride, js, length, lanes, table, like, nan_only, dst
     of ``lanes`` contiguous lanes, each made a contiguous row; ``bad[l]`` counts
     lane l's elements that are NaN (``nan_only``) or not finite (counted along the
     rows afterwards, vectorised)."""
-    for k in range(length):
+    start = 0
+    if lanes == COPY_LANES and _c_rows(dst):  # whole tiles transposed in registers
+        row_step = dst.shape[1]
+        while start + COPY_LANES <= length and _tile0(dst, start, row_step, base,
+                                                      p + (js + start) * n_stride, n_stride):
+            _tile1(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
+            _tile2(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
+            _tile3(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
+            start += COPY_LANES
+    for k in range(start, length):
         q = p + (js + k) * n_stride
         row = base[q:q + lanes]
         for lane in range(lanes):
@@ -338,6 +350,14 @@ def _copy_lanes(base, p, n_stride, js, length, lanes, table, like, nan_only, dst
 def _put_lanes(src, k0, k1, lanes, flat, start, step):
     """``flat[start + k * step + l] = src[l, k]`` for k in [k0, k1): rows of
     copied-out walks back into the lanes of the output."""
+    if lanes == COPY_LANES and _c_rows(src):  # whole tiles transposed in registers
+        row_step = src.shape[1]
+        while k0 + COPY_LANES <= k1 and _tile0(flat, start + k0 * step, step, src, k0,
+                                               row_step):
+            _tile1(flat, start + k0 * step, step, src, k0, row_step)
+            _tile2(flat, start + k0 * step, step, src, k0, row_step)
+            _tile3(flat, start + k0 * step, step, src, k0, row_step)
+            k0 += COPY_LANES
     for k in range(k0, k1):
         q = start + k * step
         row = flat[q:q + lanes]
