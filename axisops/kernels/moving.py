@@ -739,9 +739,11 @@ def _var_walk(rows, q, length, first, window, min_count, ddof, root, table, like
 # -------------------------------------------------------------------------- extremes
 
 
-#: Windows up to this long, on a contiguous walk with no NaN, are reduced directly:
-#: ``window`` passes of selects over a chunk of outputs, vectorised (the blocks'
-#: chains cost ~40 cycles per element at window 5 on random data, mispredicted).
+#: Windows up to this long, on a contiguous walk with no NaN, not taken by the
+#: doubling (since the positions go there too: windows of 1 and 2, and positions of
+#: windows from ``DOUBLING_POSITIONS_BELOW``, never this short), are reduced
+#: directly: ``window`` passes of selects over a chunk of outputs, vectorised (the
+#: blocks' chains cost ~40 cycles per element at window 5 on random data).
 SMALL_WINDOW = 12
 #: Windows wider than this, on a walk with no NaN, are found by doubling
 #: (``_extreme_walk_doubling``: vectorised passes), their positions too (as int32
