@@ -49,6 +49,12 @@ import warnings
 from numba import njit
 from numba.core.errors import NumbaPerformanceWarning
 
+from . import _cache_stamp
+
+# before any function of the package is decorated: its cache files are stamped
+# with the modules it imports too
+_cache_stamp.install()
+
 # Reference counting. Kernels and helpers are compiled without Numba's reference
 # counting (its runtime, NRT) unless they allocate (``nrt=True``). With it, every
 # array view a loop makes (a slice, a reshape) and hands to a helper that LLVM

@@ -59,6 +59,8 @@ import numpy as np
 
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size, load
+from .simd import TILE_QUARTERS
+from .simd import c_rows as _c_rows
 
 
 @helper
@@ -258,7 +260,8 @@ def _finite_sums(base, qs, lens, firsts, window, min_count, mean, table, like,
 STREAMS = 4
 #: Lanes one row-order task copies out at a time (contiguous lanes, the axis
 #: further: every position of the walks is one short contiguous run).
-COPY_LANES = 16
+COPY_LANES = 16  # a tile of simd.transpose_tile
+_tile0, _tile1, _tile2, _tile3 = TILE_QUARTERS
 
 
 @helper
@@ -383,7 +386,16 @@ def _copy_lanes(base, p, n_stride, js, length, lanes, table, like, nan_only, dst
     if lanes == 4:
         _copy_four(base, p, n_stride, js, length, dst)
     else:
-        for k in range(length):
+        start = 0
+        if lanes == COPY_LANES and _c_rows(dst):  # whole tiles transposed in registers
+            row_step = dst.shape[1]
+            while start + COPY_LANES <= length and _tile0(dst, start, row_step, base,
+                                                          p + (js + start) * n_stride, n_stride):
+                _tile1(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
+                _tile2(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
+                _tile3(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
+                start += COPY_LANES
+        for k in range(start, length):
             q = p + (js + k) * n_stride
             row = base[q:q + lanes]
             for lane in range(lanes):
@@ -403,6 +415,14 @@ def _put_lanes(src, k0, k1, lanes, flat, start, step):
     if lanes == 4 and step == 4:
         _put_four(src, k0, k1, flat, start)
         return
+    if lanes == COPY_LANES and _c_rows(src):  # whole tiles transposed in registers
+        row_step = src.shape[1]
+        while k0 + COPY_LANES <= k1 and _tile0(flat, start + k0 * step, step, src, k0,
+                                               row_step):
+            _tile1(flat, start + k0 * step, step, src, k0, row_step)
+            _tile2(flat, start + k0 * step, step, src, k0, row_step)
+            _tile3(flat, start + k0 * step, step, src, k0, row_step)
+            k0 += COPY_LANES
     for k in range(k0, k1):
         q = start + k * step
         row = flat[q:q + lanes]
@@ -798,15 +818,18 @@ def _var_walk(rows, q, length, first, window, min_count, ddof, root, table, like
 # -------------------------------------------------------------------------- extremes
 
 
-#: Windows up to this long, on a contiguous walk with no NaN, are reduced directly:
-#: ``window`` passes of selects over a chunk of outputs, vectorised (the blocks'
-#: chains cost ~40 cycles per element at window 5 on random data, mispredicted).
+#: Windows up to this long, on a contiguous walk with no NaN, not taken by the
+#: doubling (since the positions go there too: windows of 1 and 2, and positions of
+#: windows from ``DOUBLING_POSITIONS_BELOW``, never this short), are reduced
+#: directly: ``window`` passes of selects over a chunk of outputs, vectorised (the
+#: blocks' chains cost ~40 cycles per element at window 5 on random data).
 SMALL_WINDOW = 12
-#: Values alone (no positions) of windows wider than this are found by doubling
-#: (``_extreme_walk_doubling``: vectorised passes); positions keep the direct
-#: windows and van Herk/Gil-Werman's blocks (a pass carrying int64 positions
-#: beside float32 values did not vectorise: 0.4-0.56 ns an element)
+#: Windows wider than this, on a walk with no NaN, are found by doubling
+#: (``_extreme_walk_doubling``: vectorised passes), their positions too (as int32
+#: offsets into a chunk: int64 ones beside float32 values kept the passes scalar)
 DOUBLING_FROM = 2
+#: Positions by doubling only for windows below this (their int32 offsets)
+DOUBLING_POSITIONS_BELOW = 1 << 30
 
 
 @helper
@@ -875,31 +898,42 @@ def _extreme_walk_small(base, q, length, first, window, min_count, invert, table
 
 @helper
 def _extreme_walk_doubling(base, q, length, first, window, min_count, invert, table, like,
-                           ws, flat_v, start, step):
-    """The values of ``_extreme_walk`` (not their positions) of a contiguous walk
-    (stride 1) with no NaN, by doubling: the extrema of runs of 2, 4, ... ``span``
-    elements (the largest power of two up to the window), each level from the one
-    before in one vectorised pass, and the window ending at k the later of two
-    runs of ``span`` that cover it. The later element wins every tie, as in van
-    Herk/Gil-Werman's blocks, so each output is the latest extreme of its window,
-    their bits (a -0.0 or a +0.0 among equal zeros); but every pass is a select
-    over a chunk, where the blocks' two chains of dependent compares ran a branch
-    per element ((1024, 1024) float32, window 20: 6.4 -> 0.34 ms on an AMD EPYC
-    Zen 5, 1 thread; the direct windows of width 12 took 0.75). ``ws``: two rows
-    of more than the fitted window (a chunk of outputs' windows, a level and the
-    next; the callers add ``CHUNK``)."""
+                           ws, wi, values, flat_v, indices, flat_i, start, step, origin):
+    """``_extreme_walk``'s outputs of a contiguous walk (stride 1) with no NaN, by
+    doubling: the extrema of runs of 2, 4, ... ``span`` elements (the largest power of
+    two up to the window), each level from the one before in one vectorised pass,
+    and the window ending at k the later of two runs of ``span`` that cover it. The
+    later element wins every tie, as in van Herk/Gil-Werman's blocks, so each output
+    is the latest extreme of its window, their bits (a -0.0 or a +0.0 among equal
+    zeros) and their position; but every pass is a select over a chunk, where the
+    blocks' two chains of dependent compares ran a branch per element ((1024, 1024)
+    float32, window 20: 6.4 -> 0.34 ms on an AMD EPYC Zen 5, 1 thread; the direct
+    windows of width 12 took 0.75). ``ws``: two rows of more than the fitted window
+    (a chunk of outputs' windows, a level and the next; the callers add ``CHUNK``);
+    ``wi``: their int64 twin, whose rows hold the positions (where *indices*) as
+    int32 offsets into the chunk: int64 positions beside float32 values kept the
+    passes scalar (0.4-0.56 ns an element), int32 ones vectorise."""
     # the partial windows at the start: a running extremum (the later on ties)
     v = load(base[q], table, like)
+    vk = 0
     for k in range(min(window - 1, length)):
         y = load(base[q + k], table, like)
-        v = y if ((y <= v) if invert else (y >= v)) else v
+        take = (y <= v) if invert else (y >= v)
+        v = y if take else v
+        vk = k if take else vk
         if k >= first:
-            flat_v[start + k * step] = v if k + 1 >= min_count else np.nan
+            o = start + k * step
+            full = k + 1 >= min_count
+            if values:
+                flat_v[o] = v if full else np.nan
+            if indices:
+                flat_i[o] = origin + vk if full else -1
     span = 1
     while span * 2 <= window:
         span *= 2
     h = _U(window - span)  # the second run of a window starts this far into it
     most = ws.shape[1] - window + 1  # outputs per chunk: their windows fill a row
+    pos = wi.view(np.int32)  # two rows of (at least) ws's width
     for c0 in range(max(first, window - 1), length, most):
         c1 = min(c0 + most, length)
         a = c0 - window + 1  # the first window's first element
@@ -908,18 +942,31 @@ def _extreme_walk_doubling(base, q, length, first, window, min_count, invert, ta
         cv = ws[0]
         for t in range(_U(0), _U(size)):
             cv[t] = load(src[t], table, like)
+        if indices:
+            ci = pos[0]
+            for t in range(_U(0), _U(size)):
+                ci[t] = np.int32(t)
         run = 1
         level = 0
         while run < span:  # row 1 - level: the extreme of the run of 2 * run from t
             cv, nv = ws[level], ws[1 - level]  # two rows, not one in place: vectorised
             r = _U(run)  # unsigned: a signed t + run is checked for wrapping around
-            for t in range(_U(0), _U(size - 2 * run + 1)):
-                y = cv[t + r]
-                nv[t] = y if ((y <= cv[t]) if invert else (y >= cv[t])) else cv[t]
+            if indices:
+                _doubled_with_positions(cv, nv, pos[level], pos[1 - level], r,
+                                        _U(size - 2 * run + 1), invert)
+            else:
+                for t in range(_U(0), _U(size - 2 * run + 1)):
+                    y = cv[t + r]
+                    nv[t] = y if ((y <= cv[t]) if invert else (y >= cv[t])) else cv[t]
             run *= 2
             level = 1 - level
         cv = ws[level]
-        if step == 1:
+        if indices:  # the last level into the other rows, then out
+            _doubled_with_positions(cv, ws[1 - level], pos[level], pos[1 - level], h,
+                                    _U(c1 - c0), invert)
+            _put_with_positions(ws[1 - level], pos[1 - level], _U(c1 - c0), values, flat_v,
+                                flat_i, start + c0 * step, step, origin + a)
+        elif step == 1:
             ov = flat_v[start + c0:start + c1]
             for t in range(_U(0), _U(c1 - c0)):
                 y = cv[t + h]
@@ -929,6 +976,44 @@ def _extreme_walk_doubling(base, q, length, first, window, min_count, invert, ta
                 y = cv[t + h]
                 flat_v[start + (c0 + t) * step] = \
                     y if ((y <= cv[t]) if invert else (y >= cv[t])) else cv[t]
+
+
+@helper
+def _doubled_with_positions(cv, nv, ci, ni, r, count, invert):
+    """One level of ``_extreme_walk_doubling`` with positions: ``nv[t], ni[t]`` the
+    extreme of ``cv[t]`` and ``cv[t + r]`` (the later on ties) and its offset, for
+    t < *count*. Every load is made before the selects: a load under a select
+    made it a branch (0.59 against 0.12-0.16 ns an element, AMD EPYC Zen 4)."""
+    for t in range(_U(0), count):
+        y = cv[t + r]
+        x = cv[t]
+        later = ci[t + r]
+        earlier = ci[t]
+        take = (y <= x) if invert else (y >= x)
+        nv[t] = y if take else x
+        ni[t] = later if take else earlier
+
+
+@helper
+def _put_with_positions(nv, ni, count, values, flat_v, flat_i, start, step, at):
+    """Outputs t < *count* of ``_extreme_walk_doubling`` with positions, at ``start + t
+    * step``: the value ``nv[t]`` (where *values*) and the position ``at + ni[t]``.
+    Contiguous outputs in loops of their own: the last level written with a stride
+    ran its selects as branches (5 ns an element on random data)."""
+    if step == 1:
+        oi = flat_i[start:start + count]
+        for t in range(_U(0), count):
+            oi[t] = at + ni[t]
+        if values:
+            ov = flat_v[start:start + count]
+            for t in range(_U(0), count):
+                ov[t] = nv[t]
+        return
+    for t in range(_U(0), count):
+        o = start + np.int64(t) * step
+        if values:
+            flat_v[o] = nv[t]
+        flat_i[o] = at + ni[t]
 
 
 @helper
@@ -1002,10 +1087,9 @@ def _extreme_walk(base, q, length, first, window, min_count, invert, table, like
     not NaN gives ``min_count``. Outputs from position ``first`` on, to
     ``flat_v``/``flat_i[start + k * step]`` (each when *values*/*indices*), indices
     absolute: ``origin + k``."""
-    if finite and not indices and window > DOUBLING_FROM:
-        if values:
-            _extreme_walk_doubling(base, q, length, first, window, min_count, invert, table,
-                                   like, ws, flat_v, start, step)
+    if finite and window > DOUBLING_FROM and (not indices or window < DOUBLING_POSITIONS_BELOW):
+        _extreme_walk_doubling(base, q, length, first, window, min_count, invert, table, like,
+                               ws, wi, values, flat_v, indices, flat_i, start, step, origin)
         return
     if finite and window <= SMALL_WINDOW:
         _extreme_walk_small(base, q, length, first, window, min_count, invert, table, like,

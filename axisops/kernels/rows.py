@@ -35,7 +35,8 @@ from .order import (
     key_masks,
     order_key,
 )
-from .simd import LANES, transpose_tile
+from .simd import LANES, TILE_QUARTERS
+from .simd import c_rows as _c_rows
 
 
 @kernel
@@ -143,17 +144,8 @@ def rows_finisher(dtype_str: str):
     return finish
 
 
-#: simd.transpose_tile four columns at a time (columns 4 KiB apart share a cache
-#: set: see its note), optional: a kernel compiled for rows of another width than
-#: its lanes keeps its scalar loop
-_tile0, _tile1, _tile2, _tile3 = (transpose_tile(first, 4, optional=True)
-                                  for first in range(0, LANES, 4))
+_tile0, _tile1, _tile2, _tile3 = TILE_QUARTERS
 
-@helper(inline=True)
-def _c_rows(rows):
-    """Whether the 2-D *rows* are C-contiguous (``flags`` would need Numba's runtime)."""
-    item = rows.itemsize
-    return rows.strides[1] == item and rows.strides[0] == rows.shape[1] * item
 
 
 #: Lanes along an axis that is not the last are copied to and from rows

@@ -23,6 +23,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .._jit import helper
+
 #: Elements in a row of a block: the lanes sorted together.
 LANES = 16
 
@@ -177,6 +179,20 @@ def transpose_tile(first: int = 0, count: int = LANES, optional: bool = False):
         result = types.boolean if optional else types.none
         return result(out, dst, dst_stride, src, at, src_stride), codegen
     return transpose
+
+
+#: :func:`transpose_tile` four columns at a time (columns 4 KiB apart share a cache
+#: set: see its note), optional: a kernel compiled for rows of another width than
+#: its lanes keeps its scalar loop. Call all four for a whole tile.
+TILE_QUARTERS = tuple(transpose_tile(first, 4, optional=True) for first in range(0, LANES, 4))
+
+
+@helper(inline=True)
+def c_rows(rows):
+    """Whether the 2-D *rows* are C-contiguous (``flags`` would need Numba's runtime),
+    as :data:`TILE_QUARTERS` index them."""
+    item = rows.itemsize
+    return rows.strides[1] == item and rows.strides[0] == rows.shape[1] * item
 
 
 def _is_row(arr) -> bool:
