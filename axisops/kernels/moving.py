@@ -59,8 +59,8 @@ import numpy as np
 
 from .._jit import helper, kernel, part_range
 from .common import block_offset, block_size, load
-from .simd import TILE_QUARTERS
 from .simd import c_rows as _c_rows
+from .simd import transpose_tiles as _transpose_tiles
 
 
 @helper
@@ -261,7 +261,6 @@ STREAMS = 4
 #: Lanes one row-order task copies out at a time (contiguous lanes, the axis
 #: further: every position of the walks is one short contiguous run).
 COPY_LANES = 16  # a tile of simd.transpose_tile
-_tile0, _tile1, _tile2, _tile3 = TILE_QUARTERS
 
 
 @helper
@@ -388,13 +387,8 @@ def _copy_lanes(base, p, n_stride, js, length, lanes, table, like, nan_only, dst
     else:
         start = 0
         if lanes == COPY_LANES and _c_rows(dst):  # whole tiles transposed in registers
-            row_step = dst.shape[1]
-            while start + COPY_LANES <= length and _tile0(dst, start, row_step, base,
-                                                          p + (js + start) * n_stride, n_stride):
-                _tile1(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
-                _tile2(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
-                _tile3(dst, start, row_step, base, p + (js + start) * n_stride, n_stride)
-                start += COPY_LANES
+            start = _transpose_tiles(dst, 0, 1, dst.shape[1], base, p + js * n_stride,
+                                     n_stride, n_stride, length)
         for k in range(start, length):
             q = p + (js + k) * n_stride
             row = base[q:q + lanes]
@@ -416,13 +410,8 @@ def _put_lanes(src, k0, k1, lanes, flat, start, step):
         _put_four(src, k0, k1, flat, start)
         return
     if lanes == COPY_LANES and _c_rows(src):  # whole tiles transposed in registers
-        row_step = src.shape[1]
-        while k0 + COPY_LANES <= k1 and _tile0(flat, start + k0 * step, step, src, k0,
-                                               row_step):
-            _tile1(flat, start + k0 * step, step, src, k0, row_step)
-            _tile2(flat, start + k0 * step, step, src, k0, row_step)
-            _tile3(flat, start + k0 * step, step, src, k0, row_step)
-            k0 += COPY_LANES
+        k0 += _transpose_tiles(flat, start + k0 * step, step, step, src, k0, 1, src.shape[1],
+                               k1 - k0)
     for k in range(k0, k1):
         q = start + k * step
         row = flat[q:q + lanes]

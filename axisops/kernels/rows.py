@@ -35,8 +35,9 @@ from .order import (
     key_masks,
     order_key,
 )
-from .simd import LANES, TILE_QUARTERS
+from .simd import LANES
 from .simd import c_rows as _c_rows
+from .simd import transpose_tiles as _transpose_tiles
 
 
 @kernel
@@ -144,10 +145,6 @@ def rows_finisher(dtype_str: str):
     return finish
 
 
-_tile0, _tile1, _tile2, _tile3 = TILE_QUARTERS
-
-
-
 #: Lanes along an axis that is not the last are copied to and from rows
 #: ``COPY_LANES`` neighbours at a time, element j of each in turn: lane by lane,
 #: each element was a cache line of its own, and with the axis's stride a
@@ -211,17 +208,8 @@ def lanes_to_rows(lo, hi, rows, base, offset, outer_shape, outer_strides, n, n_s
             start = 0
             if what == ROW_BITS and width == COPY_LANES and inner_stride == 1 \
                     and _c_rows(rows):  # the tile transposed in registers
-                flat = rows  # C-contiguous: the tiles index its memory flat
-                row_step = rows.shape[1]
-                while start + COPY_LANES <= n and _tile0(flat, r * row_step + start, row_step,
-                                                         base, p + start * n_stride, n_stride):
-                    _tile1(flat, r * row_step + start, row_step, base, p + start * n_stride,
-                           n_stride)
-                    _tile2(flat, r * row_step + start, row_step, base, p + start * n_stride,
-                           n_stride)
-                    _tile3(flat, r * row_step + start, row_step, base, p + start * n_stride,
-                           n_stride)
-                    start += COPY_LANES
+                start = _transpose_tiles(rows, r * rows.shape[1], 1, rows.shape[1], base, p,
+                                         n_stride, n_stride, n)
             for j0 in range(start, n, COPY_LANES):
                 span = min(COPY_LANES, n - j0)
                 if what == ROW_PACKED:  # one loop for each what (the constant folded in)
@@ -259,7 +247,6 @@ def rows_to_lanes(lo, hi, rows, out, outer_shape, n, mid_shape, inner, low):
     step = mids * inner
     mask = np.uint64(0xFFFFFFFF)
     tiles = not low and _c_rows(rows)
-    flat = rows  # C-contiguous where tiles: the tiles index its memory flat
     row_step = rows.shape[1]
     t = lo
     while t < hi:
@@ -268,12 +255,7 @@ def rows_to_lanes(lo, hi, rows, out, outer_shape, n, mid_shape, inner, low):
         r = t - lo
         start = 0
         if tiles and width == COPY_LANES:  # whole tiles transposed in registers
-            while start + COPY_LANES <= n and _tile0(out, q + start * step, step, flat,
-                                                     r * row_step + start, row_step):
-                _tile1(out, q + start * step, step, flat, r * row_step + start, row_step)
-                _tile2(out, q + start * step, step, flat, r * row_step + start, row_step)
-                _tile3(out, q + start * step, step, flat, r * row_step + start, row_step)
-                start += COPY_LANES
+            start = _transpose_tiles(out, q, step, step, rows, r * row_step, 1, row_step, n)
         for j in range(start, n):
             at = q + j * step
             for w in range(width):

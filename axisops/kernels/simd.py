@@ -185,6 +185,27 @@ def transpose_tile(first: int = 0, count: int = LANES, optional: bool = False):
 #: set: see its note), optional: a kernel compiled for rows of another width than
 #: its lanes keeps its scalar loop. Call all four for a whole tile.
 TILE_QUARTERS = tuple(transpose_tile(first, 4, optional=True) for first in range(0, LANES, 4))
+_tile0, _tile1, _tile2, _tile3 = TILE_QUARTERS
+
+
+@helper(inline=True)
+def transpose_tiles(out, dst, dst_step, dst_stride, src, at, src_step, src_stride, count):
+    """Whole tiles of a run of ``count`` positions of ``LANES`` neighbouring lanes,
+    transposed in registers: tile e (e = 0, ``LANES``, ...) is
+    ``out[dst + e * dst_step + c * dst_stride + r] = src[at + e * src_step + r *
+    src_stride + c]`` (:data:`TILE_QUARTERS`, four columns at a time). Returns how
+    many positions it moved (a multiple of ``LANES``; 0 where the element widths
+    differ): the caller's scalar loop does the rest. Lanes to rows: the positions
+    run along ``out``'s rows (``dst_step`` 1, ``src_step == src_stride``); rows to
+    lanes: along ``src``'s (``src_step`` 1, ``dst_step == dst_stride``)."""
+    done = 0
+    while done + LANES <= count and _tile0(out, dst + done * dst_step, dst_stride, src,
+                                           at + done * src_step, src_stride):
+        _tile1(out, dst + done * dst_step, dst_stride, src, at + done * src_step, src_stride)
+        _tile2(out, dst + done * dst_step, dst_stride, src, at + done * src_step, src_stride)
+        _tile3(out, dst + done * dst_step, dst_stride, src, at + done * src_step, src_stride)
+        done += LANES
+    return done
 
 
 @helper(inline=True)
