@@ -98,7 +98,7 @@ def dispatched(func: F | None = None, *, scalar: Any = None) -> Any:
                 f"                    r = f[0]({first}, jit.PARALLEL_MIN_WORK{scalar.arguments})\n"
                 f"                    if r is not None:\n"
                 f"                        return {boxed}\n"
-                f"            elif ndim == 2 and type(axis) is int:\n"
+                f"            elif ndim == 2 and type(axis) is int and -2 <= axis < 2:\n"
                 f"                f = lane_entries.get(id({first}.dtype))\n"
                 f"                if f is not None:\n"
                 f"                    out = empty({first}.shape[(axis & 1) ^ 1], f[1])\n"

@@ -475,9 +475,13 @@ def _registered(by_id: dict, table: dict, kind, op: str, dtype):
         by_id[op][id(dtype)] = spec
         call = SCALAR_CALLS.get(op)
         if call is not None:
-            call.entries[id(dtype)] = spec.scalar_entry(op, dtype)
+            # the entries' compiled functions, without Numba's dispatch: the wrapper
+            # passes the types of their one signature (ScalarCall)
+            entry = spec.scalar_entry(op, dtype)
+            call.entries[id(dtype)] = (_jit.direct(entry[0]), *entry[1:])
             if hasattr(spec, "lanes_entry"):
-                call.lanes[id(dtype)] = spec.lanes_entry(op, dtype)
+                entry = spec.lanes_entry(op, dtype)
+                call.lanes[id(dtype)] = (_jit.direct(entry[0]), *entry[1:])
     return spec
 
 

@@ -130,6 +130,17 @@ def compiled(signature, **options):
     return wrap
 
 
+def direct(dispatcher):
+    """The one compiled function of a :func:`compiled` *dispatcher*, to call
+    without Numba's dispatch (typing each argument and matching it to the
+    signature: 0.19 of a 0.67 us lanes entry of a (4, 256) float32 sum, AMD EPYC
+    Zen 4). Unchecked: it unboxes its arguments as the signature's types, so its
+    caller passes exactly those (an array of the signature's dtype and
+    dimensions, a Python int within int64)."""
+    (found,) = dispatcher.overloads.values()
+    return found.entry_point
+
+
 def kernel(fn=None, *, parfor_passes: bool = False, variant: str | None = None,
            nrt: bool = False):
     """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
