@@ -87,9 +87,11 @@ def stamp(path: str) -> str:
     return h.hexdigest()
 
 
-class PackageCacheLocator(caching.InTreeCacheLocator):
-    """Numba's in-tree cache locator for this package's files, stamped by
-    :func:`stamp` (the file and its dependencies) instead of the file alone."""
+class _Stamped:
+    """A Numba cache locator of this package's files, stamped by :func:`stamp` (the
+    file and its dependencies) instead of the file alone."""
+
+    _py_file: str
 
     def get_source_stamp(self):
         return stamp(os.path.abspath(self._py_file))
@@ -101,11 +103,22 @@ class PackageCacheLocator(caching.InTreeCacheLocator):
         return super().from_function(py_func, py_file)
 
 
+class PackageCacheLocator(_Stamped, caching.InTreeCacheLocator):
+    """Numba's in-tree cache locator (``__pycache__`` beside the file), stamped."""
+
+
+class PackageUserDirLocator(_Stamped, caching.UserProvidedCacheLocator):
+    """Numba's locator of the cache directory a user set (``NUMBA_CACHE_DIR``),
+    stamped: an edited helper module recompiles its dependents there too."""
+
+
 def install() -> None:
-    """Put :class:`PackageCacheLocator` before Numba's own in-tree locator (after a
-    cache directory the user set, ``NUMBA_CACHE_DIR``, which keeps its own rule;
-    where the package's folder cannot be written, Numba's user-wide locator takes
-    over, stamped by the file alone)."""
+    """Put the stamped locators before Numba's own: :class:`PackageUserDirLocator`
+    where ``NUMBA_CACHE_DIR`` is set, else :class:`PackageCacheLocator` (where the
+    package's folder cannot be written, Numba's user-wide locator takes over,
+    stamped by the file alone)."""
     classes = caching.CacheImpl._locator_classes
-    if PackageCacheLocator not in classes:
-        classes.insert(classes.index(caching.InTreeCacheLocator), PackageCacheLocator)
+    for ours, numbas in ((PackageUserDirLocator, caching.UserProvidedCacheLocator),
+                         (PackageCacheLocator, caching.InTreeCacheLocator)):
+        if ours not in classes:
+            classes.insert(classes.index(numbas), ours)

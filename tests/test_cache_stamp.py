@@ -35,8 +35,15 @@ def test_a_dependency_changed_changes_the_stamp(monkeypatch):
 def test_the_package_functions_use_the_stamping_locator():
     cache = moving_entry.moving_extreme_rows._cache
     locator = cache._impl.locator
-    # the package's folder may be read-only (an installed copy): Numba's user-wide
-    # locator then takes the function, stamped by its file alone
-    if os.access(os.path.dirname(moving_entry.__file__), os.W_OK):
-        assert isinstance(locator, S.PackageCacheLocator)
+    # a cache directory the user set (NUMBA_CACHE_DIR) comes first; else the package's
+    # folder, which may be read-only (an installed copy): Numba's user-wide locator
+    # then takes the function, stamped by its file alone
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        stamped: type | None = S.PackageUserDirLocator
+    elif os.access(os.path.dirname(moving_entry.__file__), os.W_OK):
+        stamped = S.PackageCacheLocator
+    else:
+        stamped = None
+    if stamped is not None:
+        assert isinstance(locator, stamped)
         assert cache._cache_file._source_stamp == S.stamp(os.path.abspath(moving_entry.__file__))

@@ -41,6 +41,10 @@ _CALLS = textwrap.dedent("""
 """)
 
 
+# Exhaustive: CI already compiles every kernel from a cold cache (a clean clone)
+# with Numba's pedantic warnings as errors, and fails where ``axisops bench --quick``
+# (every family, a fresh cache too) prints any warning; this repeat took 120-170 s.
+@pytest.mark.exhaustive
 def test_every_kernel_family_compiles_without_a_warning(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"),
                AXISOPS_TEST_NO_PRECOMPILE="1")
