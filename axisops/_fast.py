@@ -695,6 +695,9 @@ def scan(op: str, x: np.ndarray, axis):
     x, a = _scan_axis(x, axis)
     if a is None:
         t, a = _f_ordered(x, axis)
+        if a == 0 and x.size <= GATHER_COPY_MAX:
+            # along x's rows (strided): a C-ordered copy's rows, the result in C order
+            return scan(op, np.ascontiguousarray(x), axis)
         out = None if a is None else scan(op, t, a)
         return None if out is None else np.ascontiguousarray(out.T)
     out = np.empty(x.shape, spec.acc)
@@ -712,6 +715,10 @@ def cum_extreme(op: str, x: np.ndarray, axis):
     x, a = _scan_axis(x, axis)
     if a is None:
         t, a = _f_ordered(x, axis)
+        if a == 0 and x.size <= GATHER_COPY_MAX:
+            # along x's rows (strided): one copy in, none of the two results out
+            # (a (256, 4).T float32 cummax 6.5 -> 5.5 us, AMD EPYC Zen 4)
+            return cum_extreme(op, np.ascontiguousarray(x), axis)
         found = None if a is None else cum_extreme(op, t, a)
         return None if found is None else tuple(np.ascontiguousarray(r.T) for r in found)
     values = np.empty(x.shape, x.dtype)
