@@ -141,6 +141,20 @@ def direct(dispatcher):
     return found.entry_point
 
 
+def readonly_entry(dispatcher, args: tuple, readonly: tuple):
+    """:func:`entry_point` of *dispatcher* for the Numba types of *args*, with the
+    arrays at the positions *readonly* typed read-only: one compiled function
+    serves read-only and writeable arrays alike (its unboxing does not look at
+    the flag). Its caller passes arrays of those dtypes, dimensions and layouts,
+    aligned, and ints within int64, unchecked."""
+    from numba import typeof
+
+    types = [typeof(a) for a in args]
+    for k in readonly:
+        types[k] = types[k].copy(readonly=True)
+    return dispatcher.compile(tuple(types))
+
+
 def kernel(fn=None, *, parfor_passes: bool = False, variant: str | None = None,
            nrt: bool = False):
     """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
