@@ -354,7 +354,7 @@ class _Gather:
         spec's dtype and ints within int64."""
         run = self.runs.get(key)
         if run is None:
-            run = self.runs[key] = _jit.readonly_entry(entry, args, readonly)
+            run = self.runs[key] = _jit.entry_point(entry, args, readonly)
         return run(*args)
 
 

@@ -141,20 +141,6 @@ def direct(dispatcher):
     return found.entry_point
 
 
-def readonly_entry(dispatcher, args: tuple, readonly: tuple):
-    """:func:`entry_point` of *dispatcher* for the Numba types of *args*, with the
-    arrays at the positions *readonly* typed read-only: one compiled function
-    serves read-only and writeable arrays alike (its unboxing does not look at
-    the flag). Its caller passes arrays of those dtypes, dimensions and layouts,
-    aligned, and ints within int64, unchecked."""
-    from numba import typeof
-
-    types = [typeof(a) for a in args]
-    for k in readonly:
-        types[k] = types[k].copy(readonly=True)
-    return dispatcher.compile(tuple(types))
-
-
 def kernel(fn=None, *, parfor_passes: bool = False, variant: str | None = None,
            nrt: bool = False):
     """Compile *fn* lazily as a serial, ``nogil``, disk-cached kernel.
@@ -560,13 +546,20 @@ def planned_call(kern):
     return call
 
 
-def entry_point(kern, args: tuple):
+def entry_point(kern, args: tuple, readonly: tuple = ()):
     """*kern*'s compiled function for the Numba types of *args* (compiled or loaded
     from the cache first if needed): a call to it skips Numba's dispatch. Only for
-    a plan's calls, whose arguments have those types on every call."""
+    calls whose arguments have those types every time (a plan's; an entry's whose
+    caller checked dtype, dimensions, layout and alignment, and ints within int64):
+    it unboxes them unchecked. The arrays at the positions *readonly* are typed
+    read-only, so that one function serves read-only and writeable arrays alike
+    (the unboxing does not look at the flag)."""
     from numba import typeof
 
-    return kern.compile(tuple(typeof(a) for a in args))
+    types = [typeof(a) for a in args]
+    for k in readonly:
+        types[k] = types[k].copy(readonly=True)
+    return kern.compile(tuple(types))
 
 
 def run(kern, work: int, *args) -> None:
