@@ -45,35 +45,41 @@ _TYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64)
 
 
 class _Value:
-    """sum, mean, nansum of one dtype: the result's dtype and scalar type, the
-    entries and the addresses of the kernels they run."""
+    """sum, mean, prod and their NaN twins nansum, nanprod of one dtype: the
+    result's dtype and scalar type, the entries and the addresses of the kernels
+    they run."""
 
-    __slots__ = ("acc", "scalar", "run", "run_all", "lane", "row")
+    __slots__ = ("acc", "scalar", "run", "run_all", "lane", "row", "skip", "product")
 
     def __init__(self, op: str, dtype: np.dtype):
+        self.product = op in ("prod", "nanprod")
         if op == "mean":
             res, acc = _dtypes.mean_dtypes(dtype, None)
         else:
-            res, acc = _dtypes.sum_dtypes(dtype, None, "sum")
+            res, acc = _dtypes.sum_dtypes(dtype, None, "prod" if self.product else "sum")
         assert res == acc == _dtypes.kernel_accumulator(acc)  # the plan's direct results
-        skip = op == "nansum" and dtype.kind == "f"
+        self.skip = skip = op.startswith("nan") and dtype.kind == "f"
         self.acc = acc
         self.scalar = acc.type
-        self.run, self.run_all = E.value_entry(acc.str, skip, op == "mean")
-        combine = K.COMBINE_CASCADE if acc.kind == "f" else K.COMBINE_ANY
+        self.run, self.run_all = E.value_entry(acc.str, skip, op == "mean", self.product)
+        if acc.kind != "f":
+            combine = K.COMBINE_ANY
+        elif self.product:  # in index order, as reduce._value_plan runs it
+            combine = K.COMBINE_ORDERED
+        else:
+            combine = K.COMBINE_CASCADE
         argtypes = E.sum_kernel_types(dtype, acc, skip)
         self.lane = E.kernel_address(K.value_kernel(False, combine), argtypes)
         self.row = E.kernel_address(K.value_kernel(True, combine), argtypes)
 
     def scalar_entry(self, op: str, dtype: np.dtype) -> tuple:
-        entry = SE.total_entry(dtype.str, self.acc.str, op == "nansum" and dtype.kind == "f",
-                               op == "mean", MAX_SUM_SIZE)
+        entry = SE.total_entry(dtype.str, self.acc.str, self.skip, op == "mean", MAX_SUM_SIZE,
+                               self.product)
         return entry, self.scalar, self.lane
 
     def lanes_entry(self, op: str, dtype: np.dtype) -> tuple:
-        entry = SE.total_lanes_entry(dtype.str, self.acc.str,
-                                     op == "nansum" and dtype.kind == "f", op == "mean",
-                                     MAX_SUM_SIZE, MAX_RUN)
+        entry = SE.total_lanes_entry(dtype.str, self.acc.str, self.skip, op == "mean",
+                                     MAX_SUM_SIZE, MAX_RUN, self.product)
         return entry, self.acc, self.lane, self.row
 
 
@@ -134,7 +140,7 @@ def _table(ops) -> dict:
 
 
 #: op -> dtype -> its _Value or _Arg, made at the first call (None: not yet made)
-_VALUES: dict = _table(("sum", "mean", "nansum"))
+_VALUES: dict = _table(("sum", "mean", "nansum", "prod", "nanprod"))
 _ARGS: dict = _table(("max", "min", "argmax", "argmin",
                       "nanmax", "nanmin", "nanargmax", "nanargmin"))
 _MOMENTS: dict = {op: {np.dtype(np.float32): None, np.dtype(np.float64): None}
@@ -602,7 +608,8 @@ def _transposed(x: np.ndarray, axis, largest: int):
 
 
 def value(op: str, x: np.ndarray, axis):
-    """sum, mean or nansum of *x* by a compiled entry, or None (the planned path)."""
+    """sum, mean, prod, nansum or nanprod of *x* by a compiled entry, or None (the
+    planned path)."""
     spec = _VALUES_BY_ID.get(op, _NONE).get(id(x.dtype)) or _registered(_VALUES_BY_ID, _VALUES, _Value,
                                                               op, x.dtype)
     if spec is None:

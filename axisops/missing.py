@@ -113,7 +113,7 @@ def nansum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("nansum", x, axis, keepdims, dtype)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("nanprod", "not keepdims and dtype is None", ", f[2]"))
 @_doc(_SUM_DOC, Name="Product", name="nanprod", plain="prod", identity="1", what="product")
 def nanprod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:

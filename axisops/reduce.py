@@ -128,7 +128,7 @@ def sum(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
     return _value_reduction("sum", x, axis, keepdims, dtype)
 
 
-@dispatched
+@dispatched(scalar=_fast.scalar_call("prod", "not keepdims and dtype is None", ", f[2]"))
 def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Product of array elements over the given axes, as ``numpy.prod``.

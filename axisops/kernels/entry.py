@@ -187,12 +187,13 @@ def call_kernel(typingctx, address, args):
 
 
 @njit(cache=True, nogil=True)
-def _sums(x, axis, out, table, mean, lane, row_order):
-    """The body of ``value_entry``'s functions: *table* is the kernel's, *lane* and
-    *row_order* the addresses of its two loop orders."""
+def _sums(x, axis, out, op, table, mean, lane, row_order):
+    """The body of ``value_entry``'s functions: *op* ``K.OP_SUM`` or ``K.OP_PROD``,
+    *table* the kernel's, *lane* and *row_order* the addresses of its two loop
+    orders."""
     geo, outer, inner, row = axis_geometry(x.shape, axis, 0, FEW_LANES)
     args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), _readonly(geo),
-            np.int64(K.OP_SUM), table, out.reshape((outer, 1, inner)))
+            np.int64(op), table, out.reshape((outer, 1, inner)))
     call_kernel(row_order if row else lane, args)
     if mean:  # in the accumulator's dtype, as NumPy divides the sums
         flat = out.reshape(out.size)
@@ -202,33 +203,35 @@ def _sums(x, axis, out, table, mean, lane, row_order):
 
 
 @factory
-def value_entry(acc: str, skip_nan: bool, mean: bool):
-    """``(run, run_all)``: ``run(x, axis, out, lane, row)`` sums C-contiguous *x*
-    along *axis* into *out* (the result, C-contiguous, of the accumulator dtype
-    *acc*), divided by the count for a *mean*; ``run_all(x, lane, row)`` returns
-    the total of every element. *lane* and *row* are the addresses of
-    ``reduce._value_plan``'s kernel for such an array in its two loop orders
-    (:func:`kernel_address`, :func:`sum_kernel_types`): the cascade for a float
-    accumulator (a NaN read as 0 with *skip_nan*), the any-order loop for an
-    integer one (int64)."""
+def value_entry(acc: str, skip_nan: bool, mean: bool, product: bool = False):
+    """``(run, run_all)``: ``run(x, axis, out, lane, row)`` sums (with *product*,
+    multiplies) C-contiguous *x* along *axis* into *out* (the result, C-contiguous,
+    of the accumulator dtype *acc*), divided by the count for a *mean*;
+    ``run_all(x, lane, row)`` returns the total of every element. *lane* and *row*
+    are the addresses of ``reduce._value_plan``'s kernel for such an array in its
+    two loop orders (:func:`kernel_address`, :func:`sum_kernel_types`): the cascade
+    for a float sum, the index-order loop for a float product (a NaN read as the
+    identity with *skip_nan*), the any-order loop for an integer one (int64)."""
     ACC = np.dtype(acc).type
     SKIP = skip_nan  # constants: Numba prunes the other branches
     MEAN = mean
+    OP = K.OP_PROD if product else K.OP_SUM
+    IDENTITY = 1.0 if product else 0.0
 
     @njit(cache=True, nogil=True)
     def run(x, axis, out, lane, row):
         if SKIP:
-            _sums(x, axis, out, (None, 0.0), MEAN, lane, row)
+            _sums(x, axis, out, OP, (None, IDENTITY), MEAN, lane, row)
         else:
-            _sums(x, axis, out, None, MEAN, lane, row)
+            _sums(x, axis, out, OP, None, MEAN, lane, row)
 
     @njit(cache=True, nogil=True)
     def run_all(x, lane, row):
         out = np.empty(1, ACC)
         if SKIP:
-            _sums(x, -1, out, (None, 0.0), MEAN, lane, row)
+            _sums(x, -1, out, OP, (None, IDENTITY), MEAN, lane, row)
         else:
-            _sums(x, -1, out, None, MEAN, lane, row)
+            _sums(x, -1, out, OP, None, MEAN, lane, row)
         return out[0]
 
     return run, run_all

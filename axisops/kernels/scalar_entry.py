@@ -31,6 +31,7 @@ from numba.extending import intrinsic
 from .._jit import compiled, factory
 from . import entry as E
 from . import flat_entry as FE
+from . import reduce as K
 
 
 @intrinsic
@@ -63,16 +64,19 @@ def _signature(result: np.dtype, dtype: np.dtype, extra: int = 0):
 
 
 @factory
-def total_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, largest: int):
-    """``entry(x, limit, address)``: the sum (with *mean*, the mean) of 1-D *x* of
-    *dtype_str* in the accumulator *acc_str*, a NaN read as 0 with *skip_nan*: a
-    float accumulator's by ``reduce._value_plan``'s lane-order kernel at
-    *address* (``_fast._Value.lane``), an integer one's in int64 here; None where
-    x is not taken."""
+def total_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, largest: int,
+                product: bool = False):
+    """``entry(x, limit, address)``: the sum (with *mean*, the mean; with *product*,
+    the product) of 1-D *x* of *dtype_str* in the accumulator *acc_str*, a NaN read
+    as the identity with *skip_nan*: a float accumulator's by
+    ``reduce._value_plan``'s lane-order kernel at *address* (``_fast._Value.lane``),
+    an integer one's in int64 here; None where x is not taken."""
     dtype, acc = np.dtype(dtype_str), np.dtype(acc_str)
     ACC = acc.type
-    TABLE = (None, 0.0) if skip_nan else None
-    CASCADE = acc.kind == "f"  # an integer sum is exact in any order
+    OP = K.OP_PROD if product else K.OP_SUM
+    TABLE = (None, 1.0 if product else 0.0) if skip_nan else None
+    PRODUCT = product
+    FLOAT = acc.kind == "f"  # an integer sum or product is exact in any order
     MEAN = mean
     LARGEST = largest
 
@@ -81,10 +85,15 @@ def total_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, larges
         if not _taken(x, limit, LARGEST):
             return None
         seg = _contiguous(x)
-        if CASCADE:
+        if FLOAT:
             out = np.empty(1, ACC)
-            E._sums(seg, -1, out, TABLE, MEAN, address, address)
+            E._sums(seg, -1, out, OP, TABLE, MEAN, address, address)
             return out[0]
+        if PRODUCT:
+            p = ACC(1)
+            for i in range(seg.size):
+                p *= ACC(seg[i])
+            return p
         s = ACC(0)
         for i in range(seg.size):
             s += ACC(seg[i])
@@ -230,7 +239,7 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
 
 @factory
 def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, largest: int,
-                      longest: int):
+                      longest: int, product: bool = False):
     """``entry(x, axis, out, limit, lane, row)``: :func:`total_entry` of each lane of
     2-D *x* (C- or F-contiguous; an F-ordered one as its C-ordered transpose, as
     ``_fast._transposed``) along *axis* into *out* (the kept axis' length, the
@@ -238,7 +247,8 @@ def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, 
     *lane* and *row* (``_fast._Value``); False where x is not taken, *axis* is out
     of range or a lane is longer than *longest*."""
     dtype, acc = np.dtype(dtype_str), np.dtype(acc_str)
-    TABLE = (None, 0.0) if skip_nan else None
+    OP = K.OP_PROD if product else K.OP_SUM
+    TABLE = (None, 1.0 if product else 0.0) if skip_nan else None
     MEAN = mean
     LARGEST = largest
     LONGEST = longest
@@ -255,7 +265,7 @@ def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, 
         seg = _contiguous(x if order == 1 else x.T)
         if seg.shape[along] > LONGEST:
             return False
-        E._sums(seg, along, out, TABLE, MEAN, lane, row)
+        E._sums(seg, along, out, OP, TABLE, MEAN, lane, row)
         return True
 
     return entry
