@@ -226,6 +226,25 @@ def _rows_table() -> dict:
 
 #: see :func:`_rows_table`
 MOVING_ROWS: dict = _rows_table()
+#: op -> ``id`` of a canonical dtype -> [its 1-D, its 2-D ``kernels.moving_entry.row_call``
+#: without Numba's dispatch, or None until made; the result's dtype]: what the public
+#: functions' wrappers try first (``_dispatch.dispatched(moving=...)``), filled by
+#: :func:`moving_rows`
+MOVING_CALLS: dict = {op: {} for op in MOVING_ROWS}
+_ROW_KINDS = {ME.sum_rows_entry: "sum", ME.extreme_rows_entry: "extreme",
+              ME.arg_rows_entry: "arg"}
+
+
+def _register_row_call(op: str, spec: tuple, dtype: np.dtype, ndim: int) -> None:
+    """Make the wrappers' :data:`MOVING_CALLS` entry of *op* for *dtype* and *ndim*
+    (1 or 2), where *dtype* is the canonical object of its type (see
+    :func:`_registered`)."""
+    if dtype is not np.dtype(dtype.char) or not 1 <= ndim <= 2:
+        return
+    calls = MOVING_CALLS[op].setdefault(id(dtype), [None, None, spec[1]])
+    if calls[ndim - 1] is None:
+        calls[ndim - 1] = _jit.direct(ME.row_call(_ROW_KINDS[spec[0]], dtype.str, ndim, spec[2],
+                                                  GATHER_COPY_MAX))
 
 
 def moving_rows(op: str, x: np.ndarray, window: int, axis: int, min_count):
@@ -255,6 +274,7 @@ def moving_rows(op: str, x: np.ndarray, window: int, axis: int, min_count):
     if run is None:
         run = spec[3][key] = _jit.entry_point(spec[0], (x, window, axis, min_count,
                                                         _jit.PARALLEL_MIN_WORK, spec[2], out))
+        _register_row_call(op, spec, x.dtype, ndim)
     if run(x, window, axis, min_count, _jit.PARALLEL_MIN_WORK, spec[2], out):
         return out
     if x.size * MOVING_WORK_PER_ELEMENT < _jit.PARALLEL_MIN_WORK:

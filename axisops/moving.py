@@ -269,7 +269,7 @@ _VAR_COMMON = {"parameters": _PARAMETERS, "errors": _ERRORS.format(
     ddof_error=" Also if ``ddof`` is not a number.")}
 
 
-@dispatched
+@dispatched(moving=_fast.MOVING_CALLS["moving_sum"])
 @_doc(_SUM_DOC, what="sum", short="sum", name="moving_sum", twin="moving_mean",
       twin_what="mean", result="nan,  3.,  3.,  6.,  9.", **_COMMON)
 def moving_sum(x: ArrayLike, window: int, axis: int = -1, *,
@@ -277,7 +277,7 @@ def moving_sum(x: ArrayLike, window: int, axis: int = -1, *,
     return _moving("moving_sum", x, window, axis, min_count)
 
 
-@dispatched
+@dispatched(moving=_fast.MOVING_CALLS["moving_mean"])
 @_doc(_SUM_DOC, what="mean", short="mean", name="moving_mean", twin="moving_sum",
       twin_what="sum", result="nan, 1.5, 1.5, 3. , 4.5", **_COMMON)
 def moving_mean(x: ArrayLike, window: int, axis: int = -1, *,
@@ -302,7 +302,7 @@ def moving_std(x: ArrayLike, window: int, axis: int = -1, *, min_count: int | No
     return _moving("moving_std", x, window, axis, min_count, ddof)
 
 
-@dispatched
+@dispatched(moving=_fast.MOVING_CALLS["moving_max"])
 @_doc(_EXTREME_DOC, what="maximum", short="max", name="moving_max", twin="moving_min",
       twin_what="minimum", result="4., 4., 1., 5., 5.", **_COMMON)
 def moving_max(x: ArrayLike, window: int, axis: int = -1, *,
@@ -310,7 +310,7 @@ def moving_max(x: ArrayLike, window: int, axis: int = -1, *,
     return _moving("moving_max", x, window, axis, min_count)
 
 
-@dispatched
+@dispatched(moving=_fast.MOVING_CALLS["moving_min"])
 @_doc(_EXTREME_DOC, what="minimum", short="min", name="moving_min", twin="moving_max",
       twin_what="maximum", result="4., 1., 1., 5., 2.", **_COMMON)
 def moving_min(x: ArrayLike, window: int, axis: int = -1, *,
@@ -318,7 +318,7 @@ def moving_min(x: ArrayLike, window: int, axis: int = -1, *,
     return _moving("moving_min", x, window, axis, min_count)
 
 
-@dispatched
+@dispatched(moving=_fast.MOVING_CALLS["moving_argmax"])
 @_doc(_ARG_DOC, what="maximum", short="max", name="moving_argmax", twin="moving_argmin",
       twin_what="minimum", result="-1,  0, -1, -1,  4", **_COMMON)
 def moving_argmax(x: ArrayLike, window: int, axis: int = -1, *,
@@ -326,7 +326,7 @@ def moving_argmax(x: ArrayLike, window: int, axis: int = -1, *,
     return _moving("moving_argmax", x, window, axis, min_count)
 
 
-@dispatched
+@dispatched(moving=_fast.MOVING_CALLS["moving_argmin"])
 @_doc(_ARG_DOC, what="minimum", short="min", name="moving_argmin", twin="moving_argmax",
       twin_what="maximum", result="-1,  1, -1, -1,  4", **_COMMON)
 def moving_argmin(x: ArrayLike, window: int, axis: int = -1, *,

@@ -417,6 +417,44 @@ def test_moving_row_entries_give_the_planned_bits(dtype):
     assert ME.STREAMS == 4
 
 
+def test_moving_wrappers_call_the_row_calls_with_the_planned_bits_and_errors():
+    """The public functions' wrappers call ``moving_entry.row_call`` first
+    (``_fast.MOVING_CALLS``): 1-D and 2-D arrays, C-ordered, read-only or a
+    transposed table (its rows copied), the plan's bits; anything else (a view,
+    misaligned data, another axis, three dimensions, every output NaN, a window,
+    min_count or axis beyond int64) goes the planned way and raises its errors."""
+    x = (np.random.default_rng(5).standard_normal((6, 50)) * 100).astype(np.float32)
+    x[1, 3] = np.nan
+    x[2, 7] = -np.inf
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    misaligned = np.frombuffer(b"\0" + x.tobytes(), np.uint8)[1:].view(np.float32).reshape(x.shape)
+    arrays = [x, x[2], np.asfortranarray(x), readonly, x[:, ::2], misaligned, x.reshape(2, 3, 50)]
+    for op in ("moving_sum", "moving_mean", "moving_max", "moving_min", "moving_argmax",
+               "moving_argmin"):
+        f = getattr(axisops, op)
+        for xx in arrays:
+            for window, min_count, axis in [(1, None, -1), (8, 3, -1), (20, None, 1),
+                                            (60, None, -1), (5, None, 0)]:
+                if axis >= xx.ndim:
+                    continue
+                got = f(xx, window, axis, min_count=min_count)
+                want = _planned_moving(op, np.ascontiguousarray(xx), window, axis % xx.ndim,
+                                       min_count, 0)
+                assert _same(got, want) and got.flags.c_contiguous, (op, xx.shape, window, axis)
+        calls = _fast.MOVING_CALLS[op][id(np.dtype(np.float32))]
+        assert calls[0] is not None and calls[1] is not None  # made at the first calls
+        with pytest.raises(ValueError, match="window"):
+            f(x, 0)
+        with pytest.raises(ValueError, match="min_count"):
+            f(x, 3, min_count=4)
+        with pytest.raises(AxisError):
+            f(x, 3, 2)
+        assert _same(f(x, 2 ** 70, min_count=2), f(x, 50, min_count=2))  # the plan's clamp
+        with pytest.raises(AxisError):
+            f(x, 3, 2 ** 70)
+
+
 def test_large_moving_rows_split_between_threads_give_the_planned_bits(monkeypatch):
     """A large C-ordered array along its rows: the row entries' loops, rows split
     between threads (``moving_entry.sum_rows_kernel``, ``extreme_rows_kernel``), on
