@@ -472,7 +472,7 @@ def take(x: np.ndarray, indices, axis):
             or x.size // x.shape[axis] * indices.size >= _jit.PARALLEL_MIN_WORK:
         return None
     out = np.empty(shape, x.dtype)
-    return out if spec.run(E.take_at, (x.ndim, indices.ndim), (x, indices, axis, out, spec.address),
+    return out if spec.run(E.take_runs_at, (x.ndim, indices.ndim), (x, indices, axis, out),
                            (0, 1)) else None
 
 

@@ -135,6 +135,33 @@ def test_windows_match_torch(kw):
                 exact=False)
 
 
+def test_plain_cpu_tensor_arguments_take_the_numpy_path(monkeypatch):
+    """Every tensor a plain CPU one (no gradient, strided): the NumPy path on their
+    arrays, without the registered operators; an argument that needs a gradient
+    goes through them (and gets its gradient)."""
+    import axisops.torch as AT
+
+    x = _t((4, 5))
+    idx = _t((6, 5), torch.int64, 0, 4)
+    upd = _t((6, 5))
+    want = (axisops.take(x.numpy(), idx[:, 0].numpy(), axis=0),
+            axisops.take_along_axis(x.numpy(), idx[:4].numpy(), axis=0),
+            axisops.scatter(x.numpy(), idx.numpy(), upd.numpy(), 0, reduce="add"))
+    axisops.take(x, idx[:, 0], axis=0)  # (the first tensor a process sees goes the long way)
+    registered = AT.call
+    calls = []
+    monkeypatch.setattr(AT, "call", lambda *a: calls.append(a) or registered(*a))
+    got = (axisops.take(x, idx[:, 0], axis=0), axisops.take_along_axis(x, idx[:4], axis=0),
+           axisops.scatter(x, idx, upd, 0, reduce="add"))
+    assert not calls
+    for g, w in zip(got, want):
+        assert type(g) is torch.Tensor and g.dtype == torch.from_numpy(w).dtype
+        assert np.array_equal(g.numpy(), w)
+    upd.requires_grad_(True)
+    axisops.scatter(x, idx, upd, 0, reduce="add").sum().backward()
+    assert calls and upd.grad is not None and upd.grad.shape == upd.shape
+
+
 def test_non_contiguous_tensors_are_read_in_place():
     base = _t((5, 6, 4))
     for view in (base.transpose(0, 2), base[:, ::2], base.expand(2, 5, 6, 4)[1],

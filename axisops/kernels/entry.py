@@ -664,6 +664,51 @@ def take_at(x, indices, axis, out, address):
     return not bad.any()  # an index out of range flags its task
 
 
+@njit(cache=True, nogil=True)
+def take_runs_at(x, indices, axis, out):
+    """take of C-contiguous *x* along *axis* at C-contiguous int64 *indices* (any
+    shape) into *out* (C-contiguous: x's shape with the axis replaced by the
+    indices' shape, x's dtype), mode "raise", as plain copies of the elements'
+    bits: for each outer row and index, the run of elements after the axis (one
+    element along the last axis). Returns False, having written nothing, where an
+    index is out of range (the caller goes the planned way, which raises). The
+    result is the planned kernel's, which moves the same bits; a small call spent
+    0.8 us of its 1.5 in that kernel's geometry and arguments (:func:`take_at`)."""
+    before, n, after = _split_at(x.shape, axis)
+    m = indices.size
+    at = indices.reshape(m)
+    outside = 0
+    negative = 0
+    for i in range(m):
+        k = at[i]
+        outside += not -n <= k < n
+        negative += k < 0
+    if outside:
+        return False
+    if negative:  # counted from the end: made positive once
+        at = at.copy()
+        for i in range(m):
+            at[i] += n if at[i] < 0 else 0
+    bits = _bits_like(x)
+    src = x.reshape(x.size).view(bits)
+    dst = out.reshape(out.size).view(bits)
+    u = np.uint64  # unsigned offsets: no wrap-around test per element
+    if after == 1:
+        for b in range(u(0), u(before)):
+            s = b * u(n)
+            d = b * u(m)
+            for i in range(u(0), u(m)):
+                dst[d + i] = src[s + u(at[i])]
+        return True
+    for b in range(before):
+        for i in range(m):
+            s = u((b * n + at[i]) * after)
+            d = u((b * m + i) * after)
+            for j in range(u(0), u(after)):
+                dst[d + j] = src[s + j]
+    return True
+
+
 #: ``axisops.gather``'s ``_SCATTER_BLOCK_BYTES`` (``tests/test_fast_path.py`` checks it)
 SCATTER_BLOCK_BYTES = 1024
 
