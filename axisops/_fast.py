@@ -771,5 +771,8 @@ def cum_extreme(op: str, x: np.ndarray, axis):
         return None if found is None else tuple(np.ascontiguousarray(r.T) for r in found)
     values = np.empty(x.shape, x.dtype)
     indices = np.empty(x.shape, np.int64)
-    E.cum_extreme_along(x, a, spec.masks, values, indices, spec.address)
+    if a == x.ndim - 1:  # along rows: the plan's lane loop on each
+        E.cum_extreme_rows(x, spec.masks, values, indices)
+    else:
+        E.cum_extreme_along(x, a, spec.masks, values, indices, spec.address)
     return values, indices

@@ -627,14 +627,16 @@ def call_cpu(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
             or torch.compiler.is_compiling():
         return call(func, args, kwargs)
     tensors = False
-    for value in (*args[1:], *kwargs.values()):
-        if type(value) is torch.Tensor:
+    for value in (*args[1:], *kwargs.values()) if kwargs else args[1:]:
+        kind = type(value)
+        if kind in _PLAIN_OPTIONS or kind is type:  # (a type: a NumPy dtype's, index_dtype)
+            continue
+        if kind is torch.Tensor:
             if not (value.is_cpu and value.layout is torch.strided and value.dtype in _NUMPY_OF
                     and not (value.requires_grad and torch.is_grad_enabled())):
                 return call(func, args, kwargs)
             tensors = True
-        elif type(value) not in _PLAIN_OPTIONS and not (
-                type(value) is tuple and all(type(v) is int for v in value)) and not (
+        elif not (kind is tuple and all(type(v) is int for v in value)) and not (
                 isinstance(value, (type, np.dtype))):  # axes; NumPy dtypes (index_dtype)
             return call(func, args, kwargs)
     array = _array(x)
@@ -674,8 +676,8 @@ def _finished(result: Any, inputs: list[np.ndarray]) -> Any:
     if type(result) is np.ndarray or isinstance(result, np.generic):
         return _tensor_of(result, inputs)
     if isinstance(result, _scan.ValuesIndices):
-        values, indices = (_tensor_of(r, inputs) for r in result)
-        return _scan.ValuesIndices(values, indices)  # type: ignore[arg-type]
+        return _scan.ValuesIndices(_tensor_of(result[0], inputs),  # type: ignore[arg-type]
+                                   _tensor_of(result[1], inputs))
     if isinstance(result, tuple):
         return tuple(_tensor_of(r, inputs) for r in result)
     return _tensor_of(result, inputs)

@@ -501,6 +501,32 @@ def cum_extreme_along(x, axis, masks, values, indices, address):
     call_kernel(address, args)
 
 
+@njit(cache=True, nogil=True)
+def cum_extreme_rows(x, masks, values, indices):
+    """:func:`cum_extreme_along` of C-contiguous *x* along its last axis, each row
+    walked by the plan's own lane loop (``scan._lane_extreme``) from the kernel's
+    first state: no kernel geometry, scratch or call by address (a (16, 64)
+    float32 cummax spent 2.4 of its 6.5 us in them, AMD EPYC Zen 4)."""
+    n = x.shape[-1]
+    bits = _bits_like(x)
+    base = x.reshape(x.size).view(bits)
+    out_bits = values.reshape(values.size).view(bits)
+    out_index = indices.reshape(indices.size)
+    fmask, fone, xmask, expo = masks
+    shift = bits(x.itemsize * 8 - 1)
+    lowest = bits(np.iinfo(bits).min)
+    top = bits(np.iinfo(bits).max)
+    key = np.empty(1, bits)
+    state = np.empty(1, bits)
+    at = np.empty(1, np.int64)
+    for p in range(0, x.size, n):
+        key[0] = lowest
+        state[0] = 0
+        at[0] = 0
+        S._lane_extreme(key, state, at, out_bits[p:p + n], out_index[p:p + n], base, p, 1, 0, n,
+                        shift, fmask, fone, xmask, expo, top)
+
+
 #: ``axisops.moving``'s ``_BLOCK_MIN`` and ``_BLOCK_WINDOWS`` (the blocks its plans
 #: cut an axis into; ``tests/test_fast_path.py`` checks they agree).
 MOVING_BLOCK_MIN = 1 << 14
