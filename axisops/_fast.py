@@ -152,13 +152,14 @@ class _Scan:
     """cumsum or cumprod of one dtype: the result's dtype, whether the kernel runs
     each lane in one piece (a float product), its operation code and address."""
 
-    __slots__ = ("acc", "ordered", "code", "address")
+    __slots__ = ("acc", "ordered", "code", "address", "floats")
 
     def __init__(self, op: str, dtype: np.dtype):
         res, acc = _dtypes.sum_dtypes(dtype, None, op)
         assert res == acc == _dtypes.kernel_accumulator(acc)  # the plan's direct results
         self.acc = acc
         self.ordered = op == "cumprod" and acc.kind == "f"
+        self.floats = acc.kind == "f"
         self.code = S.OP_PROD if op == "cumprod" else S.OP_SUM
         self.address = E.kernel_address(S.scan_values, E.scan_kernel_types(dtype, acc))
 
@@ -743,12 +744,18 @@ def scan(op: str, x: np.ndarray, axis):
     x, a = _scan_axis(x, axis)
     if a is None:
         t, a = _f_ordered(x, axis)
+        if a == 0 and spec.floats:  # along x's rows (strided), four at a time
+            out = np.empty(x.shape, spec.acc)
+            if E.scan_columns(t, spec.code, spec.ordered, out):
+                return out
         if a == 0 and x.size <= GATHER_COPY_MAX:
             # along x's rows (strided): a C-ordered copy's rows, the result in C order
             return scan(op, np.ascontiguousarray(x), axis)
         out = None if a is None else scan(op, t, a)
         return None if out is None else np.ascontiguousarray(out.T)
     out = np.empty(x.shape, spec.acc)
+    if a == x.ndim - 1 and spec.floats and E.scan_rows(x, spec.code, spec.ordered, out):
+        return out
     if not E.scan_along(x, a, spec.code, spec.ordered, out, spec.address):
         return None
     return out

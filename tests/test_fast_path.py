@@ -238,7 +238,9 @@ def test_scan_entries_give_the_planned_bits(op, dtype):
     axis and the flattened array, NaN, -0.0 and overflow included; a long axis of
     few lanes (which the plan cuts into chunks) goes the planned way."""
     f = getattr(axisops, op)
-    for shape in SCAN_SHAPES + _transposed(dtype, ((3, 64, "F"), (100, 4, "F"))):
+    # (the transposed tables of 4 or more rows of 16 or more: their strided rows four at a time)
+    for shape in SCAN_SHAPES + _transposed(dtype, ((3, 64, "F"), (100, 4, "F"), (8, 40, "F"),
+                                                   (6, 3000, "F"))):
         x = _data(shape[:2], dtype) if shape[-1] == "F" else _data(shape, dtype)
         if op == "cumprod" and x.dtype.kind == "f":
             x = (x / 50).astype(dtype)  # products that overflow to inf, and underflow
