@@ -543,23 +543,52 @@ def cum_extreme_rows(x, masks, values, indices):
     first state: no kernel geometry, scratch or call by address (a (16, 64)
     float32 cummax spent 2.4 of its 6.5 us in them, AMD EPYC Zen 4)."""
     n = x.shape[-1]
-    bits = _bits_like(x)
-    base = x.reshape(x.size).view(bits)
-    out_bits = values.reshape(values.size).view(bits)
+    _extreme_lanes(_readonly(x.reshape(x.size)), x.size // max(n, 1), n, n, 1, masks, values,
+                   indices)
+
+
+@njit(cache=True, nogil=True)
+def cum_extreme_columns(t, masks, values, indices):
+    """:func:`cum_extreme_rows` of the rows of a transposed table ``t.T`` (*t*
+    C-contiguous, 2-D) into *values* and *indices* (C-contiguous, ``t.T``'s
+    shape): its strided lanes four at a time, as the plan reads them
+    (``scan._lanes4_extreme``), with no C-ordered copy first."""
+    n, rows = t.shape
+    _extreme_lanes(_readonly(t.reshape(t.size)), rows, n, 1, rows, masks, values, indices)
+
+
+@njit(inline="always")
+def _extreme_lanes(base, rows, n, step, n_stride, masks, values, indices):
+    """The body of :func:`cum_extreme_rows` and :func:`cum_extreme_columns`: *rows*
+    lanes of *n* elements of *base*, ``step`` apart, elements ``n_stride`` apart,
+    into the C-ordered (rows, n) *values* and *indices*."""
+    kind = _bits_like(base)
+    keys = base.view(kind)
+    out_bits = values.reshape(values.size).view(kind)
     out_index = indices.reshape(indices.size)
     fmask, fone, xmask, expo = masks
-    shift = bits(x.itemsize * 8 - 1)
-    lowest = bits(np.iinfo(bits).min)
-    top = bits(np.iinfo(bits).max)
-    key = np.empty(1, bits)
-    state = np.empty(1, bits)
-    at = np.empty(1, np.int64)
-    for p in range(0, x.size, n):
+    shift = kind(base.itemsize * 8 - 1)
+    lowest = kind(np.iinfo(kind).min)
+    top = kind(np.iinfo(kind).max)
+    key = np.empty(4, kind)
+    state = np.empty(4, kind)
+    at = np.empty(4, np.int64)
+    g = 0
+    if n_stride != 1:  # strided lanes: four side by side, each row of them read once
+        while g + 4 <= rows:
+            key[:] = lowest
+            state[:] = 0
+            at[:] = 0
+            S._lanes4_extreme(key, state, at, out_bits, out_index, g * n, n, 1, keys, g * step,
+                              step, n_stride, 0, n, shift, fmask, fone, xmask, expo, top, True)
+            g += 4
+    for r in range(g, rows):
         key[0] = lowest
         state[0] = 0
         at[0] = 0
-        S._lane_extreme(key, state, at, out_bits[p:p + n], out_index[p:p + n], base, p, 1, 0, n,
-                        shift, fmask, fone, xmask, expo, top)
+        S._lane_extreme(key[:1], state[:1], at[:1], out_bits[r * n:(r + 1) * n],
+                        out_index[r * n:(r + 1) * n], keys, r * step, n_stride, 0, n, shift,
+                        fmask, fone, xmask, expo, top)
 
 
 #: ``axisops.moving``'s ``_BLOCK_MIN`` and ``_BLOCK_WINDOWS`` (the blocks its plans
