@@ -477,6 +477,28 @@ def take(x: np.ndarray, indices, axis):
                            (0, 1)) else None
 
 
+#: ``id`` of a canonical dtype -> [its ``entry.rows_at_call`` for 1-D indices, for
+#: ``(k, 1)`` ones], each without Numba's dispatch, made at the first such call
+_ROWS_AT: dict = {}
+
+
+def rows_at(x: np.ndarray, indices: np.ndarray, index_ndim: int):
+    """``take(x, indices, 0)`` (*index_ndim* 1) or ``gather_nd(x, indices)`` of
+    ``(k, 1)`` tuples (2) of a 2-D *x* (float32, float64, int32, int64, any
+    strides) at int64 *indices* of *index_ndim* dimensions by one compiled call,
+    or None (the planned path: its errors, empty arrays, large results)."""
+    calls = _ROWS_AT.get(id(x.dtype))
+    if calls is None:
+        if x.dtype not in _TYPES or x.dtype is not np.dtype(x.dtype.char):
+            return None
+        calls = _ROWS_AT[id(x.dtype)] = [None, None]
+    call = calls[index_ndim - 1]
+    if call is None:
+        call = calls[index_ndim - 1] = _jit.direct(E.rows_at_call(x.dtype.str, index_ndim))
+    out = np.empty((indices.shape[0], x.shape[1]), x.dtype)
+    return out if call(x, indices, out, _jit.PARALLEL_MIN_WORK) else None
+
+
 #: float32, float64 and int64: the dtypes the scatter kernel works in as they are
 _SCATTER: dict = {"scatter": {np.dtype(t): None for t in (np.float32, np.float64, np.int64)}}
 

@@ -600,6 +600,52 @@ def test_gather_nd_of_one_index_tuples_takes_rows_with_the_planned_result(dtype)
     assert str(got.value) == str(want.value)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int64], ids=lambda d: np.dtype(d).name)
+def test_rows_of_a_table_by_one_call_give_the_planned_result(dtype):
+    """take along axis 0 and gather_nd of (k, 1) tuples of a 2-D array by
+    ``entry.rows_at_call`` (``_fast.rows_at``): C-ordered, strided, transposed,
+    read-only and misaligned tables, negative and strided indices, the planned
+    result; empty ones, an index out of range, other index dtypes and large
+    results go the planned way (and raise its errors)."""
+    from axisops import gather as G
+
+    rng = np.random.default_rng(6)
+    x = _data((16, 64), dtype)
+    readonly = x.copy()
+    readonly.flags.writeable = False
+    raw = np.zeros(x.nbytes + 1, np.uint8)
+    misaligned = raw[1:].view(x.dtype).reshape(x.shape)
+    misaligned[...] = x
+    tables = [x, x[:, ::3], x[::2], np.asfortranarray(x), x.T, readonly, misaligned,
+              x[:1], x[:, :1]]
+    wide = rng.integers(-16, 16, (12, 3))
+    for table in tables:
+        n = table.shape[0]
+        for idx in [rng.integers(-n, n, 9), wide[:, 1] % n, np.array([n - 1, -n])]:
+            got = axisops.take(table, idx, axis=0)
+            assert _same(got, np.take(table, idx, axis=0)) and got.flags.c_contiguous
+            tuples = idx[:, None]
+            got = axisops.gather_nd(table, tuples)
+            assert _same(got, G._gather_nd_plan(table, tuples, 0)(table, tuples))
+        strided = (wide % n)[:, 1:2]  # (k, 1) tuples, not contiguous
+        assert _same(axisops.gather_nd(table, strided), table[strided[:, 0]])
+    assert _fast.rows_at(x, np.zeros(0, np.int64), 1) is None  # empty: the plan
+    assert _fast.rows_at(x, np.array([16]), 1) is None  # out of range: the plan raises
+    assert _fast.rows_at(x.astype(np.float16), np.array([1]), 1) is None
+    for bad in (np.array([16]), np.array([-17])):
+        with pytest.raises(IndexError, match="out of range"):
+            axisops.take(x, bad, axis=0)
+        with pytest.raises(IndexError, match="out of range"):
+            axisops.gather_nd(x, bad[:, None])
+    threshold = _jit.PARALLEL_MIN_WORK
+    _jit.PARALLEL_MIN_WORK = 64  # a result of 64 elements or more: the plan's (split) way
+    try:
+        assert _fast.rows_at(x, np.array([1, 2]), 1) is None
+    finally:
+        _jit.PARALLEL_MIN_WORK = threshold
+    assert _same(axisops.take(x, np.array([1, 2], ">i8"), axis=0), x[[1, 2]])
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64], ids=lambda d: np.dtype(d).name)
 def test_scatter_entry_gives_the_planned_result(dtype):
     """scatter by its entry: the plan's result for every reduce along every axis,

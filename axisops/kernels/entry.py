@@ -24,7 +24,7 @@ from numba.core.errors import TypingError
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
 
-from .._jit import factory
+from .._jit import compiled, factory
 from . import reduce as K
 from . import scan as S
 
@@ -45,6 +45,18 @@ def _readonly(typingctx, arr):
     compiled for the read-only arrays a plan passes, and an entry must call that
     compiled kernel, not a second one for writable arrays."""
     result = arr.copy(readonly=True)
+
+    def codegen(context, builder, signature, args):
+        return impl_ret_borrowed(context, builder, result, args[0])
+
+    return result(arr), codegen
+
+
+@intrinsic
+def c_view(typingctx, arr):
+    """*arr* (of any layout) typed as a C-contiguous aligned array: the same data
+    model; the caller has checked its strides and address."""
+    result = types.Array(arr.dtype, arr.ndim, "C", readonly=not arr.mutable)
 
     def codegen(context, builder, signature, args):
         return impl_ret_borrowed(context, builder, result, args[0])
@@ -797,6 +809,68 @@ def take_runs_at(x, indices, axis, out):
             for j in range(u(0), u(after)):
                 dst[d + j] = src[s + j]
     return True
+
+
+def _index_column(indices):
+    """1-D *indices* themselves, or the first column of 2-D ones (compiled code only)."""
+
+
+@overload(_index_column, inline="always")
+def _index_column_impl(indices):
+    if indices.ndim == 1:
+        return lambda indices: indices
+    return lambda indices: indices[:, 0]
+
+
+@factory
+def rows_at_call(dtype_str: str, index_ndim: int):
+    """``call(x, indices, out, limit)``, compiled for a 2-D x of *dtype_str* and
+    int64 *indices* of *index_ndim* dimensions (1: ``take`` along axis 0; 2: the
+    ``(k, 1)`` tuples of ``gather_nd``), both of any strides and read-only: the
+    rows ``x[indices[i]]`` into ``out[i]`` (C-contiguous, (k, x's columns)), as
+    plain copies of their bits; False, having written nothing meaningful, where
+    an index is out of range, x has no rows, there are no indices or the result
+    has *limit* elements or more (the caller goes the planned way). Its checks
+    are its own: the Python before a compiled take of 16 rows of a (16, 64)
+    float32 array cost 1.7 of its 2.2 us (AMD EPYC Zen 4)."""
+    dtype = np.dtype(dtype_str)
+    bits = from_dtype(np.dtype(f"i{dtype.itemsize}"))
+    arr = types.Array(from_dtype(dtype), 2, "A", readonly=True, aligned=False)
+    index = types.Array(types.int64, index_ndim, "A", readonly=True, aligned=False)
+    result = types.Array(from_dtype(dtype), 2, "C")
+    BITS = bits
+
+    @compiled(types.boolean(arr, index, result, types.int64), nogil=True)
+    def call(x, indices, out, limit):
+        n, cols = x.shape
+        k = indices.shape[0]
+        if n == 0 or k == 0 or out.size >= limit:
+            return False
+        flat = _index_column(indices)
+        for i in range(k):
+            if not -n <= flat[i] < n:
+                return False
+        item = x.itemsize
+        if (cols == 1 or x.strides[1] == item) and (n == 1 or x.strides[0] == cols * item) \
+                and x.ctypes.data % item == 0:  # C-ordered: each row a run of the flat bits
+            src = c_view(x).reshape(x.size).view(BITS)
+            dst = out.reshape(out.size).view(BITS)
+            u = np.uint64  # unsigned offsets: no wrap-around test per element
+            for i in range(k):
+                r = flat[i]
+                at = u(r + n if r < 0 else r) * u(cols)
+                to = u(i * cols)
+                for j in range(u(0), u(cols)):
+                    dst[to + j] = src[at + j]
+            return True
+        for i in range(k):
+            r = flat[i]
+            r = r + n if r < 0 else r
+            for j in range(cols):
+                out[i, j] = x[r, j]
+        return True
+
+    return call
 
 
 #: ``axisops.gather``'s ``_SCATTER_BLOCK_BYTES`` (``tests/test_fast_path.py`` checks it)

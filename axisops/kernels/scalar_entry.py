@@ -25,25 +25,12 @@ from __future__ import annotations
 
 import numpy as np
 from numba import from_dtype, njit, types
-from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic
 
 from .._jit import compiled, factory
 from . import entry as E
 from . import flat_entry as FE
 from . import reduce as K
-
-
-@intrinsic
-def _contiguous(typingctx, arr):
-    """*arr* (of any layout) typed as a C-contiguous aligned array: the same data
-    model; the caller has checked its strides and address."""
-    result = types.Array(arr.dtype, arr.ndim, "C", readonly=not arr.mutable)
-
-    def codegen(context, builder, signature, args):
-        return impl_ret_borrowed(context, builder, result, args[0])
-
-    return result(arr), codegen
+from .entry import c_view as _contiguous
 
 
 @njit(inline="always")
