@@ -110,6 +110,11 @@ def _avg_pool_planes_body(part, parts, base, offset, xs, geo, pad_end, batch, ch
     # per kernel offset k3: the outputs l3 in [lo3, hi3) whose element is inside
     for k3 in range(k3n):
         lo3[k3], hi3[k3] = _valid(s3, t3, k3 * d3 - p3, l3n)
+    # two taps side by side per output, every output reading both (2x2 stride 2 and
+    # the like): both in one loop, which vectorises (a tap per loop read strided
+    # elements one by one); the same adds per output, in the same order
+    pairs = (k3n == 2 and t3 == 2 and d3 == 1 and p3 == 0 and xs4 == 1
+             and lo3[0] == 0 and lo3[1] == 0 and hi3[0] == l3n and hi3[1] == l3n)
     # count3: each l3's elements along dimension 3
     for l3 in range(l3n):
         a3, b3 = _span(l3, t3, p3, s3, k3n, d3)
@@ -131,6 +136,9 @@ def _avg_pool_planes_body(part, parts, base, offset, xs, geo, pad_end, batch, ch
                     for k2 in range(a2, b2):
                         i2 = l2 * t2 - p2 + k2 * d2
                         q = xo + i1 * xs2 + i2 * xs3
+                        if pairs:
+                            _add_pairs(sums, base, q, l3n, table, like)
+                            continue
                         for k3 in range(k3n):
                             src = q + (k3 * d3 - p3) * xs4
                             step = t3 * xs4
@@ -145,6 +153,17 @@ def _avg_pool_planes_body(part, parts, base, offset, xs, geo, pad_end, batch, ch
                 for l3 in range(l3n):
                     row[l3] = sums[l3] / (c12 * count3[l3])
                 o += l3n
+
+
+@helper(inline=True)
+def _add_pairs(sums, base, q, n, table, like):
+    """``sums[l] += x[q + 2 l]``, then ``+= x[q + 2 l + 1]``, for l < n: two taps
+    per output in window order, in one loop (interleaved loads, vectorised)."""
+    u = np.uint64  # unsigned offsets: no wrap-around test per element
+    at = u(q)
+    for l in range(u(0), u(n)):
+        s = sums[l] + load(base[at + l + l], table, like)
+        sums[l] = s + load(base[at + l + l + u(1)], table, like)
 
 
 @helper(inline=True)
