@@ -195,29 +195,86 @@ def lane_statistic(lane, n, keys, masks, floating, skip_nan, median, q, like):
     c = n - nans
     if c == 0:
         return _as(np.nan, like), False
-    if median:
-        r = (c - 1) // 2
-        gamma = 0.0
-    else:
-        v = np.float64(c - 1) * q
-        low = np.floor(v)
-        gamma = v - low
-        r = min(np.int64(low), c - 1)
+    r, gamma = _place(c, median, q)
     key = quick_select(keys, n, r)
     a = _at_place(lane, keys, n, key, r, masks, floating, like)
     if median and c % 2:
-        # NumPy's mean of one element: a sum from +0.0 (-0.0 gives +0.0)
-        return _as(0.0, like) + _as(a, like), True
+        return _combine(a, a, True, True, gamma, like), True
     if r + 1 < c:
         b = _at_place(lane, keys, n, _least_above(keys, n, r), r + 1, masks, floating, like)
     else:  # NumPy's places at or past the last: the last element twice
         b = a
-    if median:  # NumPy's mean: from +0.0, in the dtype (floats) or float64, over 2
-        return (_as(0.0, like) + _as(a, like) + _as(b, like)) / _as(2.0, like), True
+    return _combine(a, b, False, median, gamma, like), True
+
+
+@helper
+def sorted_statistic(srt, lane, n, masks, floating, skip_nan, median, q, like):
+    """:func:`lane_statistic` of ``lane[:n]`` from ``srt``, its elements' bits as
+    NumPy's sort orders them (NaN last; -0.0 and +0.0 in any order among
+    themselves): the same places read off directly, a zero there taken again from
+    the lane in lane order (:func:`_sorted_at`)."""
+    nans = 0
+    if floating:
+        while nans < n and _element(srt[n - 1 - nans], like) != _element(srt[n - 1 - nans],
+                                                                          like):
+            nans += 1
+    if nans and not skip_nan:
+        return _as(np.nan, like), True
+    c = n - nans
+    if c == 0:
+        return _as(np.nan, like), False
+    r, gamma = _place(c, median, q)
+    a = _sorted_at(srt, lane, n, r, masks, floating, like)
+    if median and c % 2:
+        return _combine(a, a, True, True, gamma, like), True
+    b = _sorted_at(srt, lane, n, r + 1, masks, floating, like) if r + 1 < c else a
+    return _combine(a, b, False, median, gamma, like), True
+
+
+@helper
+def _sorted_at(srt, lane, n, place, masks, floating, like):
+    """The element at *place* of the stable order of ``lane[:n]``, given ``srt``
+    (see :func:`sorted_statistic`): ``srt[place]``, or for a zero the ``o``-th zero
+    of the lane in lane order, ``o`` the place less the elements below zero."""
+    mag = masks[4]
+    if not floating or (srt[place] & mag) != 0:
+        return _element(srt[place], like)
+    below = place
+    while below > 0 and (srt[below - 1] & mag) == 0:
+        below -= 1
+    o = place - below
+    for j in range(n):
+        if (lane[j] & mag) == 0:
+            if o == 0:
+                return _element(lane[j], like)
+            o -= 1
+    return _element(srt[place], like)  # not reached: the lane has the zeros srt has
+
+
+@helper(inline=True)
+def _place(c, median, q):
+    """(place, weight): the median's lower middle place (weight 0), or the place
+    below the quantile's virtual index ``(c - 1) q`` and its fraction."""
+    if median:
+        return (c - 1) // 2, 0.0
+    v = np.float64(c - 1) * q
+    low = np.floor(v)
+    return min(np.int64(low), c - 1), v - low
+
+
+@helper(inline=True)
+def _combine(a, b, odd_median, median, gamma, like):
+    """NumPy's arithmetic on the elements *a* and *b* at the two places: the mean
+    of one element (*odd_median*) or two, from +0.0 (-0.0 gives +0.0), in the
+    dtype (floats) or float64; else ``_lerp`` at *gamma*."""
+    if odd_median:
+        return _as(0.0, like) + _as(a, like)
+    if median:
+        return (_as(0.0, like) + _as(a, like) + _as(b, like)) / _as(2.0, like)
     diff = b - a
     if gamma >= 0.5:
-        return b - diff * _as(1.0 - gamma, like), True
-    return a + diff * _as(gamma, like), True
+        return b - diff * _as(1.0 - gamma, like)
+    return a + diff * _as(gamma, like)
 
 
 @factory
@@ -230,7 +287,9 @@ def entries(dtype_str: str):
     ``one(x, skip_nan, median, q)`` returns the statistic of the whole of *x*, NaN
     where a ``skip_nan`` lane is NaN only (the caller then takes the planned path,
     which warns); ``lanes(x, n, skip_nan, median, q, out)`` writes lane ``l``
-    (``x[l n:(l + 1) n]``) into ``out[l]`` and returns False at a lane of NaN only."""
+    (``x[l n:(l + 1) n]``) into ``out[l]`` and returns False at a lane of NaN only;
+    ``sorted_lanes(s, x, n, skip_nan, median, q, out)`` the same from ``s``, x's
+    lanes sorted by NumPy (:func:`sorted_statistic`)."""
     dtype = np.dtype(dtype_str)
     BITS = np.dtype(f"u{dtype.itemsize}").type
     MASKS = key_masks(dtype)
@@ -255,7 +314,19 @@ def entries(dtype_str: str):
             out[i] = value
         return True
 
-    return one, lanes
+    @njit(cache=True, nogil=True)
+    def sorted_lanes(s, x, n, skip_nan, median, q, out):
+        srt = s.view(BITS)
+        bits = x.view(BITS)
+        for i in range(out.size):
+            value, ok = sorted_statistic(srt[i * n:(i + 1) * n], bits[i * n:(i + 1) * n], n,
+                                         MASKS, FLOATING, skip_nan, median, q, LIKE)
+            if not ok:
+                return False
+            out[i] = value
+        return True
+
+    return one, lanes, sorted_lanes
 
 
 def _as_rows(a):
