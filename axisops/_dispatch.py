@@ -47,7 +47,8 @@ def dispatched(func: F) -> F: ...
 
 
 @overload
-def dispatched(func: None = None, *, scalar: Any = None) -> Callable[[F], F]: ...
+def dispatched(func: None = None, *, scalar: Any = None,
+               moving: dict | None = None) -> Callable[[F], F]: ...
 
 
 def dispatched(func: F | None = None, *, scalar: Any = None, moving: dict | None = None) -> Any:

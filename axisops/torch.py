@@ -677,7 +677,7 @@ def _finished(result: Any, inputs: list[np.ndarray]) -> Any:
         return _tensor_of(result, inputs)
     if isinstance(result, _scan.ValuesIndices):
         return _scan.ValuesIndices(_tensor_of(result[0], inputs),  # type: ignore[arg-type]
-                                   _tensor_of(result[1], inputs))
+                                   _tensor_of(result[1], inputs))  # type: ignore[arg-type]
     if isinstance(result, tuple):
         return tuple(_tensor_of(r, inputs) for r in result)
     return _tensor_of(result, inputs)
