@@ -189,13 +189,9 @@ def lane_statistic(lane, n, keys, masks, floating, skip_nan, median, q, like):
     ``(c - 1) q`` (``c`` the lane's count of values), its weight cast to the dtype
     as NumPy casts a weak scalar's. NaN for a plain lane holding NaN; not *ok* for
     a lane of NaN only with *skip_nan*."""
-    nans = _lane_keys(lane, n, masks, floating, keys)
-    if nans and not skip_nan:
-        return _as(np.nan, like), True
-    c = n - nans
-    if c == 0:
-        return _as(np.nan, like), False
-    r, gamma = _place(c, median, q)
+    c, r, gamma = _place(n, _lane_keys(lane, n, masks, floating, keys), skip_nan, median, q)
+    if c <= 0:
+        return _as(np.nan, like), c < 0
     key = quick_select(keys, n, r)
     a = _at_place(lane, keys, n, key, r, masks, floating, like)
     if median and c % 2:
@@ -218,12 +214,9 @@ def sorted_statistic(srt, lane, n, masks, floating, skip_nan, median, q, like):
         while nans < n and _element(srt[n - 1 - nans], like) != _element(srt[n - 1 - nans],
                                                                           like):
             nans += 1
-    if nans and not skip_nan:
-        return _as(np.nan, like), True
-    c = n - nans
-    if c == 0:
-        return _as(np.nan, like), False
-    r, gamma = _place(c, median, q)
+    c, r, gamma = _place(n, nans, skip_nan, median, q)
+    if c <= 0:
+        return _as(np.nan, like), c < 0
     a = _sorted_at(srt, lane, n, r, masks, floating, like)
     if median and c % 2:
         return _combine(a, a, True, True, gamma, like), True
@@ -252,14 +245,22 @@ def _sorted_at(srt, lane, n, place, masks, floating, like):
 
 
 @helper(inline=True)
-def _place(c, median, q):
-    """(place, weight): the median's lower middle place (weight 0), or the place
-    below the quantile's virtual index ``(c - 1) q`` and its fraction."""
+def _place(n, nans, skip_nan, median, q):
+    """(count, place, weight) of a lane of *n* elements, *nans* of them NaN: the
+    count of values ``c``, the median's lower middle place (weight 0) or the place
+    below the quantile's virtual index ``(c - 1) q`` and its fraction; a count of
+    -1 for a plain lane holding NaN (its statistic NaN) and 0 for a lane of NaN
+    only (NaN, handed back with *skip_nan*)."""
+    if nans and not skip_nan:
+        return -1, 0, 0.0
+    c = n - nans
+    if c == 0:
+        return 0, 0, 0.0
     if median:
-        return (c - 1) // 2, 0.0
+        return c, (c - 1) // 2, 0.0
     v = np.float64(c - 1) * q
     low = np.floor(v)
-    return min(np.int64(low), c - 1), v - low
+    return c, min(np.int64(low), c - 1), v - low
 
 
 @helper(inline=True)
