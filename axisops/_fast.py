@@ -492,6 +492,8 @@ def rows_at(x: np.ndarray, indices: np.ndarray, index_ndim: int):
         if x.dtype not in _TYPES or x.dtype is not np.dtype(x.dtype.char):
             return None
         calls = _ROWS_AT[id(x.dtype)] = [None, None]
+    if indices.shape[0] * x.shape[1] >= _jit.PARALLEL_MIN_WORK:
+        return None  # the planned path splits it (and makes no result twice)
     call = calls[index_ndim - 1]
     if call is None:
         call = calls[index_ndim - 1] = _jit.direct(E.rows_at_call(x.dtype.str, index_ndim))
