@@ -355,22 +355,24 @@ def moving(op: str, x: np.ndarray, window, axis, min_count, ddof):
 
 
 #: op -> (its kernel's name in kernels.gather, the entry's types of its arguments)
-_GATHER_KERNELS = {"take": ("take_rows", E.take_kernel_types),
-                   "take_along_axis": ("take_along", E.take_along_kernel_types),
+_GATHER_KERNELS = {"take_along_axis": ("take_along", E.take_along_kernel_types),
                    "scatter": ("scatter_lanes", E.scatter_kernel_types)}
 
 
 class _Gather:
-    """take, take_along_axis or scatter of one dtype: its kernel's address, and
-    its entry's compiled functions by the numbers of dimensions (:meth:`run`)."""
+    """take, take_along_axis or scatter of one dtype: its kernel's address (None
+    for take), and its entry's compiled functions by the numbers of dimensions
+    (:meth:`run`)."""
 
     __slots__ = ("address", "runs")
 
     def __init__(self, op: str, dtype: np.dtype):
         from .kernels import gather as G
 
-        name, argtypes = _GATHER_KERNELS[op]
-        self.address = E.kernel_address(getattr(G, name), argtypes(dtype))
+        self.address = None  # take's entry copies the runs itself: no kernel
+        if op in _GATHER_KERNELS:
+            name, argtypes = _GATHER_KERNELS[op]
+            self.address = E.kernel_address(getattr(G, name), argtypes(dtype))
         self.runs: dict = {}
 
     def run(self, entry, key, args: tuple, readonly: tuple):
@@ -452,6 +454,8 @@ def take(x: np.ndarray, indices, axis):
     an index out of range is found and left to it)."""
     if type(indices) is not np.ndarray or indices.dtype != _INT64:
         return None
+    if axis == 0 and type(axis) is int and x.ndim == 2 and indices.ndim == 1:
+        return rows_at(x, indices, 1)  # rows of a table, any strides
     spec = _spec(_TAKE, _Gather, "take", x.dtype)
     if spec is None:
         return None
@@ -480,6 +484,14 @@ def take(x: np.ndarray, indices, axis):
 #: ``id`` of a canonical dtype -> [its ``entry.rows_at_call`` for 1-D indices, for
 #: ``(k, 1)`` ones], each without Numba's dispatch, made at the first such call
 _ROWS_AT: dict = {}
+
+
+def take_tuples(x: np.ndarray, indices):
+    """gather_nd of *x* at tuples of one index (*indices* an array whose last
+    dimension is 1, no batch dimensions) by a compiled entry, or None."""
+    if x.ndim == 2 and indices.ndim == 2 and indices.dtype == _INT64:
+        return rows_at(x, indices, 2)
+    return take(x, indices.reshape(indices.shape[:-1]), 0)
 
 
 def rows_at(x: np.ndarray, indices: np.ndarray, index_ndim: int):

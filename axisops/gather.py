@@ -98,9 +98,6 @@ _PLANS = PlanCache()
 _FILLS = PlanCache(256)
 
 
-_INT64 = np.dtype(np.int64)
-
-
 @dispatched
 def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
          mode: GatherMode = "raise", fill_value: complex | np.generic = 0) -> Array:
@@ -179,11 +176,7 @@ def take(x: ArrayLike, indices: ArrayLike, axis: int | None = None, *,
     if type(x) is not np.ndarray:
         x = _dtypes.as_array(x)
     elif mode == "raise" and x.size:  # the common call: one compiled entry
-        if axis == 0 and x.ndim == 2 and type(indices) is np.ndarray and indices.ndim == 1 \
-                and indices.dtype == _INT64 and type(axis) is int:
-            out = _fast.rows_at(x, indices, 1)  # rows of a table
-        else:
-            out = _fast.take(x, indices, axis)
+        out = _fast.take(x, indices, axis)
         if out is not None:
             return out
     i = _key_array(indices)
@@ -342,8 +335,7 @@ def gather_nd(x: ArrayLike, indices: ArrayLike, *, batch_dims: int = 0) -> Array
     elif (batch_dims == 0 and type(batch_dims) is int and x.ndim and x.shape[0]
           and type(indices) is np.ndarray and indices.ndim and indices.shape[-1] == 1):
         # tuples of one index: take of rows, through its compiled entry
-        out = _fast.rows_at(x, indices, 2) if x.ndim == 2 and indices.ndim == 2 \
-            and indices.dtype == _INT64 else _fast.take(x, indices.reshape(indices.shape[:-1]), 0)
+        out = _fast.take_tuples(x, indices)
         if out is not None:
             return out
     i = _key_array(indices)

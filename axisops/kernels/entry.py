@@ -728,44 +728,6 @@ def take_along_at(x, indices, axis, out, address):
     return not bad.any()  # an index out of range flags its task
 
 
-def take_kernel_types(dtype: np.dtype) -> tuple:
-    """The Numba types of the arguments with which ``gather._rows_plan`` calls
-    ``kernels.gather.take_rows`` for C-contiguous x of *dtype* and C-contiguous
-    int64 indices, and :func:`take_at` calls it by address."""
-    bits = from_dtype(np.dtype(f"i{dtype.itemsize}"))
-    vector = types.Array(types.int64, 1, "C")
-    i64 = types.int64
-    return (i64, i64, types.Array(bits, 1, "C", readonly=True), i64, vector, vector, vector,
-            i64, i64, i64, vector, vector, vector, vector, i64, i64, i64, i64, bits,
-            types.Array(types.uint8, 1, "C"), types.Array(bits, 1, "C"))
-
-
-@njit(cache=True, nogil=True)
-def take_at(x, indices, axis, out, address):
-    """take of C-contiguous *x* along *axis* at C-contiguous int64 *indices* (any
-    shape) into *out* (C-contiguous: x's shape with the axis replaced by the
-    indices' shape, x's dtype) by ``gather._rows_plan``'s kernel at *address*,
-    mode "raise", one task per outer row as the plan runs it on the calling
-    thread (rows of bits: any split gives the same result). Returns False where an
-    index is out of range (the caller goes the planned way, which raises)."""
-    before, n, after = _split_at(x.shape, axis)
-    outer_shape, outer_strides, none = _scan_outer(before, n, after)
-    n_shape = np.empty(1, np.int64)
-    n_shape[0] = n
-    n_strides = np.empty(1, np.int64)
-    n_strides[0] = after if n > 1 else 0
-    m = indices.size
-    bad = np.zeros(before, np.uint8)
-    bits = _bits_like(x)
-    args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size).view(bits)), np.int64(0),
-            outer_shape, outer_strides, indices.reshape(m), np.int64(0), np.int64(m),
-            np.int64(n), n_shape, n_strides, none, none, np.int64(after),
-            np.int64(1 if after > 1 else 0), np.int64(max(m, 1)), np.int64(0), bits(0), bad,
-            out.reshape(out.size).view(bits))
-    call_kernel(address, args)
-    return not bad.any()  # an index out of range flags its task
-
-
 @njit(cache=True, nogil=True)
 def take_runs_at(x, indices, axis, out):
     """take of C-contiguous *x* along *axis* at C-contiguous int64 *indices* (any
@@ -775,40 +737,57 @@ def take_runs_at(x, indices, axis, out):
     element along the last axis). Returns False, having written nothing, where an
     index is out of range (the caller goes the planned way, which raises). The
     result is the planned kernel's, which moves the same bits; a small call spent
-    0.8 us of its 1.5 in that kernel's geometry and arguments (:func:`take_at`)."""
+    0.8 us of its 1.5 in that kernel's geometry and arguments."""
     before, n, after = _split_at(x.shape, axis)
     m = indices.size
     at = indices.reshape(m)
-    outside = 0
-    negative = 0
-    for i in range(m):
-        k = at[i]
-        outside += not -n <= k < n
-        negative += k < 0
-    if outside:
+    if _outside(at, n):
         return False
-    if negative:  # counted from the end: made positive once
-        at = at.copy()
-        for i in range(m):
-            at[i] += n if at[i] < 0 else 0
     bits = _bits_like(x)
     src = x.reshape(x.size).view(bits)
     dst = out.reshape(out.size).view(bits)
-    u = np.uint64  # unsigned offsets: no wrap-around test per element
-    if after == 1:
-        for b in range(u(0), u(before)):
-            s = b * u(n)
-            d = b * u(m)
-            for i in range(u(0), u(m)):
-                dst[d + i] = src[s + u(at[i])]
+    if after > 1:
+        _copy_runs(src, dst, at, before, n, after)
         return True
+    negative = 0
+    for i in range(m):
+        negative += at[i] < 0
+    if negative:  # counted from the end: made positive once, out of the gather loop
+        at = at.copy()
+        for i in range(m):
+            at[i] += n if at[i] < 0 else 0
+    u = np.uint64  # unsigned offsets: no wrap-around test per element
+    for b in range(u(0), u(before)):
+        s = b * u(n)
+        d = b * u(m)
+        for i in range(u(0), u(m)):
+            dst[d + i] = src[s + u(at[i])]
+    return True
+
+
+@njit(inline="always")
+def _outside(at, n):
+    """How many of the int64 indices *at* (1-D, any strides) lie outside [-n, n)."""
+    bad = 0
+    for i in range(at.size):
+        bad += not -n <= at[i] < n
+    return bad
+
+
+@njit(inline="always")
+def _copy_runs(src, dst, at, before, n, after):
+    """The takes' copy of whole runs: run ``(b, i)`` of *after* elements of the flat
+    *dst* is run ``(b, at[i])`` of the flat *src* (*before* rows of *n* runs; an
+    index counted from the end where negative)."""
+    m = at.size
+    u = np.uint64  # unsigned offsets: no wrap-around test per element
     for b in range(before):
         for i in range(m):
-            s = u((b * n + at[i]) * after)
+            r = at[i]
+            s = u((b * n + (r + n if r < 0 else r)) * after)
             d = u((b * m + i) * after)
             for j in range(u(0), u(after)):
                 dst[d + j] = src[s + j]
-    return True
 
 
 def _index_column(indices):
@@ -847,21 +826,13 @@ def rows_at_call(dtype_str: str, index_ndim: int):
         if n == 0 or k == 0 or out.size >= limit:
             return False
         flat = _index_column(indices)
-        for i in range(k):
-            if not -n <= flat[i] < n:
-                return False
+        if _outside(flat, n):
+            return False
         item = x.itemsize
         if (cols == 1 or x.strides[1] == item) and (n == 1 or x.strides[0] == cols * item) \
                 and x.ctypes.data % item == 0:  # C-ordered: each row a run of the flat bits
-            src = c_view(x).reshape(x.size).view(BITS)
-            dst = out.reshape(out.size).view(BITS)
-            u = np.uint64  # unsigned offsets: no wrap-around test per element
-            for i in range(k):
-                r = flat[i]
-                at = u(r + n if r < 0 else r) * u(cols)
-                to = u(i * cols)
-                for j in range(u(0), u(cols)):
-                    dst[to + j] = src[at + j]
+            _copy_runs(c_view(x).reshape(x.size).view(BITS), out.reshape(out.size).view(BITS),
+                       flat, 1, n, cols)
             return True
         for i in range(k):
             r = flat[i]
