@@ -746,7 +746,7 @@ def take_runs_at(x, indices, axis, out):
     bits = _bits_like(x)
     src = x.reshape(x.size).view(bits)
     dst = out.reshape(out.size).view(bits)
-    if after > 1:
+    if after != 1:  # (none: a dimension of length 0 after the axis, nothing to copy)
         _copy_runs(src, dst, at, before, n, after)
         return True
     negative = 0
