@@ -196,7 +196,8 @@ def _compile_quietly(dispatcher) -> None:
     dispatcher.compile = compile_quietly
 
 
-def helper(fn=None, *, inline: bool = False, reassociate: bool = False, nrt: bool = False):
+def helper(fn=None, *, inline: bool = False, reassociate: bool = False, nrt: bool = False,
+           unchecked_division: bool = False):
     """A small compiled function called from kernels.
 
     LLVM inlines small callees on its own; Numba-level ``inline="always"``
@@ -212,12 +213,18 @@ def helper(fn=None, *, inline: bool = False, reassociate: bool = False, nrt: boo
     compiled without it (see the note above :func:`kernel`) and must not return an
     array, which :func:`_no_array_results` checks as each signature compiles. (A Numba-inlined
     helper takes its caller's flags.)
+
+    ``unchecked_division`` compiles a float division without Python's test of a
+    zero divisor (Numba's ``error_model="numpy"``: x / 0 is inf or NaN), which
+    keeps a loop that divides from vectorising; only for a divisor that cannot be 0.
     """
     if inline and reassociate:
         raise ValueError("a reassociating helper must not be inlined by Numba")
 
     def wrap(f):
         options = {"cache": True, "_nrt": nrt}
+        if unchecked_division:
+            options["error_model"] = "numpy"
         if reassociate:
             options["fastmath"] = {"reassoc"}
         elif inline:

@@ -43,6 +43,7 @@ from .common import block_offset, load, order_key
 from .reduce import OP_PROD, OP_SUM, _row_update, _task
 from .simd import LANES
 from .simd_keys import extreme_blocks
+from .vmath import exp_block, log_block
 
 #: cummax/cummin of LANES elements at once (see kernels.simd_keys): a contiguous
 #: lane, four lanes interleaved into interleaved outputs, and into a run each
@@ -428,7 +429,7 @@ _LSE_BLOCK = 64
 _LSE_RANGE = 600.0
 
 
-@helper
+@helper(nrt=True)
 def _lane_logaddexp(s, base, p, stride, j0, j1, n, reverse, table, like, olane, write):
     """logcumsumexp steps [j0, j1) of one lane from running value *s* (into olane[q]
     when *write*); returns s.
@@ -439,12 +440,21 @@ def _lane_logaddexp(s, base, p, stride, j0, j1, n, reverse, table, like, olane, 
     :func:`_log_add_exp`) is computed from its greatest value m instead:
     ``y_k = m + log(exp(s - m) + sum_{i <= k} exp(x_i - m))``, every term at most 1
     and one of them 1, so the sum is in [1, _LSE_BLOCK + 1] and its exps and logs
-    are independent of one another (8 ns per element). A block whose finite terms
-    span more than _LSE_RANGE goes step by step too: exp of the least would lose its
-    precision below the greatest (a first step of -1e300 came out -inf). The error stays within the
-    serial step's bound, ~eps per term; the blocks are fixed by the lane's
-    positions, so the bits are too. A run of fewer steps goes step by step."""
+    are independent of one another: the block's exps and logs run as SIMD loops
+    (:mod:`.vmath`, within an ulp or two each), only the running sum between them
+    is a chain (18-25 -> ~3 ns an element, AMD EPYC Zen 4). A block whose finite
+    terms span more than _LSE_RANGE goes step by step too: exp of the least would
+    lose its precision below the greatest (a first step of -1e300 came out -inf).
+    The error stays within the serial step's bound, ~eps per term; the blocks are
+    fixed by the lane's positions, so the bits are too. A run of fewer steps goes
+    step by step."""
     j = j0
+    # four distinct C-contiguous rows, so that the vmath loops run as SIMD loops
+    scratch = np.empty((4, _LSE_BLOCK if j1 - j >= _LSE_BLOCK else 0))
+    terms = scratch[0]
+    sums = scratch[1]
+    spare = scratch[2]
+    powers = scratch[3]
     while j1 - j >= _LSE_BLOCK:
         jb = j + _LSE_BLOCK
         m = s
@@ -452,23 +462,29 @@ def _lane_logaddexp(s, base, p, stride, j0, j1, n, reverse, table, like, olane, 
         bad = False
         for t in range(j, jb):
             v = load(base[p + (n - 1 - t if reverse else t) * stride], table, like)
+            terms[t - j] = v
             m = max(m, v)
             lo = min(lo, v) if v > -np.inf else lo
             bad |= v != v or v == np.inf
         if bad or not math.isfinite(m) or s == np.inf or m - lo > _LSE_RANGE:
             for t in range(j, jb):
                 q = n - 1 - t if reverse else t
-                s = _log_add_exp(s, load(base[p + q * stride], table, like))
+                s = _log_add_exp(s, terms[t - j])
                 if write:
                     olane[q] = s
         else:
+            for k in range(_LSE_BLOCK):
+                terms[k] -= m
+            exp_block(terms, sums, spare, _LSE_BLOCK)
             total = math.exp(s - m)
-            for t in range(j, jb):
-                q = n - 1 - t if reverse else t
-                total += math.exp(load(base[p + q * stride], table, like) - m)
-                if write:
-                    olane[q] = m + math.log(total)
-            s = m + math.log(total)
+            for k in range(_LSE_BLOCK):
+                total += sums[k]
+                sums[k] = total
+            log_block(sums, terms, spare, powers, _LSE_BLOCK)
+            if write:
+                for t in range(j, jb):
+                    olane[n - 1 - t if reverse else t] = m + terms[t - j]
+            s = m + terms[_LSE_BLOCK - 1]
         j = jb
     for t in range(j, j1):
         q = n - 1 - t if reverse else t
