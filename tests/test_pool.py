@@ -55,6 +55,26 @@ def test_max_pool_is_torchs(d, channels_last):
         assert np.array_equal(_first(alone, channels_last), want)
 
 
+@pytest.mark.parametrize("width", [16, 33])
+def test_stride_2_rows_split_in_even_and_odd_elements(width):
+    # channels first, stride 2, dilation 1: each row is split into its even and odd
+    # elements first (kernels.pool._deinterleave), every kernel width from 1 to 5
+    # and padding up to half of it; ties everywhere, values and indices torch's
+    rng = np.random.default_rng(width)
+    x = rng.integers(-3, 4, (2, 3, 6, width)).astype(np.float32)
+    for k, p in [(1, 0), (2, 1), (3, 0), (3, 1), (4, 2), (5, 2)]:
+        got, got_i = P.max_pool(x, (3, k), stride=(1, 2), padding=(1, p), return_indices=True)
+        want, want_i = _torch_max_2d(x, (3, k), (1, 2), (1, p))
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert np.array_equal(got, want) and np.array_equal(got_i, want_i), (k, p)
+        assert np.array_equal(P.max_pool(x, (3, k), stride=(1, 2), padding=(1, p)), want)
+
+
+def _torch_max_2d(x, k, s, p):
+    v, i = F.max_pool2d(torch.from_numpy(x), k, stride=s, padding=p, return_indices=True)
+    return v.numpy(), i.numpy()
+
+
 def test_a_nan_wins_the_max_and_the_first_nan_is_its_index():
     x = np.array([[[1.0, np.nan, 3.0, np.nan, np.nan, 0.0]]])
     v, i = axisops.max_pool(x, (3,), stride=3, return_indices=True)
