@@ -577,6 +577,23 @@ def test_take_entry_gives_the_planned_result(dtype):
     assert _fast.take(x[:, ::2], idx % 32, 1) is None
 
 
+@pytest.mark.parametrize("shape", [(3, 4, 0), (5, 0), (2, 6, 0, 3)])
+def test_take_with_an_empty_dimension_after_the_axis(shape):
+    """A take whose runs after the axis are empty writes nothing (a run copy of
+    length 0 once wrote past the empty result, aborting the process), for take and
+    for gather_nd of rows: an empty result of the planned shape and dtype."""
+    x = np.zeros(shape, np.float32)
+    idx = np.array([1, 0, 1])
+    for axis in range(x.ndim):
+        if x.shape[axis] == 0:
+            continue
+        got = axisops.take(x, idx % x.shape[axis], axis)
+        want = np.take(x, idx % x.shape[axis], axis)
+        assert got.shape == want.shape and got.dtype == np.float32 and got.size == 0
+    got = axisops.gather_nd(x, (idx % x.shape[0])[:, None])
+    assert got.shape == (3,) + shape[1:] and got.dtype == np.float32
+
+
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
 def test_gather_nd_of_one_index_tuples_takes_rows_with_the_planned_result(dtype):
     """gather_nd with tuples of one index and no batch dimensions is take of rows
