@@ -23,6 +23,8 @@ value is not something Numba compiles to SIMD code, a view of a block is.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .._jit import helper
@@ -40,32 +42,20 @@ _INT_OFFSET = 4503599627370496.0 + 1024.0
 #: exp flushes below this to 0 (the blocks that use it pass -inf or >= -600)
 EXP_MIN = -708.0
 
-# 1/j! for j = 13 .. 2, Horner order
-_E13 = 1.0 / 6227020800.0
-_E12 = 1.0 / 479001600.0
-_E11 = 1.0 / 39916800.0
-_E10 = 1.0 / 3628800.0
-_E9 = 1.0 / 362880.0
-_E8 = 1.0 / 40320.0
-_E7 = 1.0 / 5040.0
-_E6 = 1.0 / 720.0
-_E5 = 1.0 / 120.0
-_E4 = 1.0 / 24.0
-_E3 = 1.0 / 6.0
-_E2 = 0.5
+#: exp(r) = sum r**j / j!, j = 13 .. 0, in Horner order
+_EXP_TERMS = tuple(1.0 / math.factorial(j) for j in range(13, -1, -1))
+#: atanh(s) / s = sum z**j / (2 j + 1), z = s**2, j = 11 .. 1, in Horner order
+_ATANH_TERMS = tuple(1.0 / (2 * j + 1) for j in range(11, 0, -1))
 
-# 1/(2j + 1) for j = 11 .. 1, Horner order in s**2
-_L11 = 1.0 / 23.0
-_L10 = 1.0 / 21.0
-_L9 = 1.0 / 19.0
-_L8 = 1.0 / 17.0
-_L7 = 1.0 / 15.0
-_L6 = 1.0 / 13.0
-_L5 = 1.0 / 11.0
-_L4 = 1.0 / 9.0
-_L3 = 1.0 / 7.0
-_L2 = 1.0 / 5.0
-_L1 = 1.0 / 3.0
+
+@helper(inline=True)
+def _horner(terms, r):
+    """The polynomial of coefficients *terms* (highest power first) at *r*; a loop
+    over a tuple of constants, unrolled by the compiler."""
+    p = 0.0
+    for c in terms:
+        p = p * r + c
+    return p
 
 
 @helper
@@ -81,20 +71,7 @@ def exp_block(x, out, scratch, count):
         t = v * _LOG2E + _ROUND
         kd = t - _ROUND
         r = (v - kd * _LN2_HI) - kd * _LN2_LO
-        p = _E13
-        p = p * r + _E12
-        p = p * r + _E11
-        p = p * r + _E10
-        p = p * r + _E9
-        p = p * r + _E8
-        p = p * r + _E7
-        p = p * r + _E6
-        p = p * r + _E5
-        p = p * r + _E4
-        p = p * r + _E3
-        p = p * r + _E2
-        p = p * r + 1.0
-        p = p * r + 1.0
+        p = _horner(_EXP_TERMS, r)
         scratch[k] = t
         out[k] = p if x[k] >= EXP_MIN else 0.0
     for k in range(count):  # 2**k: the low bits of t hold k (two's complement)
@@ -121,17 +98,7 @@ def log_block(x, out, scratch, powers, count):
         f = m - 1.0
         s = f / (2.0 + f)
         z = s * s
-        q = _L11
-        q = q * z + _L10
-        q = q * z + _L9
-        q = q * z + _L8
-        q = q * z + _L7
-        q = q * z + _L6
-        q = q * z + _L5
-        q = q * z + _L4
-        q = q * z + _L3
-        q = q * z + _L2
-        q = q * z + _L1
+        q = _horner(_ATANH_TERMS, z)
         ed = powers[k] - _INT_OFFSET
         logm = 2.0 * s + 2.0 * s * (z * q)
         y = ed * _LN2_HI + (ed * _LN2_LO + logm)
