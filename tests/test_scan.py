@@ -743,6 +743,40 @@ def test_lanes_of_a_transposed_table_four_at_a_time(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_logcumsumexp_of_many_lanes_side_by_side_matches_torch(dtype, rng):
+    # 16 lanes or more along another axis take a step of every lane at once
+    # (kernels.scan._rows_logaddexp: SIMD exp and log, the rules as selects, a step
+    # whose exp would be subnormal by the C library's). Against torch in float64:
+    # NaN, infinities and the subnormal steps exact, the rest within the serial
+    # steps' bound.
+    torch = pytest.importorskip("torch")
+    x = rng.standard_normal((300, 40)) * 30
+    x[5, 0] = np.nan                  # NaN from there on
+    x[7, 1] = np.inf                  # inf from there on
+    x[:, 2] = np.inf                  # equal infinities
+    x[:, 3] = -np.inf                 # -inf throughout
+    x[:50, 4] = -np.inf               # then numbers
+    x[:, 5] = 0.0
+    x[1::2, 5] = -720.0               # exp(-720) is subnormal: 0 + 1.4e-313, not 0
+    x[:, 6] = np.linspace(-700, 700, 300)
+    x = x.astype(dtype)
+    for a, axis in ((x, 0), (x[::-1], 0), (np.ascontiguousarray(x.T).T, 0)):
+        got = axisops.logcumsumexp(a, axis)
+        want = torch.logcumsumexp(torch.from_numpy(np.ascontiguousarray(a).astype(np.float64)),
+                                  dim=axis).numpy().astype(dtype)
+        assert got.dtype == dtype and got.shape == a.shape
+        fin = np.isfinite(want)
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+        assert np.array_equal(got[~fin & ~np.isnan(want)], want[~fin & ~np.isnan(want)])
+        if dtype == np.float64:
+            assert np.array_equal(got[:, 5], want[:, 5])  # the subnormal steps
+        scale = 1 + np.max(np.abs(a[np.isfinite(a)]).astype(np.float64))
+        eps = float(np.finfo(dtype).eps)
+        tol = (2 * eps * np.abs(want[fin]) + (a.shape[axis] + 2) * np.finfo(np.float64).eps * scale)
+        assert np.all(np.abs(got[fin] - want[fin]) <= tol)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_long_logcumsumexp_lanes_in_blocks_match_torch(dtype, rng):
     # a lane of 64 steps or more goes in blocks from the block's greatest value
     # (kernels.scan._lane_logaddexp); blocks holding NaN or an infinity, or starting

@@ -43,7 +43,7 @@ from .common import block_offset, load, order_key
 from .reduce import OP_PROD, OP_SUM, _row_update, _task
 from .simd import LANES
 from .simd_keys import extreme_blocks
-from .vmath import exp_block, log_block
+from .vmath import EXP_MIN, exp_block, log_block
 
 #: cummax/cummin of LANES elements at once (see kernels.simd_keys): a contiguous
 #: lane, four lanes interleaved into interleaved outputs, and into a run each
@@ -507,6 +507,67 @@ def _log_add_exp(acc, x):
     return mx + math.log1p(math.exp(mn - mx))
 
 
+@helper(nrt=True, unchecked_division=True)  # the divisor 1 + exp(d) >= 1
+def _rows_logaddexp(acc, base, p, n_stride, inner_stride, j0, j1, n, reverse, table, out, o, m,
+                    i0, write):
+    """logcumsumexp steps [j0, j1) of the lanes *acc* side by side (a block of
+    inner lanes, row order), into ``out[o, q, m, i0:]`` when *write*.
+
+    Each step is :func:`_log_add_exp` on every lane at once, as SIMD loops: the
+    lanes' ``d = min - max``, their exps and the logs of ``u = 1 + exp(d)`` by
+    :mod:`.vmath`, then ``max + log1p(exp(d))`` with log1p as
+    ``log(u) - ((u - 1) - exp(d)) / u`` (the rounding of u undone), and the NaN
+    and infinity rules as selects. A step where some lane's d is below
+    ``vmath.EXP_MIN`` (an exp that is subnormal) takes those lanes by the step
+    rule itself."""
+    w = acc.size
+    scratch = np.empty((7, w))
+    xs = scratch[0]
+    ds = scratch[1]
+    ex = scratch[2]
+    us = scratch[3]
+    spare = scratch[4]
+    powers = scratch[5]
+    res = scratch[6]
+    for j in range(j0, j1):
+        q = _position(j, n, reverse)
+        pq = p + q * n_stride + i0 * inner_stride
+        tiny = False
+        for i in range(w):
+            x = load(base[pq + i * inner_stride], table, acc)
+            xs[i] = x
+            a = acc[i]
+            d = min(a, x) - max(a, x)
+            d = d if d == d else 0.0  # NaN, or equal infinities: the selects below
+            tiny |= (d < EXP_MIN) & (d > -np.inf)
+            ds[i] = d
+        exp_block(ds, ex, spare, w)
+        for i in range(w):
+            us[i] = 1.0 + ex[i]
+        log_block(us, ds, spare, powers, w)
+        for i in range(w):
+            a = acc[i]
+            x = xs[i]
+            u = us[i]
+            mx = max(a, x)
+            mn = min(a, x)
+            r = mx + (ds[i] - ((u - 1.0) - ex[i]) / u)
+            r = x if (mn == mx) & (mn - mn != 0.0) else r  # equal infinities
+            res[i] = a + x if (a != a) | (x != x) else r
+        if tiny:
+            for i in range(w):
+                a = acc[i]
+                x = xs[i]
+                if min(a, x) - max(a, x) < EXP_MIN:
+                    res[i] = _log_add_exp(a, x)
+        for i in range(w):
+            acc[i] = res[i]
+        if write:
+            row = out[o, q, m, i0:i0 + w]
+            for i in range(w):
+                row[i] = res[i]
+
+
 @kernel
 def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides, n, n_stride, mid_shape, mid_strides,
                    inner, inner_stride, chunk_len, inner_block, reverse, table, carry, out):
@@ -536,10 +597,8 @@ def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides,
                                              c * chunk_len, min((c + 1) * chunk_len, n), n,
                                              reverse, table, acc, acc, False)
                 continue
-            for j in range(c * chunk_len, min((c + 1) * chunk_len, n)):
-                pq = p + _position(j, n, reverse) * n_stride + i0 * inner_stride
-                for i in range(acc.size):
-                    acc[i] = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
+            _rows_logaddexp(acc, base, p, n_stride, inner_stride, c * chunk_len,
+                            min((c + 1) * chunk_len, n), n, reverse, table, out, o, m, i0, False)
     elif phase == PHASE_CARRIES:
         task_lo, task_hi = part_range(groups, part, parts)
         for g in range(task_lo, task_hi):  # B
@@ -568,14 +627,8 @@ def scan_logaddexp(part, parts, phase, base, offset, outer_shape, outer_strides,
                                              c * chunk_len, min((c + 1) * chunk_len, n), n,
                                              reverse, table, acc, out[o, :, m, i0 + i], True)
                 continue
-            for j in range(c * chunk_len, min((c + 1) * chunk_len, n)):
-                q = _position(j, n, reverse)
-                pq = p + q * n_stride + i0 * inner_stride
-                orow = out[o, q, m, i0:i1]
-                for i in range(acc.size):
-                    a = _log_add_exp(acc[i], load(base[pq + i * inner_stride], table, acc))
-                    acc[i] = a
-                    orow[i] = a
+            _rows_logaddexp(acc, base, p, n_stride, inner_stride, c * chunk_len,
+                            min((c + 1) * chunk_len, n), n, reverse, table, out, o, m, i0, True)
 
 
 @helper
