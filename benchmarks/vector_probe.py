@@ -57,6 +57,7 @@ def main() -> int:
     args = parser.parse_args()
     import axisops
     from axisops.kernels import gather as KG
+    from axisops.kernels import pool as KP
     from axisops.kernels import reduce as KR
     from axisops.kernels import scan as KS
 
@@ -81,9 +82,12 @@ def main() -> int:
         ("cummax", "float32 (1024, 1024) axis 0", f32.reshape(1024, 1024), 0),
         ("sum", "float32 (16, 64) axis 1", f32[:1024].reshape(16, 64), 1),
         ("argmax", "float32 (16, 64) axis 1", f32[:1024].reshape(16, 64), 1),
+        ("logcumsumexp", "float32 (4, 256K) axis 1", f32.reshape(4, -1), 1),
+        ("logcumsumexp", "float64 (4096, 256) axis 0", f32.astype(np.float64).reshape(4096, 256), 0),
     ]
     torch_names = {"max": "amax", "cummax": "cummax"}
-    numpy_fns = {"cummax": np.maximum.accumulate}
+    numpy_fns = {"cummax": np.maximum.accumulate, "logcumsumexp": np.logaddexp.accumulate}
+    image = f32[:8 * 64 * 56 * 56 // 8].reshape(1, 64, 56, 56)
     model, ext = cpu()
     lines = [f"# Vector probe: {model}", "", f"* Vector extensions: {ext or 'none of AVX2/AVX-512'}",
              f"* numpy {np.__version__}, numba {__import__('numba').__version__}"
@@ -105,13 +109,23 @@ def main() -> int:
             best = np.nanmin([peer_np, peer_t])
             lines.append(f"| {op} {label} | {threads} | {mine:.1f} | {peer_np:.1f} | {peer_t:.1f} "
                          f"| {mine / best:.2f}x |")
+        # pooling: no NumPy peer (a sliding window view is 20x off)
+        mine = timed(partial(axisops.max_pool, image, 3, stride=2, padding=1), 20)
+        peer_t = float("nan")
+        if torch is not None:
+            peer_t = timed(partial(torch.nn.functional.max_pool2d, torch.from_numpy(image), 3,
+                                   stride=2, padding=1), 20)
+        lines.append(f"| max_pool 3x3 stride 2 float32 (1, 64, 56, 56) | {threads} | {mine:.1f} "
+                     f"| - | {peer_t:.1f} | {mine / peer_t:.2f}x |")
     lines += ["", "| kernel | signatures | zmm | ymm | xmm |", "|---|---:|---:|---:|---:|"]
     for name, disp in [("reduce.arg_kernel(float32 keys, lane order)", KR.arg_kernel("<i4", True, False, False)),
                        ("reduce.arg_kernel(float32 keys, row order)", KR.arg_kernel("<i4", True, True, False)),
                        ("reduce.arg_kernel(int32, lane order)", KR.arg_kernel("<i4", False, False, False)),
                        ("reduce.value_kernel(row order, cascade)", KR.value_kernel(True, KR.COMBINE_CASCADE)),
                        ("reduce.value_kernel(lane order, cascade)", KR.value_kernel(False, KR.COMBINE_CASCADE)),
-                       ("scan.scan_values", KS.scan_values), ("gather.take_rows", KG.take_rows)]:
+                       ("scan.scan_values", KS.scan_values), ("gather.take_rows", KG.take_rows),
+                       ("scan.scan_logaddexp (vmath's exp and log inlined)", KS.scan_logaddexp),
+                       ("pool.max_pool_rows(channels first)", KP.max_pool_rows(False, False))]:
         if not disp.signatures:
             continue
         c = register_counts(disp)
