@@ -449,12 +449,13 @@ def _lane_logaddexp(s, base, p, stride, j0, j1, n, reverse, table, like, olane, 
     fixed by the lane's positions, so the bits are too. A run of fewer steps goes
     step by step."""
     j = j0
-    # four distinct C-contiguous rows, so that the vmath loops run as SIMD loops
-    scratch = np.empty((4, _LSE_BLOCK if j1 - j >= _LSE_BLOCK else 0))
+    # distinct C-contiguous rows, so that the vmath loops run as SIMD loops
+    scratch = np.empty((5, _LSE_BLOCK if j1 - j >= _LSE_BLOCK else 0))
     terms = scratch[0]
     sums = scratch[1]
     spare = scratch[2]
     powers = scratch[3]
+    values = scratch[4]
     while j1 - j >= _LSE_BLOCK:
         jb = j + _LSE_BLOCK
         m = s
@@ -462,29 +463,35 @@ def _lane_logaddexp(s, base, p, stride, j0, j1, n, reverse, table, like, olane, 
         bad = False
         for t in range(j, jb):
             v = load(base[p + (n - 1 - t if reverse else t) * stride], table, like)
-            terms[t - j] = v
+            values[t - j] = v
             m = max(m, v)
             lo = min(lo, v) if v > -np.inf else lo
             bad |= v != v or v == np.inf
         if bad or not math.isfinite(m) or s == np.inf or m - lo > _LSE_RANGE:
             for t in range(j, jb):
                 q = n - 1 - t if reverse else t
-                s = _log_add_exp(s, terms[t - j])
+                s = _log_add_exp(s, values[t - j])
                 if write:
                     olane[q] = s
         else:
             for k in range(_LSE_BLOCK):
-                terms[k] -= m
+                terms[k] = values[k] - m
             exp_block(terms, sums, spare, _LSE_BLOCK)
             total = math.exp(s - m)
             for k in range(_LSE_BLOCK):
                 total += sums[k]
                 sums[k] = total
             log_block(sums, terms, spare, powers, _LSE_BLOCK)
+            # the exact values never fall below the last one nor below their own
+            # element (the step rule's max + log1p(..) >= max holds it by
+            # construction): held there, a rounding that crossed is undone (a log of
+            # an exp an ulp off put 0 - 2.8e-17 after a 0)
+            for k in range(_LSE_BLOCK):
+                s = max(m + terms[k], s, values[k])
+                terms[k] = s
             if write:
                 for t in range(j, jb):
-                    olane[n - 1 - t if reverse else t] = m + terms[t - j]
-            s = m + terms[_LSE_BLOCK - 1]
+                    olane[n - 1 - t if reverse else t] = terms[t - j]
         j = jb
     for t in range(j, j1):
         q = n - 1 - t if reverse else t
@@ -551,7 +558,7 @@ def _rows_logaddexp(acc, base, p, n_stride, inner_stride, j0, j1, n, reverse, ta
             u = us[i]
             mx = max(a, x)
             mn = min(a, x)
-            r = mx + (ds[i] - ((u - 1.0) - ex[i]) / u)
+            r = max(mx + (ds[i] - ((u - 1.0) - ex[i]) / u), mx)  # log1p >= 0, as the step's
             r = x if (mn == mx) & (mn - mn != 0.0) else r  # equal infinities
             res[i] = a + x if (a != a) | (x != x) else r
         if tiny:
