@@ -87,7 +87,7 @@ def main() -> int:
     ]
     torch_names = {"max": "amax", "cummax": "cummax"}
     numpy_fns = {"cummax": np.maximum.accumulate, "logcumsumexp": np.logaddexp.accumulate}
-    image = f32[:8 * 64 * 56 * 56 // 8].reshape(1, 64, 56, 56)
+    image = f32[:64 * 56 * 56].reshape(1, 64, 56, 56)
     model, ext = cpu()
     lines = [f"# Vector probe: {model}", "", f"* Vector extensions: {ext or 'none of AVX2/AVX-512'}",
              f"* numpy {np.__version__}, numba {__import__('numba').__version__}"
