@@ -272,6 +272,19 @@ def _positions(op, geo, spatial, ceil_mode) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _planes_in_a_row(pg: PoolGeometry, xs: np.ndarray) -> bool:
+    """Whether *x*'s (n, c) planes (element strides *xs*, :meth:`PoolGeometry.strides`)
+    are C-contiguous and lie one after another, plane k at ``k * size`` from the
+    first: the layout :func:`~axisops.kernels.pool.max_pool_planes` reads."""
+    step = 1
+    for size, stride in zip(reversed(pg.spatial), xs[:1:-1]):
+        if size > 1 and stride != step:
+            return False
+        step *= size
+    return ((pg.channels == 1 or xs[1] == step)
+            and (pg.batch == 1 or xs[0] == step * pg.channels))
+
+
 def _result_dtype(dtype: np.dtype, is_max: bool) -> np.dtype:
     if is_max or dtype.kind == "f":
         return dtype
@@ -312,7 +325,12 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     out_dtype = seen if is_max else acc.dtype
     offset, xs = pg.strides(x)
     make_base = base_maker(x)
-    if is_max:
+    planes = pg.batch * pg.channels
+    small_planes = (is_max and not channels_last and planes > 1
+                    and math.prod(pg.spatial) <= K.SMALL_PLANE and _planes_in_a_row(pg, xs))
+    if small_planes:
+        kern = K.max_pool_planes(with_index)
+    elif is_max:
         kern = K.max_pool_rows(channels_last, with_index)
     elif channels_last:
         kern = K.avg_pool_channels_last
@@ -333,7 +351,9 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             base = base.view(bits)
         out = np.empty(size, out_dtype)
         idx = np.empty(size, np.int64) if with_index else no_index
-        if is_max:
+        if small_planes:
+            call(work, base, offset, geo, planes, table, acc, ilike, out, idx)
+        elif is_max:
             call(work, base, offset, xs, geo, pg.batch, pg.channels, table, acc, ilike, out,
                  idx)
         else:

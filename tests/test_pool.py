@@ -61,13 +61,51 @@ def test_stride_2_rows_split_in_even_and_odd_elements(width):
     # elements first (kernels.pool._deinterleave), every kernel width from 1 to 5
     # and padding up to half of it; ties everywhere, values and indices torch's
     rng = np.random.default_rng(width)
-    x = rng.integers(-3, 4, (2, 3, 6, width)).astype(np.float32)
+    # planes that do not lie in a row: the row kernel (not max_pool_planes)
+    x = rng.integers(-3, 4, (2, 3, 6, width + 1)).astype(np.float32)[..., :width]
+    assert not axisops.pool._planes_in_a_row(
+        axisops.pool.PoolGeometry("max_pool", x.shape, 3, 1, 1, 0, False, False),
+        axisops.pool.PoolGeometry("max_pool", x.shape, 3, 1, 1, 0, False, False).strides(x)[1])
     for k, p in [(1, 0), (2, 1), (3, 0), (3, 1), (4, 2), (5, 2)]:
         got, got_i = P.max_pool(x, (3, k), stride=(1, 2), padding=(1, p), return_indices=True)
         want, want_i = _torch_max_2d(x, (3, k), (1, 2), (1, p))
         assert got.dtype == np.float32 and got.shape == want.shape
         assert np.array_equal(got, want) and np.array_equal(got_i, want_i), (k, p)
         assert np.array_equal(P.max_pool(x, (3, k), stride=(1, 2), padding=(1, p)), want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8])
+@pytest.mark.parametrize("shape", [(1, 5, 4, 4), (2, 35, 5, 7), (3, 40, 9, 3)])
+def test_small_planes_pooled_side_by_side(dtype, shape):
+    # C-contiguous small planes: blocks of up to 64 planes transposed into one
+    # channels-last image (kernels.pool.max_pool_planes), whole 16 x 16 tiles and
+    # the planes and positions past them; values and indices torch's, ties and NaNs
+    rng = np.random.default_rng(len(shape) + shape[1])
+    x = rng.integers(-3, 4, shape).astype(np.float64)
+    if np.dtype(dtype).kind == "f":
+        x[rng.random(shape) < 0.05] = np.nan
+    x = x.astype(dtype) if dtype != np.uint8 else (x + 3).astype(dtype)
+    pg = axisops.pool.PoolGeometry("max_pool", x.shape, 3, 2, 1, 1, False, False)
+    assert axisops.pool._planes_in_a_row(pg, pg.strides(x)[1])
+    t = torch.from_numpy(x.astype(np.float64))
+    for k, s, p in [(3, 2, 1), (2, 1, 0), (3, 1, 1), ((1, 3), (1, 2), (0, 1))]:
+        got, got_i = P.max_pool(x, k, stride=s, padding=p, return_indices=True)
+        want, want_i = F.max_pool2d(t, k, stride=s, padding=p, return_indices=True)
+        assert got.dtype == x.dtype and got.shape == tuple(want.shape)
+        np.testing.assert_array_equal(got.astype(np.float64), want.numpy())
+        nan = np.isnan(want.numpy())  # torch's index of a window's NaN is its last one
+        assert np.array_equal(got_i[~nan], want_i.numpy()[~nan]), (k, s, p)
+        assert np.array_equal(P.max_pool(x, k, stride=s, padding=p), got, equal_nan=True)
+
+
+def test_small_planes_split_between_threads_match_one_thread(num_threads):
+    x = np.random.default_rng(5).random((3, 100, 6, 6)).astype(np.float32)
+    num_threads.set(1)
+    serial = P.max_pool(x, 3, stride=2, padding=1, return_indices=True)
+    num_threads.set(2)  # 300 planes: 5 blocks of 64, split between the threads
+    split = P.max_pool(x, 3, stride=2, padding=1, return_indices=True)
+    assert split[0].shape == (3, 100, 3, 3) and split[1].dtype == np.int64
+    assert np.array_equal(split[0], serial[0]) and np.array_equal(split[1], serial[1])
 
 
 def _torch_max_2d(x, k, s, p):
