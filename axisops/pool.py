@@ -326,10 +326,10 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
     offset, xs = pg.strides(x)
     make_base = base_maker(x)
     planes = pg.batch * pg.channels
-    small_planes = (is_max and not channels_last and planes > 1
+    small_planes = (not channels_last and planes > 1
                     and math.prod(pg.spatial) <= K.SMALL_PLANE and _planes_in_a_row(pg, xs))
     if small_planes:
-        kern = K.max_pool_planes(with_index)
+        kern = K.max_pool_planes(with_index) if is_max else K.avg_pool_small_planes
     elif is_max:
         kern = K.max_pool_rows(channels_last, with_index)
     elif channels_last:
@@ -351,8 +351,10 @@ def _pool_plan(op, x, kernel_size, stride, dilation, padding, ceil_mode, channel
             base = base.view(bits)
         out = np.empty(size, out_dtype)
         idx = np.empty(size, np.int64) if with_index else no_index
-        if small_planes:
+        if small_planes and is_max:
             call(work, base, offset, geo, planes, table, acc, ilike, out, idx)
+        elif small_planes:
+            call(work, base, offset, geo, pad_end, planes, include_pad, table, acc, out)
         elif is_max:
             call(work, base, offset, xs, geo, pg.batch, pg.channels, table, acc, ilike, out,
                  idx)

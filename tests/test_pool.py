@@ -74,7 +74,12 @@ def test_stride_2_rows_split_in_even_and_odd_elements(width):
         assert np.array_equal(P.max_pool(x, (3, k), stride=(1, 2), padding=(1, p)), want)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.uint8])
+# each dtype compiles the kernel (~15 s): float32 and float16 (its table) in CI
+_SMALL_PLANE_DTYPES = [np.float32, np.float16] + [
+    pytest.param(d, marks=pytest.mark.exhaustive) for d in (np.float64, np.int32, np.uint8)]
+
+
+@pytest.mark.parametrize("dtype", _SMALL_PLANE_DTYPES)
 @pytest.mark.parametrize("shape", [(1, 5, 4, 4), (2, 35, 5, 7), (3, 40, 9, 3)])
 def test_small_planes_pooled_side_by_side(dtype, shape):
     # C-contiguous small planes: blocks of up to 64 planes transposed into one
@@ -98,6 +103,22 @@ def test_small_planes_pooled_side_by_side(dtype, shape):
         assert np.array_equal(P.max_pool(x, k, stride=s, padding=p), got, equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", _SMALL_PLANE_DTYPES[:-1])
+@pytest.mark.parametrize("shape", [(2, 35, 5, 7), (3, 40, 2, 2)])
+def test_small_planes_averaged_side_by_side(dtype, shape):
+    # avg_pool of C-contiguous small planes (kernels.pool.avg_pool_small_planes):
+    # torch's means, within a float's rounding (float16 sums in float32)
+    x = np.random.default_rng(shape[1]).integers(-20, 20, shape).astype(dtype)
+    t = torch.from_numpy(x.astype(np.float64))
+    for k, s, p, include in [(2, 2, 0, True), (3, 1, 1, True), (3, 1, 1, False), (2, 1, 1, False)]:
+        got = P.avg_pool(x, k, stride=s, padding=p, count_include_pad=include)
+        want = F.avg_pool2d(t, k, stride=s, padding=p, count_include_pad=include).numpy()
+        assert got.dtype == (x.dtype if x.dtype.kind == "f" else np.float64)
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.astype(np.float64), want,
+                                   rtol=1e-3 if dtype == np.float16 else 1e-6)
+
+
 def test_small_planes_split_between_threads_match_one_thread(num_threads):
     x = np.random.default_rng(5).random((3, 100, 6, 6)).astype(np.float32)
     num_threads.set(1)
@@ -106,6 +127,10 @@ def test_small_planes_split_between_threads_match_one_thread(num_threads):
     split = P.max_pool(x, 3, stride=2, padding=1, return_indices=True)
     assert split[0].shape == (3, 100, 3, 3) and split[1].dtype == np.int64
     assert np.array_equal(split[0], serial[0]) and np.array_equal(split[1], serial[1])
+    num_threads.set(1)
+    serial = P.avg_pool(x, 2, count_include_pad=False)
+    num_threads.set(2)
+    assert np.array_equal(P.avg_pool(x, 2, count_include_pad=False), serial)
 
 
 def _torch_max_2d(x, k, s, p):

@@ -548,6 +548,43 @@ def _rows_to_planes(out, at, rows, size, m):
             out[at + p * size + pos] = rows[pos * m + p]
 
 
+@helper(inline=True)
+def _plane_block(size, itemsize, planes):
+    """Planes per block: as many as fit :data:`PLANE_BYTES`, in whole tiles, one
+    tile at least and :data:`PLANE_BLOCK` at most."""
+    fit = PLANE_BYTES // (size * itemsize) // LANES * LANES
+    return min(PLANE_BLOCK, max(LANES, fit), planes)
+
+
+@kernel(nrt=True)
+def avg_pool_small_planes(part, parts, base, offset, geo, pad_end, planes, include_pad, table,
+                          like, out):
+    """Mean pooling of small channels-first planes laid out as for
+    :func:`max_pool_planes`, a block of planes at a time: transposed into one
+    channels-last image, pooled by :func:`avg_pool_channels_last`'s loops across
+    the planes, transposed back. The same sums in the same order, divided once:
+    the bits of :func:`avg_pool_planes`, whose cost per row of outputs of each
+    plane (~60 ns) the block's planes share."""
+    s1, s2, s3 = geo[0, 0], geo[0, 1], geo[0, 2]
+    size = s1 * s2 * s3
+    positions = geo[1, 0] * geo[1, 1] * geo[1, 2]
+    block = _plane_block(size, base.itemsize, planes)
+    lo, hi = part_range((planes + block - 1) // block, part, parts)
+    rows_in = np.empty(size * block, base.dtype)
+    rows_out = np.empty(positions * block, out.dtype)
+    sums = np.empty(block, like.dtype)
+    qs = np.empty(geo[2, 0] * geo[2, 1] * geo[2, 2], np.int64)
+    xs = np.empty(5, np.int64)
+    for b in range(lo, hi):
+        p0 = b * block
+        m = min(block, planes - p0)
+        _planes_to_rows(rows_in, base, offset + p0 * size, size, m)
+        xs[0], xs[1], xs[2], xs[3], xs[4] = 0, 1, s2 * s3 * m, s3 * m, m
+        _avg_pool_channels_last_body(0, 1, rows_in, 0, xs, geo, pad_end, 1, m, include_pad,
+                                     table, like, rows_out, sums[:m], qs)
+        _rows_to_planes(out, p0 * positions, rows_out, positions, m)
+
+
 @factory
 def max_pool_planes(with_index: bool):
     """Max pooling of small channels-first planes (C-contiguous planes of ``size``
@@ -571,9 +608,7 @@ def max_pool_planes(with_index: bool):
         l3n = geo[1, 2]
         size = s1 * s2 * s3
         positions = geo[1, 0] * geo[1, 1] * l3n
-        # as many planes as fit PLANE_BYTES, in whole tiles, at least one tile
-        fit = PLANE_BYTES // (size * base.itemsize) // LANES * LANES
-        block = min(PLANE_BLOCK, max(LANES, fit), planes)
+        block = _plane_block(size, base.itemsize, planes)
         blocks = (planes + block - 1) // block
         lo, hi = part_range(blocks, part, parts)
         slots = ((geo[2, 0] - 1) * geo[3, 0] + 1) * ((geo[2, 1] - 1) * geo[3, 1] + 1)
