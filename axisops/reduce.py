@@ -841,10 +841,8 @@ def _folded_sum_plan(op: str, out_shape, outer: int, n: int, inner: int, k: int)
         x3 = x.reshape(outer, n, inner)
         main = x3[:, :m].reshape(outer, m // k, k * inner)
         part = _value_reduction(summed, main, 1, False, None).reshape(outer, k, inner)
-        while part.shape[1] > 1:
-            half = part.shape[1] // 2
-            part = part[:, :half] + part[:, half:]
-        total = part[:, 0]
+        total = np.empty((outer, inner), part.dtype)
+        K.pairwise_fold(part, total)
         if m < n:
             total = total + _value_reduction(summed, x3[:, m:], 1, False, None)
         if op == "mean":

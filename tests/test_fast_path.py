@@ -205,7 +205,17 @@ def test_calls_the_entries_do_not_take():
     assert _fast.value("sum", np.zeros((0, 3)), 1) is None
     assert _fast.arg("argmax", np.zeros(_fast.MAX_SIZE + 1), None) is None
     assert _fast.value("sum", np.zeros((2, _fast.MAX_RUN + 1), np.float32), 1) is None
-    assert _fast.value("sum", np.zeros(_fast.MAX_SUM_SIZE + 1), 0) is None  # foldable sums
+    foldable = np.zeros(((_fast.MAX_SUM_SIZE + 1) // 4, 4))  # along a middle axis: folded
+    assert _fast.value("sum", foldable, 0) is None
+    assert _fast.value("sum", np.zeros(_fast.MAX_RUN + 1), None) is None  # more than a chunk
+    # along rows in memory nothing is folded: up to MAX_SIZE elements, the plan's bits
+    rows = np.random.default_rng(0).random((4, _fast.MAX_SIZE // 4 - 1)).astype(np.float32)
+    taken = _fast.value("sum", rows, 1)
+    assert taken is not None and taken.dtype == np.float32 and taken.shape == (4,)
+    planned = axisops.sum(rows, axis=1, keepdims=True)  # keepdims: the planned path
+    assert np.array_equal(taken, planned[:, 0])
+    np.testing.assert_allclose(taken, rows.sum(axis=1, dtype=np.float64), rtol=1e-6)
+    assert np.array_equal(_fast.value("sum", rows.T, 0), taken)  # its F-ordered twin
     threshold = _jit.PARALLEL_MIN_WORK
     _jit.PARALLEL_MIN_WORK = 0  # as the tests that split every kernel between threads
     try:

@@ -226,18 +226,20 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
 
 @factory
 def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, largest: int,
-                      longest: int, product: bool = False):
+                      longest: int, product: bool = False, largest_rows: int = 0):
     """``entry(x, axis, out, limit, lane, row)``: :func:`total_entry` of each lane of
     2-D *x* (C- or F-contiguous; an F-ordered one as its C-ordered transpose, as
     ``_fast._transposed``) along *axis* into *out* (the kept axis' length, the
     accumulator *acc_str*), by ``reduce._value_plan``'s kernels at the addresses
     *lane* and *row* (``_fast._Value``); False where x is not taken, *axis* is out
-    of range or a lane is longer than *longest*."""
+    of range or a lane is longer than *longest*. *x* has at most *largest*
+    elements, or *largest_rows* (if more) where each lane is a row in memory."""
     dtype, acc = np.dtype(dtype_str), np.dtype(acc_str)
     OP = K.OP_PROD if product else K.OP_SUM
     TABLE = (None, 1.0 if product else 0.0) if skip_nan else None
     MEAN = mean
     LARGEST = largest
+    LARGEST_ROWS = max(largest, largest_rows)
     LONGEST = longest
     arr = types.Array(from_dtype(dtype), 2, "A", readonly=True, aligned=False)
     result = types.Array(from_dtype(acc), 1, "C")
@@ -245,12 +247,12 @@ def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, 
 
     @compiled(types.boolean(arr, i64, result, i64, i64, i64), nogil=True)
     def entry(x, axis, out, limit, lane, row):
-        order = _order(x, limit, LARGEST)
+        order = _order(x, limit, LARGEST_ROWS)
         if order == 0 or not -2 <= axis <= 1:
             return False
         along = axis % 2 if order == 1 else 1 - axis % 2
         seg = _contiguous(x if order == 1 else x.T)
-        if seg.shape[along] > LONGEST:
+        if seg.shape[along] > LONGEST or (along == 0 and x.size > LARGEST):
             return False
         E._sums(seg, along, out, OP, TABLE, MEAN, lane, row)
         return True
