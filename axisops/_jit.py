@@ -32,6 +32,14 @@ Measured on these machines (2 cores) before choosing:
 So inputs below :data:`PARALLEL_MIN_WORK` elements run serially on the calling
 thread, with no thread machinery at all, and larger ones use the pool.
 
+Later measured (stop 56): a pool worker woken for a call then also waits for the
+GIL, which the caller holds while it starts its own part, 30 us more. A planned
+call (argument types fixed, so its kernel's machine code has one address) now
+splits from :data:`OMP_MIN_WORK` on OpenMP's threads through one small
+``parallel=True`` loop that calls that address (:mod:`axisops._omp`): ~1.5 us to
+start, no GIL, nothing of the kernel recompiled; where the calibration says it
+pays, and never in a child forked from a process that used it.
+
 Options are fixed here and never read from the environment: Numba's on-disk
 cache key ignores compiler flags, so flags that changed between runs would load
 stale machine code.
@@ -493,6 +501,10 @@ def _release_compiler_lock() -> None:
 def _child_after_fork() -> None:
     _release_compiler_lock()
     _after_fork_in_child()
+    import sys
+    omp = sys.modules.get("axisops._omp")
+    if omp is not None:  # GNU OpenMP dies in a child of a process that used it
+        omp.enabled = False  # type: ignore[attr-defined]
 
 
 if hasattr(os, "register_at_fork"):
@@ -507,6 +519,48 @@ def runs_in_parallel(work: int) -> bool:
     return work >= PARALLEL_MIN_WORK and _threads >= 2
 
 
+#: Work (as :func:`run` counts it) from which a planned call may split between
+#: OpenMP's threads (:mod:`axisops._omp`), whose wake-up costs ~1.5 us instead of
+#: the pool's 30-50: about 15 us of a sum's work. Calibrated per kernel and size
+#: class as :func:`run` is.
+OMP_MIN_WORK = 1 << 15
+
+
+def _omp_split(work: int) -> bool:
+    """Whether a planned call of *work* may go to OpenMP's threads."""
+    return CALIBRATE and _threads >= 2 and OMP_MIN_WORK <= work and _omp_module().enabled
+
+
+@functools.cache
+def _omp_module():
+    from . import _omp
+    return _omp
+
+
+def _omp_call(kern, work: int, address: int, args: tuple) -> None:
+    """*kern* on *args* (``part, parts`` left out), on OpenMP's threads where the
+    calibration of its size class says that pays, else serially on the calling
+    thread."""
+    omp = _omp_module()
+    key = (kern, work.bit_length(), -2)
+    verdict = _SPLIT_PAYS.get(key)
+    parts = min(_threads, _omp_threads())
+    if verdict is True:
+        omp.run_parts(address, parts, args)
+        return
+    if verdict is False:
+        kern(0, 1, *args)
+        return
+    _calibrating(key, verdict, kern, work, args, parts,
+                 split_call=lambda: omp.run_parts(address, parts, args) or True)
+
+
+@functools.cache
+def _omp_threads() -> int:
+    from numba.core import config
+    return int(config.NUMBA_NUM_THREADS)  # type: ignore[attr-defined]  # set at import
+
+
 def planned_run(kern):
     """:func:`run` for a plan, whose key fixes the type of every argument it passes.
 
@@ -519,9 +573,16 @@ def planned_run(kern):
     are the same on every call, as a plan's are.
     """
     entry = None
+    address = None
 
     def call(work, base, split, whole, *rest):
-        nonlocal entry
+        nonlocal entry, address
+        if _omp_split(work):
+            if address is None:
+                address = _omp_module().prepare(kern, (0, 1, base, *split, *rest))
+            if address:
+                _omp_call(kern, work, address, (base, *split, *rest))
+                return
         if runs_in_parallel(work):
             run(kern, work, base, *split, *rest)
             return
@@ -540,9 +601,16 @@ def planned_call(kern):
     dispatch. A read-only flag the key does not fix changes no argument's data
     model (the kernels read their inputs only)."""
     entry = None
+    address = None
 
     def call(work, *args):
-        nonlocal entry
+        nonlocal entry, address
+        if _omp_split(work):
+            if address is None:
+                address = _omp_module().prepare(kern, (0, 1, *args))
+            if address:
+                _omp_call(kern, work, address, args)
+                return
         if runs_in_parallel(work):
             run(kern, work, *args)
             return
@@ -612,9 +680,11 @@ SPLIT_MARGIN = 0.9
 _SPLIT_PAYS: dict = {}
 
 
-def _calibrating(key, samples, kern, work: int, args: tuple, threads: int) -> None:
+def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,
+                 split_call=None) -> None:
     """One call of :func:`run` while *key*'s verdict is open: timed, serial or on
-    the pool in turn, and the verdict taken once both ways have their samples."""
+    the pool (or by *split_call*, which returns whether it split) in turn, and the
+    verdict taken once both ways have their samples."""
     if samples is None:
         samples = _SPLIT_PAYS[key] = ([], [])
     serial: list[float] = samples[0]
@@ -623,7 +693,7 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int) -> No
     compiled = len(getattr(kern, "signatures", ()))
     start = time.perf_counter()
     if on_pool:
-        if not _on_pool(kern, args, threads):
+        if not (split_call() if split_call is not None else _on_pool(kern, args, threads)):
             return  # the pool was busy: it ran serially, which says nothing of the pool
     else:
         kern(0, 1, *args)
@@ -637,8 +707,10 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int) -> No
 def split_verdicts() -> dict:
     """What :func:`run` has measured so far: ``{(kernel name, size class): True
     (split) / False (serial) / None (being measured)}``, with a scan's phase
-    after the size class."""
-    return {(getattr(k, "__name__", str(k)), c, *((phase,) if phase >= 0 else ())):
+    after the size class, or ``"openmp"`` for a planned call's split between
+    OpenMP's threads (:mod:`axisops._omp`)."""
+    return {(getattr(k, "__name__", str(k)), c,
+             *(("openmp",) if phase == -2 else (phase,) if phase >= 0 else ())):
             v if isinstance(v, bool) else None
             for (k, c, phase), v in list(_SPLIT_PAYS.items())}
 

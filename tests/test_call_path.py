@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import multiprocessing
+import os
 import resource
 import threading
 import time
@@ -429,6 +430,80 @@ def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
         assert len(calls["serial_is_slow"]) == 2 * _jit.PARTS_PER_THREAD  # split in parts
         _jit.run(split_is_slow, 4 * work)  # another size class: measured afresh
         assert _jit.split_verdicts()[("split_is_slow", (4 * work).bit_length())] is None
+    finally:
+        axisops.thread_limit(threads)
+
+
+def _force_openmp(monkeypatch):
+    """Every planned call from one unit of work split between OpenMP's threads once
+    calibrated (a split always 'pays')."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "CALIBRATE", True)
+    monkeypatch.setattr(_jit, "OMP_MIN_WORK", 1)
+    monkeypatch.setattr(_jit, "SPLIT_MARGIN", float("inf"))
+
+
+def _planned_calls():
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((6, 5000)).astype(np.float32)
+    x[2, 7] = np.nan
+    idx = rng.integers(0, 5000, (6, 5000))
+    image = rng.standard_normal((2, 8, 12, 12))
+    return [lambda: axisops.sum(x, axis=1, keepdims=True),
+            lambda: axisops.argmax(x, axis=0, keepdims=True),
+            lambda: axisops.take_along_axis(x, idx, axis=1),
+            lambda: axisops.max_pool(image, 3, stride=2, padding=1, return_indices=True),
+            lambda: axisops.moving_mean(x[:, ::2], 7, axis=1)]
+
+
+def test_planned_calls_split_between_openmp_threads_give_one_threads_bits(monkeypatch):
+    """A planned call whose split the calibration chose runs its kernel's parts on
+    OpenMP's threads (``axisops._omp``); forced here for every family's planned
+    path: the results are one thread's, bit for bit."""
+    _force_openmp(monkeypatch)
+    threads = axisops.thread_limit()
+    calls = _planned_calls()
+    try:
+        axisops.thread_limit(1)
+        want = [f() for f in calls]
+        axisops.thread_limit(2)
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES + 2):
+            for f, w in zip(calls, want):
+                for got, ref in zip(*(v if isinstance(v, tuple) else (v,) for v in (f(), w))):
+                    assert got.dtype == ref.dtype and got.shape == ref.shape
+                    assert same_bits(got, ref) is None
+        split = {key[0] for key, v in _jit.split_verdicts().items()
+                 if key[-1] == "openmp" and v is True}
+        assert {"reduce_values", "reduce_arg", "pool", "moving_sum_kernel"} <= split, split
+    finally:
+        axisops.thread_limit(threads)
+
+
+def _child_sum(x, queue):
+    axisops.thread_limit(2)
+    queue.put(axisops.sum(x, axis=1, keepdims=True))
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork: POSIX only")
+def test_a_child_forked_after_openmp_was_used_runs_without_it(monkeypatch):
+    """GNU OpenMP aborts a forked child of a process that used it: the child's
+    planned calls keep to the pool of Python threads."""
+    _force_openmp(monkeypatch)
+    threads = axisops.thread_limit()
+    x = np.random.default_rng(3).standard_normal((4, 20000)).astype(np.float32)
+    try:
+        axisops.thread_limit(2)
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES + 1):
+            want = axisops.sum(x, axis=1, keepdims=True)
+        assert _jit.split_verdicts()[("reduce_values", (x.size // 8).bit_length(), "openmp")]
+        ctx = multiprocessing.get_context("fork")
+        queue = ctx.Queue()
+        child = ctx.Process(target=_child_sum, args=(x, queue))
+        child.start()
+        got = queue.get(timeout=120)
+        child.join(timeout=60)
+        assert child.exitcode == 0
+        assert got.shape == want.shape and same_bits(got, want) is None
     finally:
         axisops.thread_limit(threads)
 

@@ -360,8 +360,7 @@ def value_kernel(row_order: bool, combine: int):
         float16 -> float32 table when ``base`` holds float16 bits. The kernel
         allocates the cascade's scratch and runs :func:`body` on it.
         """
-        (offset, inner, inner_stride, n, n_stride, chunk_len, inner_block,
-         outer_shape, outer_strides, red_shape, red_strides) = _geometry(geo)
+        inner, n_stride, chunk_len, inner_block = geo[1], geo[4], geo[5], geo[6]  # see _geometry
         width = max(1, min(inner, inner_block))
         depth = 2  # levels for every leaf count up to chunk_len (a leaf has one element or more)
         while CASCADE and (1 << depth) <= chunk_len:
