@@ -436,7 +436,7 @@ def take_along(x: np.ndarray, indices, axis):
         axis += ndim
     shape = indices.shape
     if x.shape[:axis] != shape[:axis] or x.shape[axis + 1:] != shape[axis + 1:] \
-            or x.shape[axis] == 0 or not 0 < indices.size < _jit.PARALLEL_MIN_WORK:
+            or x.shape[axis] == 0 or not 0 < indices.size < _jit.split_from():
         return None
     if shape == x.shape and many_short_rows(shape, axis):
         return None  # the plan moves the short axis to the front: one task per row here
@@ -539,7 +539,7 @@ def scatter(x: np.ndarray, indices, updates, axis, op: int):
     if axis < 0:
         axis += ndim
     if x.shape[:axis] != shape[:axis] or x.shape[axis + 1:] != shape[axis + 1:] \
-            or x.shape[axis] == 0 or not 0 < indices.size < _jit.PARALLEL_MIN_WORK \
+            or x.shape[axis] == 0 or not 0 < indices.size < _jit.split_from() \
             or x.size >= _jit.PARALLEL_MIN_WORK:
         return None
     if shape == x.shape and many_short_rows(shape, axis):

@@ -531,6 +531,15 @@ def _omp_split(work: int) -> bool:
     return CALIBRATE and _threads >= 2 and OMP_MIN_WORK <= work and _omp_module().enabled
 
 
+def split_from() -> int:
+    """The work from which a planned call may split between threads: where OpenMP's
+    threads may take it, :data:`OMP_MIN_WORK`, else :data:`PARALLEL_MIN_WORK`. A
+    compiled entry that runs serially leaves larger calls to the plan."""
+    if CALIBRATE and _threads >= 2 and _omp_module().enabled:
+        return OMP_MIN_WORK
+    return PARALLEL_MIN_WORK
+
+
 @functools.cache
 def _omp_module():
     from . import _omp

@@ -51,6 +51,7 @@ Decisions the contract leaves open, written down here:
 """
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 
@@ -987,7 +988,8 @@ def _scatter_plan_direct(x, indices, updates, axis, reduce):
     skip = indices.ndim - upd.ndim  # broadcast: missing and length-1 dimensions get stride 0
     ustr = [0 if d < skip or upd.shape[d - skip] == 1 else ustr[d - skip]
             for d in range(indices.ndim)]
-    lanes, go = _scatter_runner(x.shape, work.itemsize, indices.shape, axis, istr, ustr)
+    lanes, go = _scatter_runner(x.shape, work.itemsize, indices.shape, axis, istr, ustr,
+                                planned=True)
     work_size = indices.size
 
     def plan(x, indices, updates):
@@ -1447,12 +1449,14 @@ def _scatter_finish(dt: np.dtype, work: np.dtype, flip):
     return finish
 
 
-def _scatter_runner(out_shape, itemsize: int, shape, axis: int, istr, ustr):
+def _scatter_runner(out_shape, itemsize: int, shape, axis: int, istr, ustr,
+                    planned: bool = False):
     """(lanes, go): the geometry of ``scatter_lanes`` for a C-contiguous output of
     *out_shape* (items of *itemsize* bytes) and indices and updates of *shape* with
     element strides *istr* and *ustr*. ``go(out, ibase, ioffset, ubase, uoffset,
     parts, op, mode, bad, work)`` runs the kernel; *bad* has ``lanes * parts``
-    flags."""
+    flags. *planned*: a plan's runner, whose arguments' types never change
+    (``_jit.planned_call``: OpenMP's threads where they pay)."""
     cs = c_strides(out_shape)
     outer, (o_outer, i_outer, u_outer) = coalesce(shape[:axis], cs[:axis], istr[:axis], ustr[:axis])
     rest, (o_rest, i_rest, u_rest) = coalesce(shape[axis + 1:], cs[axis + 1:], istr[axis + 1:],
@@ -1466,10 +1470,11 @@ def _scatter_runner(out_shape, itemsize: int, shape, axis: int, istr, ustr):
     tail = (_vec(rest[:-1]), _vec(o_rest[:-1]), _vec(i_rest[:-1]), _vec(u_rest[:-1]), inner,
             o_inner, i_inner, u_inner, block)
     kern = K.scatter_lanes
+    call = planned_call(kern) if planned else functools.partial(run, kern)
 
     def go(out, ibase, ioffset, ubase, uoffset, parts, op, mode, bad, work):
-        run(kern, work, out, *head, ibase, ioffset, m, i_m, ubase, uoffset, u_m, *tail, parts,
-            op, mode, bad)
+        call(work, out, *head, ibase, ioffset, m, i_m, ubase, uoffset, u_m, *tail, parts,
+             op, mode, bad)
 
     return lanes, go
 

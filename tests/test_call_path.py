@@ -453,7 +453,8 @@ def _planned_calls():
             lambda: axisops.argmax(x, axis=0, keepdims=True),
             lambda: axisops.take_along_axis(x, idx, axis=1),
             lambda: axisops.max_pool(image, 3, stride=2, padding=1, return_indices=True),
-            lambda: axisops.moving_mean(x[:, ::2], 7, axis=1)]
+            lambda: axisops.moving_mean(x[:, ::2], 7, axis=1),
+            lambda: axisops.scatter(x, idx, x, 1, reduce="add")]
 
 
 def test_planned_calls_split_between_openmp_threads_give_one_threads_bits(monkeypatch):
@@ -474,7 +475,8 @@ def test_planned_calls_split_between_openmp_threads_give_one_threads_bits(monkey
                     assert same_bits(got, ref) is None
         split = {key[0] for key, v in _jit.split_verdicts().items()
                  if key[-1] == "openmp" and v is True}
-        assert {"reduce_values", "reduce_arg", "pool", "moving_sum_kernel"} <= split, split
+        assert {"reduce_values", "reduce_arg", "pool", "moving_sum_kernel",
+                "take_along", "scatter_lanes"} <= split, split
     finally:
         axisops.thread_limit(threads)
 
