@@ -549,6 +549,19 @@ def _rows_to_planes(out, at, rows, size, m):
 
 
 @helper(inline=True)
+def _block_in(b, block, planes, rows, base, offset, size, xs, plane_row, row):
+    """Block *b*'s planes into *rows* (:func:`_planes_to_rows`), and *xs* the
+    element strides (n, c, s1, s2, s3) of the block read as one channels-last image
+    of its m planes (*plane_row* = S2 * S3 and *row* = S3 positions); (p0, m): its
+    first plane and how many it has."""
+    p0 = b * block
+    m = min(block, planes - p0)
+    _planes_to_rows(rows, base, offset + p0 * size, size, m)
+    xs[0], xs[1], xs[2], xs[3], xs[4] = 0, 1, plane_row * m, row * m, m
+    return p0, m
+
+
+@helper(inline=True)
 def _plane_block(size, itemsize, planes):
     """Planes per block: as many as fit :data:`PLANE_BYTES`, in whole tiles, one
     tile at least and :data:`PLANE_BLOCK` at most."""
@@ -576,10 +589,7 @@ def avg_pool_small_planes(part, parts, base, offset, geo, pad_end, planes, inclu
     qs = np.empty(geo[2, 0] * geo[2, 1] * geo[2, 2], np.int64)
     xs = np.empty(5, np.int64)
     for b in range(lo, hi):
-        p0 = b * block
-        m = min(block, planes - p0)
-        _planes_to_rows(rows_in, base, offset + p0 * size, size, m)
-        xs[0], xs[1], xs[2], xs[3], xs[4] = 0, 1, s2 * s3 * m, s3 * m, m
+        p0, m = _block_in(b, block, planes, rows_in, base, offset, size, xs, s2 * s3, s3)
         _avg_pool_channels_last_body(0, 1, rows_in, 0, xs, geo, pad_end, 1, m, include_pad,
                                      table, like, rows_out, sums[:m], qs)
         _rows_to_planes(out, p0 * positions, rows_out, positions, m)
@@ -625,11 +635,7 @@ def max_pool_planes(with_index: bool):
         xs = np.empty(5, np.int64)
         no_split = np.empty(0, base.dtype)
         for b in range(lo, hi):
-            p0 = b * block
-            m = min(block, planes - p0)
-            _planes_to_rows(rows_in, base, offset + p0 * size, size, m)
-            # the block as one channels-last image of m channels
-            xs[0], xs[1], xs[2], xs[3], xs[4] = 0, 1, s2 * s3 * m, s3 * m, m
+            p0, m = _block_in(b, block, planes, rows_in, base, offset, size, xs, s2 * s3, s3)
             tags[:] = -1  # the cache's tags name rows of the previous block too
             body(0, 1, rows_in, 0, xs, geo, 1, m, table, like, ilike, rows_out, rows_idx,
                  a3s, b3s, hv, hx, ax, tags, order, no_split, no_split)
