@@ -555,7 +555,11 @@ def _omp_call(kern, work: int, address: int, args: tuple) -> None:
     verdict = _SPLIT_PAYS.get(key)
     parts = min(_threads, _omp_threads())
     if verdict is True:
-        omp.run_parts(address, parts, args)
+        if omp.awake():  # threads asleep cost more to wake than the split gains
+            omp.run_parts(address, parts, args)
+        else:
+            kern(0, 1, *args)
+        omp.called()
         return
     if verdict is False:
         kern(0, 1, *args)

@@ -441,6 +441,8 @@ def _force_openmp(monkeypatch):
     monkeypatch.setattr(_jit, "CALIBRATE", True)
     monkeypatch.setattr(_jit, "OMP_MIN_WORK", 1)
     monkeypatch.setattr(_jit, "SPLIT_MARGIN", float("inf"))
+    from axisops import _omp
+    monkeypatch.setattr(_omp, "LOOP_GAP", float("inf"))  # split even after a pause
 
 
 def _planned_calls():
