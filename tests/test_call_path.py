@@ -443,6 +443,9 @@ def _force_openmp(monkeypatch):
     monkeypatch.setattr(_jit, "SPLIT_MARGIN", float("inf"))
     from axisops import _omp
     monkeypatch.setattr(_omp, "LOOP_GAP", float("inf"))  # split even after a pause
+    # where another test loaded the system's libgomp first (numbagg, a parfor
+    # kernel), the bounded polling could not be set and OpenMP is off: on here
+    monkeypatch.setattr(_omp, "enabled", True)
 
 
 def _planned_calls():
