@@ -12,6 +12,8 @@ import concurrent.futures
 import multiprocessing
 import os
 import resource
+import subprocess
+import sys
 import threading
 import time
 
@@ -513,6 +515,26 @@ def test_a_child_forked_after_openmp_was_used_runs_without_it(monkeypatch):
         assert got.shape == want.shape and same_bits(got, want) is None
     finally:
         axisops.thread_limit(threads)
+
+
+def test_openmp_is_used_after_torch_was_imported():
+    """PyTorch's wheel bundles a libgomp.so.1 of its own, which Numba's layer does
+    not share (it loads the system's beside it, with the bounded polling): OpenMP
+    stays on in a process that imported torch first, and its threads stop polling
+    soon after a call (no more CPU than a few milliseconds in the next 200 ms)."""
+    pytest.importorskip("torch")
+    code = (
+        "import torch, time, numpy as np, axisops\n"
+        "from axisops import _omp\n"
+        "x = np.ones((4, 1 << 18), np.float32)\n"
+        "for _ in range(20): axisops.sum(x, axis=1)\n"
+        "c = time.process_time(); time.sleep(0.2); c = time.process_time() - c\n"
+        "print(_omp.enabled, round(c, 4))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    enabled, cpu = out.stdout.split()
+    assert enabled == "True"
+    assert float(cpu) < 0.05, f"{cpu} s of CPU in the 200 ms after the calls"
 
 
 def test_the_phases_of_a_scan_are_measured_apart(monkeypatch):
