@@ -65,7 +65,7 @@ class _Value:
         self.run, self.run_all = E.value_entry(acc.str, skip, op == "mean", self.product)
         if acc.kind != "f":
             combine = K.COMBINE_ANY
-        elif self.product:  # in index order, as reduce._value_plan runs it
+        elif self.product:  # scaled or in index order, as reduce._value_plan runs it
             combine = K.COMBINE_ORDERED
         else:
             combine = K.COMBINE_CASCADE

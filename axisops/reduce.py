@@ -133,9 +133,12 @@ def prod(x: ArrayLike, axis: Axis = None, *, keepdims: bool = False,
             dtype: DTypeLike | None = None) -> ArrayOrScalar:
     """Product of array elements over the given axes, as ``numpy.prod``.
 
-    Integer products wrap around exactly as NumPy's do. A float product multiplies
-    each output's elements in index order, as NumPy's sequential product: the same
-    bits as NumPy.
+    Integer products wrap around exactly as NumPy's do. A float product along a
+    row in memory of 1024 elements or more is multiplied in float64 with the
+    exponents kept apart and rounded once: it overflows or underflows only where
+    the exact product does, and a float32 one is the exact product correctly
+    rounded. Other float products multiply in index order, NumPy's sequential
+    product bit for bit (see docs/contract.md, *Products*).
 
     Parameters
     ----------
@@ -729,8 +732,8 @@ def _value_plan(op: str, x: np.ndarray, axis, keepdims: bool, dtype):
     else:
         combine = K.COMBINE_CASCADE
     if combine == K.COMBINE_ORDERED:
-        # a float product runs in index order, unsplit: chunks multiplied together
-        # afterwards could overflow or underflow where the sequential product doesn't
+        # a float product is unsplit (scaled along rows in memory, else in index
+        # order): chunks' products rounded alone could overflow or underflow
         chunks, chunk_len = 1, builtins.max(view.reduced_count, 1)
     else:
         chunks, chunk_len = _chunking(view.reduced_count)

@@ -8,12 +8,16 @@ output (the scale every summation error is proportional to), the worst output
 counting. A sequential sum of the same data errs by hundreds or thousands of
 those units (NumPy along a strided axis: up to 32000 here).
 
-Products must be NumPy's sequential product bit for bit, so never less finite:
-interleaved or chunked partial products overflow and underflow on their own.
+Products along rows in memory (runs of 1024 elements or more) are scaled: the
+exact product rounded once, finite wherever the exact one is in range, and held
+to it here (a Fraction reference); shorter and strided runs are NumPy's
+sequential product bit for bit. Neither has a partial product that overflows or
+underflows on its own.
 """
 from __future__ import annotations
 
 import math
+from decimal import Context, Decimal
 from fractions import Fraction
 
 import numpy as np
@@ -163,37 +167,23 @@ def test_sum_bits_do_not_depend_on_threads(num_threads, rng):
 # ------------------------------------------------------------------------ products
 
 
-def test_alternating_huge_and_tiny_products_are_numpys():
+def test_alternating_huge_and_tiny_products():
     x = np.tile([2.0 ** 100, 2.0 ** -100], 100_000)
     assert axisops.prod(x) == 1.0 and np.prod(x) == 1.0
     y = np.tile(np.float32([1000, 0.001]), 300_000)
-    assert np.isfinite(np.prod(y))
-    assert axisops.prod(y) == np.prod(y)
-    assert axisops.prod(y).dtype == np.float32
+    # the exact product of those float32 values, where NumPy's float32 steps round
+    # each to 1.0: a long row is the exact product rounded once
+    pair = Decimal(float(np.float32(1000))) * Decimal(float(np.float32(0.001)))
+    exact = np.float32(float(Context(prec=40).power(pair, 300_000)))
+    assert exact == np.float32(1.0143512) and np.prod(y) == 1.0
+    got = axisops.prod(y)
+    assert got == exact and got.dtype == np.float32
     rows = np.tile(np.float32([1000, 0.001]), (3, 300_000))
-    np.testing.assert_array_equal(axisops.prod(rows, axis=1), np.prod(rows, axis=1), strict=True)
-    np.testing.assert_array_equal(axisops.prod(rows.T, axis=0), np.prod(rows.T, axis=0), strict=True)
-
-
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
-def test_long_products_that_pass_near_overflow_are_numpys(dtype):
-    # a running product that climbs close to the largest float and comes back:
-    # chunks or partial products of it overflow (inf) or underflow (0) alone
-    big = dtype(2.0 ** (np.finfo(dtype).maxexp // 2 - 1))  # big * big = top / 4
-    step = np.array([big, big, 1 / big, 1 / big], dtype)
-    line = np.tile(step, 70_000)
-    rows = np.tile(step[::-1], (3, 30_000))  # the sequence along axis 1
-    cases = [(line, None), (line, 0), (rows, 1), (np.asfortranarray(rows), 1), (rows.T, 0),
-             (rows[:, ::-1], -1)]
-    for x, axis in cases:
-        expected = np.prod(x, axis=axis)
-        assert np.all(np.isfinite(expected))
-        got = axisops.prod(x, axis=axis)
-        np.testing.assert_array_equal(got, expected, strict=True)
-        scan_axis = 0 if axis is None else axis
-        wide = x.astype(np.float32) if x.dtype == np.float16 else x
-        np.testing.assert_array_equal(axisops.cumprod(x, axis=scan_axis),
-                                      np.cumprod(wide, axis=scan_axis).astype(x.dtype), strict=True)
+    np.testing.assert_array_equal(axisops.prod(rows, axis=1), np.full(3, exact), strict=True)
+    np.testing.assert_array_equal(axisops.prod(rows.T, axis=0), np.full(3, exact), strict=True)
+    # along an axis that is not a row in memory the product runs in index order, as NumPy's
+    cols = np.ascontiguousarray(rows.T)
+    np.testing.assert_array_equal(axisops.prod(cols, axis=0), np.prod(cols, axis=0), strict=True)
 
 
 def test_long_cumprod_is_not_split_where_a_chunk_underflows_alone():
@@ -229,8 +219,10 @@ def extreme_arrays(draw):
 
 @given(extreme_arrays())
 @settings(max_examples=200, deadline=None)
-def test_products_are_numpys_sequential_product(case):
-    x, axis = case
+def test_short_products_are_numpys_sequential_product(case):
+    x, axis = case  # at most 40 ** 3 elements: a run of 1024 or more only for axis=None
+    if axis is None and x.size >= 1024:
+        axis = 0 if x.ndim == 1 else -1
     # float16 accumulates in float32 (the contract), where NumPy rounds each step
     # to float16 along some axes: the same sequential product, rounded once
     wide = x.astype(np.float32) if x.dtype == np.float16 else x
@@ -239,6 +231,101 @@ def test_products_are_numpys_sequential_product(case):
     if axis is not None:
         expected = np.cumprod(wide, axis=axis).astype(x.dtype)
         np.testing.assert_array_equal(axisops.cumprod(x, axis=axis), expected, strict=True)
+
+
+def _exact_rows(rows):
+    """The exact product of each row, as Fractions."""
+    out = []
+    for row in rows:
+        p = Fraction(1)
+        for v in row.astype(np.float64).tolist():
+            p *= Fraction(v)
+        out.append(p)
+    return out
+
+
+def _rounded(exact, dtype):
+    """A Fraction rounded to *dtype* (through float64: a float32 result may be an ulp
+    off by the double rounding), inf or 0 beyond its range, with its sign."""
+    if exact == 0:
+        return dtype.type(0.0)
+    sign = 1 if exact > 0 else -1
+    magnitude = abs(exact)
+    if magnitude > Fraction(2) ** 1100:
+        return dtype.type(sign * np.inf)
+    if magnitude < Fraction(2) ** -1100:
+        return dtype.type(sign * 0.0)
+    with np.errstate(over="ignore", under="ignore"):
+        return dtype.type(sign * float(magnitude))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("skip_nan", [False, True])
+def test_long_rows_are_the_exact_product_rounded_once(dtype, skip_nan):
+    # wide exponents, random signs and mantissas: NumPy's sequential product
+    # overflows or underflows along the way in many of these rows
+    rng = np.random.default_rng(7)
+    dtype = np.dtype(dtype)
+    top = {2: 6, 4: 60, 8: 500}[dtype.itemsize]
+    n = 2500 if dtype.itemsize < 8 else 5000
+    half = rng.integers(-top, top + 1, (8, n // 2))
+    exps = rng.permuted(np.concatenate([half, -half], axis=1), axis=1)  # each row's sum is 0
+    mantissas = 2.0 ** rng.uniform(-0.5, 0.5, (8, n))  # in [2**-0.5, 2**0.5), their logs centred
+    rows = np.ldexp(mantissas * rng.choice([-1, 1], (8, n)), exps)
+    shift = {0: 0.75, 1: -0.75, 2: 1.2, 3: -1.2}  # near the top, near the bottom, beyond both
+    for r, f in shift.items():
+        edge = np.finfo(dtype).maxexp if f > 0 else -np.finfo(dtype).minexp
+        rows[r] *= 2.0 ** (f * edge / n)
+    rows = rows.astype(dtype)
+    if skip_nan:
+        rows[:, ::97] = np.nan
+    op = axisops.nanprod if skip_nan else axisops.prod
+    got = op(rows, axis=1)
+    assert got.dtype == dtype and got.shape == (8,)
+    values = np.where(np.isnan(rows), dtype.type(1), rows)
+    exact = _exact_rows(values)
+    eps = float(np.finfo(dtype).eps)
+    # float16 and float32 are multiplied in float64: one rounding of the result
+    # (two through float64); float64 rounds as often as a sequential product
+    tolerance = 1.01 * eps if dtype.itemsize < 8 else 2 * n * eps
+    for g, e in zip(got, exact):
+        want = _rounded(e, dtype)
+        if not np.isfinite(want) or want == 0 or abs(float(want)) < np.finfo(dtype).smallest_normal:
+            assert g == want, (g, want)  # beyond the range: inf or 0 (or a subnormal) as exact
+        else:
+            assert abs(Fraction(float(g)) - e) <= Fraction(tolerance) * abs(e), (g, float(e))
+    # the same bits for every thread count, and along a C row as along an F column
+    threads = axisops.thread_limit()
+    try:
+        axisops.thread_limit(1)
+        np.testing.assert_array_equal(op(rows, axis=1), got, strict=True)
+    finally:
+        axisops.thread_limit(threads)
+    np.testing.assert_array_equal(op(np.asfortranarray(rows.T), axis=0), got, strict=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_rows_with_zeros_infinities_and_nan(dtype):
+    n = 3000
+    rows = np.ones((7, n), dtype)
+    rows[:, ::3] = dtype(1.5)
+    rows[0, 1000] = 0.0
+    rows[1, 1000] = -0.0
+    rows[2, 5] = -np.inf
+    rows[3, [5, 2999]] = [np.inf, 0.0]
+    rows[4, 17] = np.nan
+    rows[5, 2999] = -np.inf
+    rows[6] = 1.0
+    rows[6, 10:110] = 2.0
+    rows[6, 500] = np.finfo(dtype).smallest_subnormal
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = np.prod(rows.astype(np.float64), axis=1)  # the exact rules of signs and specials
+    got = axisops.prod(rows, axis=1)
+    assert got.dtype == np.dtype(dtype) and got.shape == (7,)
+    np.testing.assert_array_equal(got[:6], want[:6].astype(dtype))
+    assert np.signbit(got[1]) and not np.signbit(got[0])
+    # a subnormal element times 2**100: exact
+    assert got[6] == dtype(2.0 ** 100 * float(np.finfo(dtype).smallest_subnormal))
 
 
 def _exact_others(x):

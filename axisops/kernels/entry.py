@@ -222,7 +222,7 @@ def value_entry(acc: str, skip_nan: bool, mean: bool, product: bool = False):
     ``run_all(x, lane, row)`` returns the total of every element. *lane* and *row*
     are the addresses of ``reduce._value_plan``'s kernel for such an array in its
     two loop orders (:func:`kernel_address`, :func:`sum_kernel_types`): the cascade
-    for a float sum, the index-order loop for a float product (a NaN read as the
+    for a float sum, the scaled or index-order loop for a float product (a NaN read as the
     identity with *skip_nan*), the any-order loop for an integer one (int64)."""
     ACC = np.dtype(acc).type
     SKIP = skip_nan  # constants: Numba prunes the other branches
