@@ -12,7 +12,10 @@ array([1, 0])
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _version
 
-from . import _jit, grad
+# _omp: Numba's OpenMP layer is loaded now, with the bounded polling of that
+# module (~20 ms): loaded later, after a library that launched it first (numbagg's
+# parallel functions do), OpenMP could not be used for planned calls at all.
+from . import _jit, _omp, grad  # noqa: F401
 from ._alloc import pool_limit
 from ._jit import thread_limit
 from .gather import gather_nd, scatter, take, take_along_axis

@@ -32,7 +32,10 @@ that comes more than :data:`LOOP_GAP` seconds after the previous planned call
 runs serially (:func:`awake`). The variable is removed again at once,
 so that an OpenMP runtime loaded later (PyTorch's own copy) keeps its default.
 Where a GNU OpenMP runtime Numba would share is already loaded, the setting
-could not apply: OpenMP is then not used.
+could not apply: OpenMP is then not used. So ``import axisops`` loads the layer
+(about 20 ms of a 570 ms import; no thread starts before the first parallel
+loop): a library that launched it first (numbagg's parallel functions, in the
+bench's sweep) had kept every planned call of the process off OpenMP.
 """
 from __future__ import annotations
 

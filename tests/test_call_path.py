@@ -517,15 +517,18 @@ def test_a_child_forked_after_openmp_was_used_runs_without_it(monkeypatch):
         axisops.thread_limit(threads)
 
 
-def test_openmp_is_used_after_torch_was_imported():
-    """PyTorch's wheel bundles a libgomp.so.1 of its own, which Numba's layer does
-    not share (it loads the system's beside it, with the bounded polling): OpenMP
-    stays on in a process that imported torch first, and its threads stop polling
-    soon after a call (no more CPU than a few milliseconds in the next 200 ms)."""
+def test_openmp_is_loaded_at_import_and_used_after_torch_was_imported():
+    """``import axisops`` loads Numba's OpenMP layer (a library launching it first,
+    as numbagg's parallel functions do, would keep axisops off OpenMP). PyTorch's
+    wheel bundles a libgomp.so.1 of its own, which Numba's layer does not share
+    (it loads the system's beside it, with the bounded polling): OpenMP stays on in
+    a process that imported torch first, and its threads stop polling soon after a
+    call (no more CPU than a few milliseconds in the next 200 ms)."""
     pytest.importorskip("torch")
     code = (
-        "import torch, time, numpy as np, axisops\n"
+        "import torch, time, numba, numpy as np, axisops\n"
         "from axisops import _omp\n"
+        "assert numba.threading_layer() == 'omp'\n"
         "x = np.ones((4, 1 << 18), np.float32)\n"
         "for _ in range(20): axisops.sum(x, axis=1)\n"
         "c = time.process_time(); time.sleep(0.2); c = time.process_time() - c\n"
