@@ -546,12 +546,12 @@ def _omp_module():
     return _omp
 
 
-def _omp_call(kern, work: int, address: int, args: tuple) -> None:
+def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1) -> None:
     """*kern* on *args* (``part, parts`` left out), on OpenMP's threads where the
-    calibration of its size class says that pays, else serially on the calling
-    thread."""
+    calibration of its size class (and of a scan's *phase*, timed apart) says that
+    pays, else serially on the calling thread."""
     omp = _omp_module()
-    key = (kern, work.bit_length(), -2)
+    key = (kern, work.bit_length(), -2 if phase < 0 else -3 - phase)
     verdict = _SPLIT_PAYS.get(key)
     parts = min(_threads, _omp_threads())
     if verdict is True:
@@ -720,10 +720,11 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,
 def split_verdicts() -> dict:
     """What :func:`run` has measured so far: ``{(kernel name, size class): True
     (split) / False (serial) / None (being measured)}``, with a scan's phase
-    after the size class, or ``"openmp"`` for a planned call's split between
+    after the size class, and ``"openmp"`` last for a planned call's split between
     OpenMP's threads (:mod:`axisops._omp`)."""
     return {(getattr(k, "__name__", str(k)), c,
-             *(("openmp",) if phase == -2 else (phase,) if phase >= 0 else ())):
+             *(("openmp",) if phase == -2 else (-3 - phase, "openmp") if phase <= -3
+               else (phase,) if phase >= 0 else ())):
             v if isinstance(v, bool) else None
             for (k, c, phase), v in list(_SPLIT_PAYS.items())}
 

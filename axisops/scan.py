@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _alloc, _complex, _dates, _dtypes, _fast
+from . import _alloc, _complex, _dates, _dtypes, _fast, _jit
 from ._axes import normalize_axis
 from ._dispatch import dispatched
 from ._jit import entry_point, run
@@ -454,13 +454,26 @@ def _run_phases(kern, work: int, chunks: int, *args) -> None:
 def _planned_phases(kern):
     """:func:`_run_phases` for a plan, whose key fixes the type of every argument.
 
-    An unchunked call on the calling thread (every small scan) goes straight to
-    the kernel's compiled function for those types, found at its first such call,
+    A large call splits its phases between OpenMP's threads where their
+    calibration says so (``_jit._omp_call``, each phase timed apart; waking them
+    costs ~1.5 us, the pool's threads 30-50), else as :func:`_run_phases`. An
+    unchunked call on the calling thread (every small scan) goes straight to the
+    kernel's compiled function for those types, found at its first such call,
     without Numba's dispatch (as ``_jit.planned_run`` does for reductions)."""
     entry = None
+    address = None
 
     def call(work: int, chunks: int, *args) -> None:
-        nonlocal entry
+        nonlocal entry, address
+        if _jit._omp_split(work):
+            if address is None:
+                address = _jit._omp_module().prepare(kern, (0, 1, K.PHASE_SCAN, *args))
+            if address:
+                if chunks > 1:
+                    _jit._omp_call(kern, work, address, (K.PHASE_TOTALS, *args), K.PHASE_TOTALS)
+                    kern(0, 1, K.PHASE_CARRIES, *args)  # a short serial pass
+                _jit._omp_call(kern, work, address, (K.PHASE_SCAN, *args), K.PHASE_SCAN)
+                return
         if chunks > 1 or chunks_pay(work):
             _run_phases(kern, work, chunks, *args)
             return

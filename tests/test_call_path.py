@@ -541,8 +541,8 @@ def test_openmp_is_loaded_at_import_and_used_after_torch_was_imported():
 
 
 def test_the_phases_of_a_scan_are_measured_apart(monkeypatch):
-    """A chunked scan's totals and scan phases run through ``_jit.run`` with the same
-    kernel and work: each has its own verdict (timed together, the faster phase's
+    """A chunked scan's totals and scan phases run (on OpenMP's threads, or through
+    ``_jit.run``) with the same kernel and work: each has its own verdict (timed together, the faster phase's
     samples made the slower one look serial), and the results are the serial ones."""
     monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
     monkeypatch.setattr(_jit, "CALIBRATE", True)
