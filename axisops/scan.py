@@ -468,11 +468,14 @@ def _planned_phases(kern):
         if _jit._omp_split(work):
             if address is None:
                 address = _jit._omp_module().prepare(kern, (0, 1, K.PHASE_SCAN, *args))
-            if address:
+            if address:  # a phase whose OpenMP verdict is serial goes to the pool's run
                 if chunks > 1:
-                    _jit._omp_call(kern, work, address, (K.PHASE_TOTALS, *args), K.PHASE_TOTALS)
+                    if not _jit._omp_call(kern, work, address, (K.PHASE_TOTALS, *args),
+                                          K.PHASE_TOTALS):
+                        run(kern, work, K.PHASE_TOTALS, *args)
                     kern(0, 1, K.PHASE_CARRIES, *args)  # a short serial pass
-                _jit._omp_call(kern, work, address, (K.PHASE_SCAN, *args), K.PHASE_SCAN)
+                if not _jit._omp_call(kern, work, address, (K.PHASE_SCAN, *args), K.PHASE_SCAN):
+                    run(kern, work, K.PHASE_SCAN, *args)
                 return
         if chunks > 1 or chunks_pay(work):
             _run_phases(kern, work, chunks, *args)

@@ -23,6 +23,7 @@ from cases import same_bits
 
 import axisops
 from axisops import _jit, reference
+from axisops import scan as scan_module
 from axisops._axes import AxisError
 
 
@@ -538,6 +539,42 @@ def test_openmp_is_loaded_at_import_and_used_after_torch_was_imported():
     enabled, cpu = out.stdout.split()
     assert enabled == "True"
     assert float(cpu) < 0.05, f"{cpu} s of CPU in the 200 ms after the calls"
+
+
+def test_a_serial_openmp_verdict_leaves_large_calls_to_the_pool(monkeypatch):
+    """Where OpenMP's split was measured not to pay, a planned call (a reduction,
+    each phase of a chunked scan) goes on to the pool's own calibrated run instead
+    of running serially at once; the bits are one thread's."""
+    _force_openmp(monkeypatch)
+    omp_verdicts = {}
+
+    def serial_verdict(kern, work, address, args, phase=-1):
+        omp_verdicts[phase] = False
+        return False
+
+    monkeypatch.setattr(_jit, "_omp_call", serial_verdict)
+    pooled = []
+    real_run = _jit.run
+
+    def recorded_run(kern, work, *args):
+        pooled.append(getattr(kern, "__name__", ""))
+        real_run(kern, work, *args)
+
+    monkeypatch.setattr(_jit, "run", recorded_run)
+    monkeypatch.setattr(scan_module, "run", recorded_run)
+    threads = axisops.thread_limit()
+    x = np.random.default_rng(9).standard_normal((4, 1 << 20)).astype(np.float32)
+    try:
+        axisops.thread_limit(1)
+        want_sum, want_scan = axisops.sum(x, axis=1), axisops.cumsum(x.reshape(-1))
+        axisops.thread_limit(2)
+        pooled.clear()
+        got_sum, got_scan = axisops.sum(x, axis=1), axisops.cumsum(x.reshape(-1))
+    finally:
+        axisops.thread_limit(threads)
+    assert "reduce_values" in pooled and pooled.count("scan_values") >= 2
+    assert omp_verdicts  # OpenMP was asked first
+    assert same_bits(got_sum, want_sum) is None and same_bits(got_scan, want_scan) is None
 
 
 def test_the_phases_of_a_scan_are_measured_apart(monkeypatch):
