@@ -442,13 +442,19 @@ def _view_args(view: ScanView, block: int, chunk_len: int) -> tuple:
             view.mid_shape, view.mid_strides, view.inner, view.inner_stride, chunk_len, block)
 
 
-def _run_phases(kern, work: int, chunks: int, *args) -> None:
+def _run_phases(kern, work: int, chunks: int, *args, address: int = 0) -> None:
     """Run a scan kernel: with several chunks, the chunk totals, their carries
-    (a short serial pass) and the scan from the carries; else the scan alone."""
+    (a short serial pass) and the scan from the carries; else the scan alone.
+    With the kernel's *address* (``_omp.prepare``), a phase goes to OpenMP's
+    threads where its own calibration says so, else to the pool's :func:`run`."""
+    def phase(code: int) -> None:
+        if not (address and _jit._omp_call(kern, work, address, (code, *args), code)):
+            run(kern, work, code, *args)
+
     if chunks > 1:
-        run(kern, work, K.PHASE_TOTALS, *args)
+        phase(K.PHASE_TOTALS)
         run(kern, 0, K.PHASE_CARRIES, *args)
-    run(kern, work, K.PHASE_SCAN, *args)
+    phase(K.PHASE_SCAN)
 
 
 def _planned_phases(kern):
@@ -468,14 +474,8 @@ def _planned_phases(kern):
         if _jit._omp_split(work):
             if address is None:
                 address = _jit._omp_module().prepare(kern, (0, 1, K.PHASE_SCAN, *args))
-            if address:  # a phase whose OpenMP verdict is serial goes to the pool's run
-                if chunks > 1:
-                    if not _jit._omp_call(kern, work, address, (K.PHASE_TOTALS, *args),
-                                          K.PHASE_TOTALS):
-                        run(kern, work, K.PHASE_TOTALS, *args)
-                    kern(0, 1, K.PHASE_CARRIES, *args)  # a short serial pass
-                if not _jit._omp_call(kern, work, address, (K.PHASE_SCAN, *args), K.PHASE_SCAN):
-                    run(kern, work, K.PHASE_SCAN, *args)
+            if address:
+                _run_phases(kern, work, chunks, *args, address=address)
                 return
         if chunks > 1 or chunks_pay(work):
             _run_phases(kern, work, chunks, *args)
