@@ -44,13 +44,12 @@ _INNER_BLOCK = 2048
 _LANE_BLOCK = 64
 #: Reduced runs this short are swept as rows of outputs whatever the strides.
 _SHORT_RUN = 16
-#: Fewer outputs than this along the nearest kept axis: each scans its own run.
+#: Fewer outputs than this along the nearest kept axis: each scans its own run
+#: (four side by side in the extremes' kernel). Max and min without positions
+#: took rows from four outputs, which paid on AMD Zen 5 before the four-lane scan:
+#: now the max of a (262144, 4) float32 array along axis 0 takes 118 us as lanes,
+#: 514 as rows (one thread, AMD EPYC Zen 4).
 _FEW_LANES = 8
-#: The same for max and min without positions, whose rows of keys take one
-#: integer max per element: from four outputs the rows pay (the max of a
-#: (262144, 4) float32 array along axis 0, 412 -> 310 us on one thread, AMD EPYC
-#: Zen 5; bottleneck's nanmax 260-290), while a sum's and an argmax's do not.
-_FEW_LANES_EXTREMES = 4
 #: Elements of a reduction per unit of ``_jit.PARALLEL_MIN_WORK``: a reduction
 #: reads each element once and does little with it, so the pool's wake-up pays
 #: later than for a scan. Measured on an AMD EPYC (2 vCPUs), float32, one thread
@@ -577,7 +576,7 @@ def _chunking(total: int) -> tuple[int, int]:
     return -(-total // _CHUNK), _CHUNK
 
 
-def _row_order(view: ReductionView, few_lanes: int = _FEW_LANES) -> bool:
+def _row_order(view: ReductionView) -> bool:
     """Whether the kernel sweeps rows of ``inner`` outputs (else each output scans
     its own run; see ``kernels.reduce``): when ``inner`` is nearer in memory than
     the reduced axis, as ``view.row_order`` says, and also when the reduced runs
@@ -587,15 +586,14 @@ def _row_order(view: ReductionView, few_lanes: int = _FEW_LANES) -> bool:
         return False
     if view.reduced_count <= _SHORT_RUN:
         return True
-    if view.inner < few_lanes:
+    if view.inner < _FEW_LANES:
         return False
     return view.row_order
 
 
-def _inner_block(view: ReductionView, chunks: int, parallel: bool = True,
-                 few_lanes: int = _FEW_LANES) -> int:
+def _inner_block(view: ReductionView, chunks: int, parallel: bool = True) -> int:
     """How many ``inner`` outputs one task handles (never changes any result)."""
-    widest = _INNER_BLOCK if _row_order(view, few_lanes) else _LANE_BLOCK
+    widest = _INNER_BLOCK if _row_order(view) else _LANE_BLOCK
     tasks_without_blocks = view.outer * chunks
     if tasks_without_blocks >= 8 or not parallel:
         return builtins.min(view.inner, widest)
@@ -605,13 +603,11 @@ def _inner_block(view: ReductionView, chunks: int, parallel: bool = True,
     return builtins.max(1, builtins.min(widest, -(-view.inner // 8)))
 
 
-def _geometries(view: ReductionView, chunk_len: int, chunks: int,
-                few_lanes: int = _FEW_LANES) -> tuple[tuple, tuple]:
+def _geometries(view: ReductionView, chunk_len: int, chunks: int) -> tuple[tuple, tuple]:
     """The kernel's geometry arguments for a call split between threads and for one
     on the calling thread (see :func:`_inner_block`)."""
-    return (_kernel_args(view, chunk_len, _inner_block(view, chunks, few_lanes=few_lanes)),
-            _kernel_args(view, chunk_len,
-                         _inner_block(view, chunks, parallel=False, few_lanes=few_lanes)))
+    return (_kernel_args(view, chunk_len, _inner_block(view, chunks)),
+            _kernel_args(view, chunk_len, _inner_block(view, chunks, parallel=False)))
 
 
 def _kernel_args(view: ReductionView, chunk_len: int, inner_block: int) -> tuple:
@@ -977,11 +973,10 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
     chunks, chunk_len = _chunking(view.reduced_count)
     view_dtype = _dtypes.bits_view_dtype(x.dtype)
     masks = _dtypes.key_masks(x.dtype, view_dtype, invert=op in ("min", "argmin"))
-    few_lanes = _FEW_LANES if want_index else _FEW_LANES_EXTREMES
-    kern = K.arg_kernel(view_dtype.str, x.dtype.kind == "f", _row_order(view, few_lanes),
+    kern = K.arg_kernel(view_dtype.str, x.dtype.kind == "f", _row_order(view),
                         skip_nan)
     split, whole = (_with_xmask(g, masks[2])
-                    for g in _geometries(view, chunk_len, chunks, few_lanes))
+                    for g in _geometries(view, chunk_len, chunks))
     keys_shape = (view.outer, chunks, view.inner)
     index_shape = (view.outer, chunks, view.inner if want_index else 0)
     make_base = viewed(base_maker(x), view_dtype)

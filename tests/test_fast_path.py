@@ -169,20 +169,19 @@ def test_kernel_variants_have_names_of_their_own():
 def test_entry_geometry_is_the_views(shape):
     """``entry.axis_geometry`` mirrors ``_layout.reduction_view`` and ``reduce``'s
     choices (loop order, blocks) for C-contiguous arrays; its constants are theirs."""
-    assert (E.ROW_BLOCK, E.LANE_BLOCK, E.SHORT_RUN, E.FEW_LANES, E.FEW_LANES_EXTREMES) == (
-        R._INNER_BLOCK, R._LANE_BLOCK, R._SHORT_RUN, R._FEW_LANES, R._FEW_LANES_EXTREMES)
+    assert (E.ROW_BLOCK, E.LANE_BLOCK, E.SHORT_RUN, E.FEW_LANES) == (
+        R._INNER_BLOCK, R._LANE_BLOCK, R._SHORT_RUN, R._FEW_LANES)
     x = np.zeros(shape)
     for axis in [-1, *range(len(shape))]:
         axes = tuple(range(len(shape))) if axis < 0 else (axis,)
-        for keep_order, few in [(False, R._FEW_LANES), (True, R._FEW_LANES),
-                                (False, R._FEW_LANES_EXTREMES)]:
+        for keep_order in (False, True):
             view = reduction_view(x, axes, keep_order=keep_order)
             chunks, chunk_len = R._chunking(view.reduced_count)
-            block = R._inner_block(view, chunks, parallel=False, few_lanes=few)
+            block = R._inner_block(view, chunks, parallel=False)
             want = R._kernel_args(view, chunk_len, block)[0]
-            geo, outer, inner, row = E.axis_geometry(shape, axis, 0, few)
-            assert geo.tolist() == want.tolist(), (axis, keep_order, few)
-            assert (outer, inner, row) == (view.outer, view.inner, R._row_order(view, few))
+            geo, outer, inner, row = E.axis_geometry(shape, axis, 0, E.FEW_LANES)
+            assert geo.tolist() == want.tolist(), (axis, keep_order)
+            assert (outer, inner, row) == (view.outer, view.inner, R._row_order(view))
 
 
 def test_calls_the_entries_do_not_take():
@@ -829,9 +828,9 @@ def test_wrapper_entries_leave_other_calls_to_the_function(monkeypatch):
 def test_wrapper_lane_entries_give_the_planned_bits(dtype, monkeypatch):
     """A 2-D array along an int axis goes from the wrapper to the lanes' entry of an
     extreme or a sum (``kernels.scalar_entry``'s ``*_lanes_entry``): rows, lanes
-    side by side (many, or a few copied into rows), C and F order, all-NaN lanes; the
-    planned bits, errors and warnings; views and big narrow tables are left to
-    the function."""
+    side by side (many; or a few, several rows at a time folded, with rows left
+    over), C and F order, NaN and all-NaN lanes; the planned bits, errors and
+    warnings; views and tables above the entries' size are left to the function."""
     calls = {}
     for op in ARG_OPS + VALUE_OPS:
         getattr(axisops, op)(np.ones((2, 3), dtype), axis=0)  # makes the entries
@@ -844,12 +843,14 @@ def test_wrapper_lane_entries_give_the_planned_bits(dtype, monkeypatch):
             return seen[-1]
 
         monkeypatch.setitem(call.lanes, id(np.dtype(dtype)), (spy, *rest))
-    shapes = [(5, 300), (300, 5), (40, 20), (20, 40), (1, 9), (9, 1)]
+    shapes = [(5, 300), (300, 5), (40, 20), (20, 40), (1, 9), (9, 1), (130, 1), (64, 4),
+              (33, 15)]
     for shape in shapes:
         for order in ("C", "F"):
             x = np.asarray(_data(shape, dtype, seed=len(shape) + shape[0]), order=order)
             if x.dtype.kind == "f":
                 x[:, -1] = np.nan  # a lane of NaN only along axis 0
+                x[5::7, 0] = np.nan  # and NaN inside lanes
             for op in ARG_OPS + VALUE_OPS:
                 for axis in (0, 1, -1, -2, 2):
                     got = _outcome(getattr(axisops, op), x, axis)
@@ -859,6 +860,7 @@ def test_wrapper_lane_entries_give_the_planned_bits(dtype, monkeypatch):
         assert any(calls[op]), op
     del calls["argmax"][:]
     x = _data((4096, 4), dtype)
-    for y in (x[:, ::2], x, x.T.copy()):  # a view, a big narrow table, a wide one
+    big = _data((_fast.MAX_SIZE // 4 + 16, 4), dtype)
+    for y in (x[:, ::2], x, x.T.copy(), big):  # a view, a narrow table, a wide one, a big one
         assert _same(axisops.argmax(y, axis=0), _planned("argmax", np.ascontiguousarray(y), 0))
-    assert calls["argmax"] == [False, False, True]
+    assert calls["argmax"] == [False, True, True, False]

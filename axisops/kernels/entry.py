@@ -35,8 +35,6 @@ LANE_BLOCK = 64
 #: ``axisops.reduce``'s ``_SHORT_RUN`` and ``_FEW_LANES`` (see its ``_row_order``).
 SHORT_RUN = 16
 FEW_LANES = 8
-#: ``_FEW_LANES_EXTREMES``: max and min without positions
-FEW_LANES_EXTREMES = 4
 
 
 @intrinsic
@@ -255,8 +253,7 @@ def _extremes(x, axis, xmask, values, index, skip_nan, lane, row_order):
     kernel *lane* and *row_order* address), *values* or *index* the results (the
     other one empty). Returns whether an output had only NaN (*skip_nan*)."""
     with_index = index.size > 0
-    geo, outer, inner, row = axis_geometry(x.shape, axis, 1,
-                                           FEW_LANES if with_index else FEW_LANES_EXTREMES)
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 1, FEW_LANES)
     geo[geo.size - 1] = xmask
     if with_index:
         mode = K.WITH_INDEX

@@ -27,7 +27,7 @@ from .._jit import factory, stable_cache
 
 @factory
 def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
-    """``(extreme_of, position_of, columns_of, column_value)``: the loops of
+    """``(extreme_of, position_of, columns_of, column_value, column_key)``: the loops of
     :func:`extreme_entries` on the elements' bits as signed integers of their
     width, and of the columns of a 2-D array, Numba-inlined into their callers
     (these and ``kernels.scalar_entry``'s: a compiled callee of a cached function
@@ -186,7 +186,7 @@ def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
             return DT(NAN)
         return value_of(k)
 
-    return extreme_of, position_of, columns_of, column_value
+    return extreme_of, position_of, columns_of, column_value, column_key
 
 
 @factory

@@ -167,19 +167,59 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
     meaningful, where x is not taken, *axis* is out of range or, with
     *skip_nan*, a lane is all NaN (the planned path raises or warns). Lanes
     contiguous in memory run ``kernels.flat_entry``'s loops one by one; lanes side
-    by side, a row of every lane at a time. Exact either way: keys are integers."""
+    by side, a row of every lane at a time (a few lanes: several rows at a time,
+    folded after). Exact either way: keys are integers."""
     dtype = np.dtype(dtype_str)
-    extreme_of, position_of, columns_of, column_value = FE.extreme_loops(
+    extreme_of, position_of, columns_of, column_value, column_key = FE.extreme_loops(
         dtype_str, least, skip_nan)
     SIGNED = np.dtype(f"i{dtype.itemsize}").type
     LOWEST = SIGNED(-(1 << (8 * dtype.itemsize - 1)))
     INDEX = index
     SKIP = skip_nan and dtype.kind == "f"
     LARGEST = largest
-    NARROW = 16  # fewer lanes side by side than a vector's: the columns' loop stays scalar
-    NARROW_COPY = 8192  # the most elements of such lanes copied into rows here
+    NARROW = 16  # fewer lanes side by side than a vector's: folded (below)
+    SLOTS = 64  # the least width of a folded row (a loop of fewer kept scalar)
     result = types.Array(types.int64 if index else from_dtype(dtype), 1, "C")
     arr = types.Array(from_dtype(dtype), 2, "A", readonly=True, aligned=False)
+
+    @njit(inline="always")
+    def folded(bits, out):
+        """A few lanes side by side (the columns of C-contiguous *bits*, fewer than
+        ``NARROW``): *k* rows at a time read as one row of ``k * cols`` >= ``SLOTS``
+        slots, so that ``columns_of`` walks full vectors; each lane's *k* slots are
+        then folded (the greater key, on a tie the earlier row) and the rows left
+        after the last multiple of *k* read one by one. False where a lane has no
+        element that counts (NaN skipped)."""
+        rows, cols = bits.shape
+        k = -(-SLOTS // cols)
+        width = k * cols
+        steps = rows // k
+        keys = np.empty(width, SIGNED)
+        at = np.empty(width if INDEX else 0, np.int64)
+        if steps > 0:
+            columns_of(bits.reshape(rows * cols)[:steps * width].reshape((steps, width)),
+                       keys, at)
+        for c in range(cols):
+            best = LOWEST
+            row = rows  # past every row: the first candidate is taken, ties to the earlier
+            for s in range(k if steps > 0 else 0):
+                kk = keys[s * cols + c]
+                r = at[s * cols + c] * k + s if INDEX else 0
+                if kk > best or (kk == best and r < row):
+                    best = kk
+                    row = r
+            for r in range(steps * k, rows):
+                kk = column_key(bits[r, c])
+                if kk > best or row == rows:
+                    best = kk
+                    row = r
+            if SKIP and best == LOWEST:
+                return False
+            if INDEX:
+                out[c] = row
+            else:
+                out[c] = column_value(best)
+        return True
 
     @compiled(types.boolean(arr, types.int64, result, types.int64), nogil=True)
     def entry(x, axis, out, limit):
@@ -188,8 +228,10 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
             return False
         along_rows = (axis == 1 or axis == -1) == (order == 1)  # each lane a memory row
         bits = _contiguous(x if order == 1 else x.T).view(SIGNED)
-        rows, cols = bits.shape
-        if not along_rows and cols >= NARROW:  # many lanes side by side: a row at a time
+        cols = bits.shape[1]
+        if not along_rows and cols < NARROW:
+            return folded(bits, out)
+        if not along_rows:  # many lanes side by side: a row at a time
             keys = np.empty(cols, SIGNED)
             columns_of(bits, keys, out if INDEX else out[:0].view(np.int64))
             for i in range(cols):
@@ -198,16 +240,6 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
                 if not INDEX:
                     out[i] = column_value(keys[i])
             return True
-        if not along_rows:  # a few lanes side by side: each copied into a row first
-            if rows * cols > NARROW_COPY:
-                return False  # the plan's kernels take vectors of such rows
-            lanes = np.empty((cols, rows), SIGNED)
-            flat = bits.reshape(bits.size)
-            for i in range(cols):
-                lane = lanes[i]
-                for j in range(np.uint64(rows)):
-                    lane[j] = flat[j * np.uint64(cols) + np.uint64(i)]
-            bits = E._readonly(lanes)
         for i in range(bits.shape[0]):
             if INDEX:
                 at = position_of(bits[i])
