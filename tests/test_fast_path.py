@@ -329,7 +329,7 @@ def test_cummax_entries_give_the_planned_values_and_indices(op, dtype):
 def test_transposed_tables_take_the_entries_with_the_planned_bits(dtype):
     """A 2-D F-contiguous array (a transposed C one) reduced along one int axis runs
     through the entry on its transpose: the plan's bits, errors and warnings."""
-    for shape in [(64, 3), (3, 64), (100, 4), (4, 1000), (5, 7)]:
+    for shape in [(64, 3), (3, 64), (100, 4), (4, 1000), (5, 7), (2, 600), (6, 40)]:
         x = np.asfortranarray(_data(shape, dtype))
         assert x.flags.f_contiguous and not x.flags.c_contiguous
         for op in VALUE_OPS + ARG_OPS:
