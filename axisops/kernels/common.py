@@ -1,6 +1,7 @@
 """Small inlined helpers shared by the kernels."""
 from __future__ import annotations
 
+import numpy as np
 from numba import types
 from numba.extending import overload
 
@@ -25,6 +26,41 @@ def block_size(shape):
     for d in range(shape.size):
         count *= shape[d]
     return count
+
+
+@helper(inline=True)
+def deinterleave(seg, lanes):
+    """``lanes[i, j] = seg[j, i]``: the columns of C-contiguous *seg* into the rows
+    of *lanes*. Two to four columns in one loop writing every lane, which LLVM turns
+    into wide loads and shuffles (an interleaved group: the sums of (4096, 4)
+    float32 along axis 0 9.2 -> 3.3 us, AMD EPYC Zen 4); more, a lane at a time."""
+    rows, cols = seg.shape
+    flat = seg.reshape(seg.size)
+    n = np.uint64(rows)
+    if cols == 2:
+        a, b = lanes[0], lanes[1]
+        for j in range(n):
+            a[j] = flat[2 * j]
+            b[j] = flat[2 * j + 1]
+    elif cols == 3:
+        a, b, c = lanes[0], lanes[1], lanes[2]
+        for j in range(n):
+            a[j] = flat[3 * j]
+            b[j] = flat[3 * j + 1]
+            c[j] = flat[3 * j + 2]
+    elif cols == 4:
+        a, b, c, d = lanes[0], lanes[1], lanes[2], lanes[3]
+        for j in range(n):
+            a[j] = flat[4 * j]
+            b[j] = flat[4 * j + 1]
+            c[j] = flat[4 * j + 2]
+            d[j] = flat[4 * j + 3]
+    else:
+        m = np.uint64(cols)
+        for i in range(m):
+            lane = lanes[i]
+            for j in range(n):
+                lane[j] = flat[j * m + i]
 
 
 def load(value, table, like):

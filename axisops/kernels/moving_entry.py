@@ -25,6 +25,7 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic, overload
 
 from .._jit import compiled, factory, helper, kernel, part_range
+from .common import deinterleave
 from .entry import MOVING_BLOCK_MIN
 from .moving import CHUNK, _extreme_walk, _sum_lane
 
@@ -285,20 +286,11 @@ def _c_copy_impl(x):
 
     def impl(x):
         rows = np.empty(x.shape, x.dtype)
-        _copy_columns(_as_c(x.T), rows)
+        deinterleave(_as_c(x.T), rows)
         return rows
     return impl
 
 
-@helper
-def _copy_columns(src, rows):
-    """``rows[i, j] = src[j, i]``, a row of *rows* at a time (written in order)."""
-    m = src.shape[1]
-    flat = src.reshape(src.size)
-    for i in range(_U(0), _U(rows.shape[0])):
-        row = rows[i]
-        for j in range(_U(0), _U(row.size)):
-            row[j] = flat[j * m + i]
 
 
 @factory

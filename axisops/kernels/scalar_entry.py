@@ -30,6 +30,7 @@ from .._jit import compiled, factory
 from . import entry as E
 from . import flat_entry as FE
 from . import reduce as K
+from .common import deinterleave
 from .entry import c_view as _contiguous
 
 
@@ -256,40 +257,6 @@ def extreme_lanes_entry(dtype_str: str, least: bool, skip_nan: bool, index: bool
     return entry
 
 
-@njit(inline="always")
-def _deinterleave(seg, lanes):
-    """``lanes[i, j] = seg[j, i]`` for the 2 to 7 columns of C-contiguous *seg*: one
-    loop writing every lane, which LLVM turns into wide loads and shuffles (an
-    interleaved group; a loop per lane stays a gather of single elements)."""
-    rows, cols = seg.shape
-    flat = seg.reshape(seg.size)
-    n = np.uint64(rows)
-    if cols == 2:
-        a, b = lanes[0], lanes[1]
-        for j in range(n):
-            a[j] = flat[2 * j]
-            b[j] = flat[2 * j + 1]
-    elif cols == 3:
-        a, b, c = lanes[0], lanes[1], lanes[2]
-        for j in range(n):
-            a[j] = flat[3 * j]
-            b[j] = flat[3 * j + 1]
-            c[j] = flat[3 * j + 2]
-    elif cols == 4:
-        a, b, c, d = lanes[0], lanes[1], lanes[2], lanes[3]
-        for j in range(n):
-            a[j] = flat[4 * j]
-            b[j] = flat[4 * j + 1]
-            c[j] = flat[4 * j + 2]
-            d[j] = flat[4 * j + 3]
-    else:
-        m = np.uint64(cols)
-        for i in range(m):
-            lane = lanes[i]
-            for j in range(n):
-                lane[j] = flat[j * m + i]
-
-
 @factory
 def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, largest: int,
                       longest: int, product: bool = False, largest_rows: int = 0):
@@ -327,7 +294,7 @@ def total_lanes_entry(dtype_str: str, acc_str: str, skip_nan: bool, mean: bool, 
             # the plan gathers each lane's leaves element by element; the lanes
             # deinterleaved at once into rows give its leaves, sums and bits
             lanes = np.empty((cols, rows), seg.dtype)
-            _deinterleave(seg, lanes)
+            deinterleave(seg, lanes)
             E._sums(lanes, 1, out, OP, TABLE, MEAN, lane, row)
             return True
         E._sums(seg, along, out, OP, TABLE, MEAN, lane, row)
