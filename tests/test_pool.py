@@ -361,7 +361,11 @@ def test_avg_pool_of_float16_adds_in_float32_and_rounds_once(channels_last):
             assert np.array_equal(got.view(np.uint16), want.astype(np.float16).view(np.uint16))
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.int16, np.uint64])
+# the integers under the exhaustive switch: one native copy for every dtype, and each
+# integer dtype compiles the pooling kernels anew (22 s in CI)
+@pytest.mark.parametrize("dtype", [np.float16, np.float32,
+                                   pytest.param(np.int16, marks=pytest.mark.exhaustive),
+                                   pytest.param(np.uint64, marks=pytest.mark.exhaustive)])
 @pytest.mark.parametrize("channels_last", [False, True])
 def test_a_foreign_byte_order_pools_as_native(dtype, channels_last):
     # the kernels read a native copy (max_pool of any swapped dtype, and avg_pool
