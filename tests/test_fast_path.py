@@ -179,7 +179,7 @@ def test_entry_geometry_is_the_views(shape):
             chunks, chunk_len = R._chunking(view.reduced_count)
             block = R._inner_block(view, chunks, parallel=False)
             want = R._kernel_args(view, chunk_len, block)[0]
-            geo, outer, inner, row = E.axis_geometry(shape, axis, 0, E.FEW_LANES)
+            geo, outer, inner, row = E.axis_geometry(shape, axis, 0)
             assert geo.tolist() == want.tolist(), (axis, keep_order)
             assert (outer, inner, row) == (view.outer, view.inner, R._row_order(view))
 

@@ -63,11 +63,10 @@ def c_view(typingctx, arr):
 
 
 @njit(cache=True)
-def axis_geometry(shape, axis, extra, few_lanes):
+def axis_geometry(shape, axis, extra):
     """(geo, outer, inner, row) of a C-contiguous array of *shape* reduced along
     *axis* (-1: every axis), as ``reduce._kernel_args`` gives for one chunk on the
-    calling thread; *extra* more int64 slots at the end (the arg kernels' ``xmask``),
-    *few_lanes* ``reduce._row_order``'s.
+    calling thread; *extra* more int64 slots at the end (the arg kernels' ``xmask``).
 
     The view: dimensions of length 1 are dropped; the kept dimensions after the
     axis coalesce into ``inner`` (stride 1), those before it into one outer
@@ -103,7 +102,7 @@ def axis_geometry(shape, axis, extra, few_lanes):
         row = False
     elif n <= SHORT_RUN:
         row = True
-    elif inner < few_lanes:
+    elif inner < FEW_LANES:
         row = False
     else:
         row = abs(inner_stride) < abs(n_stride)
@@ -201,7 +200,7 @@ def _sums(x, axis, out, op, table, mean, lane, row_order):
     """The body of ``value_entry``'s functions: *op* ``K.OP_SUM`` or ``K.OP_PROD``,
     *table* the kernel's, *lane* and *row_order* the addresses of its two loop
     orders."""
-    geo, outer, inner, row = axis_geometry(x.shape, axis, 0, FEW_LANES)
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 0)
     args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), _readonly(geo),
             np.int64(op), table, out.reshape((outer, 1, inner)))
     call_kernel(row_order if row else lane, args)
@@ -253,7 +252,7 @@ def _extremes(x, axis, xmask, values, index, skip_nan, lane, row_order):
     kernel *lane* and *row_order* address), *values* or *index* the results (the
     other one empty). Returns whether an output had only NaN (*skip_nan*)."""
     with_index = index.size > 0
-    geo, outer, inner, row = axis_geometry(x.shape, axis, 1, FEW_LANES)
+    geo, outer, inner, row = axis_geometry(x.shape, axis, 1)
     geo[geo.size - 1] = xmask
     if with_index:
         mode = K.WITH_INDEX
@@ -354,7 +353,7 @@ def _moments(x, axis, ddof, variance, root, out, address):
     plan finishes: divided by ``count - ddof`` in float64 and rounded once, the
     square root of that for *root*. Returns False where an output's count (less
     *ddof*) is not positive: the plan then warns as NumPy does."""
-    geo = axis_geometry(x.shape, axis, 0, FEW_LANES)[0]
+    geo = axis_geometry(x.shape, axis, 0)[0]
     none = np.empty(0, np.int64)  # no outer dimension: the outputs are one run each
     counts = np.empty(out.size, np.int64)
     args = (np.int64(0), np.int64(1), _readonly(x.reshape(x.size)), np.int64(0), none, none,

@@ -291,8 +291,6 @@ def _c_copy_impl(x):
     return impl
 
 
-
-
 @factory
 def row_call(kind: str, dtype_str: str, ndim: int, flag: bool, copy_max: int):
     """``call(x, window, axis, min_count, limit, out)``, compiled for the most
