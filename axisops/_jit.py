@@ -558,6 +558,7 @@ def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1) -> bo
     verdict = _SPLIT_PAYS.get(key)
     parts = min(_threads, _omp_threads())
     if verdict is True:
+        _taken(key)
         if omp.awake():  # threads asleep cost more to wake than the split gains
             omp.run_parts(address, parts, args)
         else:
@@ -565,6 +566,7 @@ def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1) -> bo
         omp.called()
         return True
     if verdict is False:
+        _taken(key)
         return False
     _calibrating(key, verdict, kern, work, args, parts,
                  split_call=lambda: omp.run_parts(address, parts, args) or True)
@@ -668,11 +670,13 @@ def run(kern, work: int, *args) -> None:
         key = (kern, work.bit_length(), args[0] if args and type(args[0]) is int else -1)
         verdict = _SPLIT_PAYS.get(key)
         if verdict is False:
+            _taken(key)
             kern(0, 1, *args)
             return
         if verdict is not True:
             _calibrating(key, verdict, kern, work, args, threads)
             return
+        _taken(key)
     _on_pool(kern, args, threads)
 
 
@@ -683,15 +687,40 @@ def run(kern, work: int, *args) -> None:
 #: cache-bound or short gains nothing from a second core, one that streams
 #: memory gains up to 2x. The first :data:`CALIBRATION_SAMPLES` calls of a class
 #: each way alternate, serial first (a call that compiled the kernel is not a
-#: sample); the pool is chosen from then
-#: on if its time per unit of work is below :data:`SPLIT_MARGIN` of the serial
-#: one. Results never depend on it: a kernel's tasks depend on the shape only.
+#: sample); the pool is chosen for the next calls if its time per unit of work
+#: is below :data:`SPLIT_MARGIN` of the serial one, and measured again after
+#: :data:`RECHECK_FIRST` calls, then after twice as many each time. Results never
+#: depend on it: a kernel's tasks depend on the shape only.
 #: Tests that split every kernel turn it off.
 CALIBRATE = True
 CALIBRATION_SAMPLES = 2
 SPLIT_MARGIN = 0.9
 #: (kernel, size class, phase) -> True (split), False (serial) or the timings so far
 _SPLIT_PAYS: dict = {}
+#: Calls a verdict decides before it is measured again (then twice as many, up to
+#: :data:`RECHECK_MOST`). The first samples of a process are taken while the
+#: other core may be busy and OpenMP's threads asleep, and a noisy machine can
+#: tip them either way: a sum of (4, 262144) float32 along axis 1 kept a serial
+#: verdict from its first calls in one run (67 us a call) where the split takes
+#: 43 (AMD EPYC Zen 4, 2 vCPUs). A recheck costs its two calls the other way.
+RECHECK_FIRST = 64
+RECHECK_MOST = 1 << 16
+#: (kernel, size class, phase) -> [calls left before the recheck, the interval]
+_RECHECK: dict = {}
+
+
+def _taken(key) -> None:
+    """Count one call decided by *key*'s verdict; at the end of its interval the
+    verdict is opened again, and the next calls measure it afresh."""
+    left = _RECHECK.get(key)
+    if left is None:
+        _RECHECK[key] = [RECHECK_FIRST - 1, RECHECK_FIRST]
+        return
+    left[0] -= 1
+    if left[0] <= 0:
+        left[1] = min(2 * left[1], RECHECK_MOST)
+        left[0] = left[1]
+        _SPLIT_PAYS.pop(key, None)
 
 
 def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,

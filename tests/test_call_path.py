@@ -405,6 +405,7 @@ def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
     then keeps to the faster: here two stand-in kernels whose serial run is 20x
     slower, and 10x faster, than a part on the pool."""
     monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
     monkeypatch.setattr(_jit, "CALIBRATE", True)
     threads = axisops.thread_limit()
     axisops.thread_limit(2)
@@ -437,10 +438,47 @@ def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
         axisops.thread_limit(threads)
 
 
+def test_a_verdict_is_measured_again_after_its_interval(monkeypatch):
+    """A verdict taken from noisy first calls is not kept for good: after
+    ``RECHECK_FIRST`` calls it is opened and measured afresh (here the stand-in's
+    costs swap meanwhile, and the new verdict follows them), the next interval
+    twice as long."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
+    monkeypatch.setattr(_jit, "CALIBRATE", True)
+    monkeypatch.setattr(_jit, "RECHECK_FIRST", 4)
+    threads = axisops.thread_limit()
+    axisops.thread_limit(2)
+    costs = {"serial_is_slow": False}
+
+    def swapping(part, parts):
+        time.sleep(0.01 if (parts == 1) == costs["serial_is_slow"] else 0.001)
+
+    work = 3 * _jit.PARALLEL_MIN_WORK
+    key = ("swapping", work.bit_length())
+    try:
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES):
+            _jit.run(swapping, work)
+        assert _jit.split_verdicts()[key] is False
+        costs["serial_is_slow"] = True
+        for _ in range(3):
+            _jit.run(swapping, work)
+        assert _jit.split_verdicts()[key] is False  # within the interval
+        _jit.run(swapping, work)
+        assert key not in _jit.split_verdicts()  # opened: the next calls measure
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES):
+            _jit.run(swapping, work)
+        assert _jit.split_verdicts()[key] is True
+        assert list(_jit._RECHECK.values()) == [[8, 8]]
+    finally:
+        axisops.thread_limit(threads)
+
+
 def _force_openmp(monkeypatch):
     """Every planned call from one unit of work split between OpenMP's threads once
     calibrated (a split always 'pays')."""
     monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
     monkeypatch.setattr(_jit, "CALIBRATE", True)
     monkeypatch.setattr(_jit, "OMP_MIN_WORK", 1)
     monkeypatch.setattr(_jit, "SPLIT_MARGIN", float("inf"))
@@ -582,6 +620,7 @@ def test_the_phases_of_a_scan_are_measured_apart(monkeypatch):
     ``_jit.run``) with the same kernel and work: each has its own verdict (timed together, the faster phase's
     samples made the slower one look serial), and the results are the serial ones."""
     monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
     monkeypatch.setattr(_jit, "CALIBRATE", True)
     threads = axisops.thread_limit()
     x = np.random.default_rng(5).standard_normal((4, 1 << 18)).astype(np.float32)

@@ -708,21 +708,26 @@ def value_kernel(row_order: bool, combine: int):
 
 @njit(cache=True, nogil=True)
 def pairwise_fold(part, out):
-    """out[o, i] = the k = 2**j sums part[o, :, i] added in a pairwise tree, as
-    ``part[:, :h] + part[:, h:]`` halving k level by level would (the same pairs,
-    the same operand order): a folded sum's last step (``reduce._folded_sum_plan``)
-    in one call instead of a NumPy add per level (six for four outputs: ~5 us)."""
+    """out[o, i] = the k sums part[o, :, i] added in a pairwise tree, as
+    ``part[:, :h] + part[:, h:2 * h]`` (h = k // 2) halving k level by level would,
+    an odd one out carried after the pairs (the same pairs, the same operand
+    order): a folded sum's last step (``reduce._folded_sum_plan``) and the chunk
+    sums' (``reduce._pairwise_chunks``) in one call instead of a NumPy add per
+    level (six for four outputs: ~5 us)."""
     outer, k, inner = part.shape
     v = np.empty(k, part.dtype)
     for o in range(outer):
         for i in range(inner):
             for g in range(k):
                 v[g] = part[o, g, i]
-            h = k
-            while h > 1:
-                h //= 2
+            m = k
+            while m > 1:
+                h = m // 2
                 for g in range(h):
                     v[g] = v[g] + v[g + h]
+                if m % 2:
+                    v[h] = v[2 * h]
+                m = h + m % 2
             out[o, i] = v[0]
 
 
