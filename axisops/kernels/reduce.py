@@ -319,6 +319,17 @@ def _scaled_fill(part, table, like, block, count):
     (pairs and quads exact in range), else k < 2."""
     S = SCALED_SLOTS
     half = 4 * S if _narrow(like) else S  # pairs of elements half a block apart
+    if half > S and count == 2 * half:
+        # the pairs, quads and eights below in one pass, in their order: the three
+        # passes stored 14 KiB for a block of 8 KiB (a float32 product of 262144
+        # elements 33 -> 26 us, AMD EPYC Zen 4; the conversions are what is left:
+        # a vcvtps2pd on zmm registers takes two cycles there)
+        for q in range(S):
+            block[q] = (((_wide(part, q, table, like) * _wide(part, q + 4 * S, table, like))
+                         * (_wide(part, q + 2 * S, table, like) * _wide(part, q + 6 * S, table, like)))
+                        * ((_wide(part, q + S, table, like) * _wide(part, q + 5 * S, table, like))
+                           * (_wide(part, q + 3 * S, table, like) * _wide(part, q + 7 * S, table, like))))
+        return
     if count == 2 * half:
         for q in range(half):
             block[q] = (np.float64(load(part[q], table, like))
@@ -332,6 +343,12 @@ def _scaled_fill(part, table, like, block, count):
             block[q] = block[q] * block[q + 2 * S]
         for q in range(S):
             block[q] = block[q] * block[q + S]
+
+
+@helper(inline=True)
+def _wide(part, q, table, like):
+    """Element q of *part* in float64."""
+    return np.float64(load(part[q], table, like))
 
 
 @helper(inline=True)
