@@ -988,20 +988,21 @@ def _arg_plan(op: str, x: np.ndarray, axis, keepdims: bool, select_last: bool, i
 
     def finish(keys, index):
         all_nan = None
+        if chunks > 1 and want_index:  # the greatest key of the chunks, the first chunk's index of it
+            best_keys = np.empty((keys.shape[0], keys.shape[2]), keys.dtype)
+            best_index = np.empty(best_keys.shape, np.int64)
+            K.best_of_chunks(keys, index, best_keys, best_index)
         if not want_index:  # in one chunk the kernel wrote the values' bits
-            res = keys[:, 0, :].view(dtype) if chunks == 1 else to_values(keys.max(axis=1))
+            res = keys[:, 0, :].view(dtype) if chunks == 1 else to_values(keys)
             if skip_nan and np.isnan(res).any():  # only an all-NaN output is NaN
                 warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=6)
         else:
-            if chunks == 1:
-                best = index[:, 0, :]
-            else:  # the first chunk holding the greatest key: chunks are in index order
-                best = np.take_along_axis(index, keys.argmax(axis=1)[:, None, :], axis=1)[:, 0, :]
+            best = index[:, 0, :] if chunks == 1 else best_index
             if select_last:
                 best = (count - 1) - best
             res = best.astype(index_dtype, copy=False)
             if skip_nan:
-                all_nan = (keys[:, 0, :] if chunks == 1 else keys.max(axis=1)) == lowest
+                all_nan = (keys[:, 0, :] if chunks == 1 else best_keys) == lowest
         if in_order:
             res = res.reshape(out_shape)
         else:
@@ -1085,9 +1086,10 @@ def _with_xmask(geometry: tuple, xmask) -> tuple:
 
 def _values_from_keys(dtype: np.dtype, keys_dtype: np.dtype, masks: tuple,
                       skip_nan: bool = False):
-    """The function that turns the kernels' order-preserving keys (see
-    ``kernels.common.order_key``; *masks* as made by ``_dtypes.key_masks``) back into
-    values of *dtype* (``kernels.reduce.key_bits``): a float extreme that is a zero
+    """The function that turns the kernels' order-preserving keys of the chunks,
+    (outer, chunks, inner), into the values of *dtype* of the greatest (see
+    ``kernels.common.order_key``; *masks* as made by ``_dtypes.key_masks``;
+    ``kernels.reduce.key_bits``): a float extreme that is a zero
     comes back as +0.0 whatever the sign of the zeros it was taken from (they
     compare equal), and a NaN as the default NaN. A NaN's key is the greatest, or
     with *skip_nan* the least (see ``kernels.reduce.arg_kernel``)."""
@@ -1096,9 +1098,8 @@ def _values_from_keys(dtype: np.dtype, keys_dtype: np.dtype, masks: tuple,
     top = keys_dtype.type(info.min if skip_nan else info.max)
 
     def values(keys):
-        keys = np.ascontiguousarray(keys)
-        bits = np.empty(keys.shape, keys_dtype)
-        K.keys_to_bits(keys.reshape(-1), fmask, xmask, top, expo, bits.reshape(-1))
+        bits = np.empty((keys.shape[0], keys.shape[2]), keys_dtype)
+        K.bits_of_best_chunks(keys, fmask, xmask, top, expo, bits)
         return bits.view(dtype)
 
     return values
