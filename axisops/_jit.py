@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import os
 import pickle
 import threading
@@ -546,15 +547,17 @@ def _omp_module():
     return _omp
 
 
-def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1) -> bool:
+def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1,
+              site: int = 0) -> bool:
     """*kern* on *args* (``part, parts`` left out), on OpenMP's threads where the
-    calibration of its size class (and of a scan's *phase*, timed apart) says that
+    calibration of its size class (and of a scan's *phase*, timed apart; of the
+    plan *site*, see :func:`run`) says that
     pays; False, having run nothing, where it found they do not: the caller goes on
     to the pool (:func:`run`), whose own calibration may still find a split that pays
     (a (64, 512, 1024) float32 sum along its rows: OpenMP's verdict serial, 4.1 ms;
     the pool's split 2.3)."""
     omp = _omp_module()
-    key = (kern, work.bit_length(), -2 if phase < 0 else -3 - phase)
+    key = (kern, work.bit_length(), -2 if phase < 0 else -3 - phase, site)
     verdict = _SPLIT_PAYS.get(key)
     parts = min(_threads, _omp_threads())
     if verdict is True:
@@ -592,16 +595,17 @@ def planned_run(kern):
     """
     entry = None
     address = None
+    site = next(_SITES)
 
     def call(work, base, split, whole, *rest):
         nonlocal entry, address
         if _omp_split(work):
             if address is None:
                 address = _omp_module().prepare(kern, (0, 1, base, *split, *rest))
-            if address and _omp_call(kern, work, address, (base, *split, *rest)):
+            if address and _omp_call(kern, work, address, (base, *split, *rest), site=site):
                 return
         if runs_in_parallel(work):
-            run(kern, work, base, *split, *rest)
+            run(kern, work, base, *split, *rest, site=site)
             return
         if entry is None:
             entry = entry_point(kern, (0, 1, base, *whole, *rest))
@@ -619,16 +623,17 @@ def planned_call(kern):
     model (the kernels read their inputs only)."""
     entry = None
     address = None
+    site = next(_SITES)
 
     def call(work, *args):
         nonlocal entry, address
         if _omp_split(work):
             if address is None:
                 address = _omp_module().prepare(kern, (0, 1, *args))
-            if address and _omp_call(kern, work, address, args):
+            if address and _omp_call(kern, work, address, args, site=site):
                 return
         if runs_in_parallel(work):
-            run(kern, work, *args)
+            run(kern, work, *args, site=site)
             return
         if entry is None:
             entry = entry_point(kern, (0, 1, *args))
@@ -653,10 +658,13 @@ def entry_point(kern, args: tuple, readonly: tuple = ()):
     return kern.compile(tuple(types))
 
 
-def run(kern, work: int, *args) -> None:
+def run(kern, work: int, *args, site: int = 0) -> None:
     """Call *kern* with *args* for all its tasks: serially when *work* (elements)
     is small, else on the pool too, where that was measured to pay for this
-    kernel at this size (:data:`CALIBRATE`).
+    kernel at this size (:data:`CALIBRATE`), from this *site*: a plan's own
+    number (:data:`_SITES`), so that the layouts one kernel serves are measured
+    apart (a cummax of (262144, 4) float32 along axis 0 took the split that paid
+    for rows of the same size: 2.0 ms, serial 0.84), or 0 for a caller's own.
 
     A call that finds the pool busy (another thread is using it) runs on its own
     thread: concurrent callers never wait for each other.
@@ -667,7 +675,7 @@ def run(kern, work: int, *args) -> None:
         return
     if CALIBRATE:
         # a scan's phases (its first argument, an int) are timed apart
-        key = (kern, work.bit_length(), args[0] if args and type(args[0]) is int else -1)
+        key = (kern, work.bit_length(), args[0] if args and type(args[0]) is int else -1, site)
         verdict = _SPLIT_PAYS.get(key)
         if verdict is False:
             _taken(key)
@@ -695,15 +703,23 @@ def run(kern, work: int, *args) -> None:
 CALIBRATE = True
 CALIBRATION_SAMPLES = 2
 SPLIT_MARGIN = 0.9
-#: (kernel, size class, phase) -> True (split), False (serial) or the timings so far
+#: (kernel, size class, phase, site) -> True (split), False (serial) or the timings
+#: so far; the oldest dropped beyond :data:`MOST_VERDICTS` (measured again if needed)
 _SPLIT_PAYS: dict = {}
+MOST_VERDICTS = 4096
+#: Numbers of the plans' call sites (see :func:`run`)
+_SITES = itertools.count(1)
 #: Calls a verdict decides before it is measured again (then twice as many, up to
-#: :data:`RECHECK_MOST`). The first samples of a process are taken while the
-#: other core may be busy and OpenMP's threads asleep, and a noisy machine can
-#: tip them either way: a sum of (4, 262144) float32 along axis 1 kept a serial
-#: verdict from its first calls in one run (67 us a call) where the split takes
-#: 43 (AMD EPYC Zen 4, 2 vCPUs). A recheck costs its two calls the other way.
-RECHECK_FIRST = 64
+#: :data:`RECHECK_MOST`): :data:`RECHECK_FIRST` where one way was less than twice
+#: as fast as the other, else :data:`RECHECK_CLEAR`. The first samples of a
+#: process are taken while the other core may be busy and OpenMP's threads
+#: asleep, and a noisy machine can tip them either way: a sum of (4, 262144)
+#: float32 along axis 1 kept a serial verdict from its first calls in one run
+#: (67 us a call) where the split takes 43 (AMD EPYC Zen 4, 2 vCPUs). A recheck
+#: costs its two calls the other way (a split cummax of (262144, 4) float32 along
+#: axis 0: 2.5 ms against 0.84: a clear verdict, rechecked rarely).
+RECHECK_FIRST = 16
+RECHECK_CLEAR = 256
 RECHECK_MOST = 1 << 16
 #: (kernel, size class, phase) -> [calls left before the recheck, the interval]
 _RECHECK: dict = {}
@@ -729,6 +745,10 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,
     the pool (or by *split_call*, which returns whether it split) in turn, and the
     verdict taken once both ways have their samples."""
     if samples is None:
+        while len(_SPLIT_PAYS) >= MOST_VERDICTS:  # the oldest first (dicts keep order)
+            oldest = next(iter(_SPLIT_PAYS))
+            del _SPLIT_PAYS[oldest]
+            _RECHECK.pop(oldest, None)
         samples = _SPLIT_PAYS[key] = ([], [])
     serial: list[float] = samples[0]
     split: list[float] = samples[1]
@@ -744,7 +764,13 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,
         return  # it compiled (or loaded) the kernel first: not a sample
     (split if on_pool else serial).append((time.perf_counter() - start) / work)
     if len(serial) >= CALIBRATION_SAMPLES and len(split) >= CALIBRATION_SAMPLES:
-        _SPLIT_PAYS[key] = min(split) < SPLIT_MARGIN * min(serial)
+        ratio = min(split) / max(min(serial), 1e-30)
+        _SPLIT_PAYS[key] = ratio < SPLIT_MARGIN
+        interval = RECHECK_FIRST if 0.5 < ratio < 2 else RECHECK_CLEAR
+        previous = _RECHECK.get(key)
+        if previous is not None:  # a recheck: the interval grows
+            interval = max(interval, previous[1])
+        _RECHECK[key] = [interval, interval]
 
 
 def split_verdicts() -> dict:
@@ -756,7 +782,7 @@ def split_verdicts() -> dict:
              *(("openmp",) if phase == -2 else (-3 - phase, "openmp") if phase <= -3
                else (phase,) if phase >= 0 else ())):
             v if isinstance(v, bool) else None
-            for (k, c, phase), v in list(_SPLIT_PAYS.items())}
+            for (k, c, phase, _site), v in list(_SPLIT_PAYS.items())}
 
 
 def _on_pool(kern, args: tuple, threads: int) -> bool:

@@ -442,14 +442,15 @@ def _view_args(view: ScanView, block: int, chunk_len: int) -> tuple:
             view.mid_shape, view.mid_strides, view.inner, view.inner_stride, chunk_len, block)
 
 
-def _run_phases(kern, work: int, chunks: int, *args, address: int = 0) -> None:
+def _run_phases(kern, work: int, chunks: int, *args, address: int = 0, site: int = 0) -> None:
     """Run a scan kernel: with several chunks, the chunk totals, their carries
     (a short serial pass) and the scan from the carries; else the scan alone.
     With the kernel's *address* (``_omp.prepare``), a phase goes to OpenMP's
-    threads where its own calibration says so, else to the pool's :func:`run`."""
+    threads where its own calibration says so, else to the pool's :func:`run`
+    (*site*: the plan's, see ``_jit.run``)."""
     def phase(code: int) -> None:
-        if not (address and _jit._omp_call(kern, work, address, (code, *args), code)):
-            run(kern, work, code, *args)
+        if not (address and _jit._omp_call(kern, work, address, (code, *args), code, site)):
+            run(kern, work, code, *args, site=site)
 
     if chunks > 1:
         phase(K.PHASE_TOTALS)
@@ -468,6 +469,7 @@ def _planned_phases(kern):
     without Numba's dispatch (as ``_jit.planned_run`` does for reductions)."""
     entry = None
     address = None
+    site = next(_jit._SITES)
 
     def call(work: int, chunks: int, *args) -> None:
         nonlocal entry, address
@@ -475,10 +477,10 @@ def _planned_phases(kern):
             if address is None:
                 address = _jit._omp_module().prepare(kern, (0, 1, K.PHASE_SCAN, *args))
             if address:
-                _run_phases(kern, work, chunks, *args, address=address)
+                _run_phases(kern, work, chunks, *args, address=address, site=site)
                 return
         if chunks > 1 or chunks_pay(work):
-            _run_phases(kern, work, chunks, *args)
+            _run_phases(kern, work, chunks, *args, site=site)
             return
         if entry is None:
             entry = entry_point(kern, (0, 1, K.PHASE_SCAN, *args))

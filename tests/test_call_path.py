@@ -438,6 +438,33 @@ def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
         axisops.thread_limit(threads)
 
 
+def test_each_site_of_a_kernel_has_its_own_verdict(monkeypatch):
+    """Two plans of one kernel (here two sites of a stand-in whose split pays at
+    one and not at the other, as a split pays for rows and not for four lanes side
+    by side) keep a verdict each."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
+    monkeypatch.setattr(_jit, "CALIBRATE", True)
+    threads = axisops.thread_limit()
+    axisops.thread_limit(2)
+    serial_is_slow = {1: True, 2: False}
+    now = {"site": 1}
+
+    def two_layouts(part, parts):
+        time.sleep(0.02 if (parts == 1) == serial_is_slow[now["site"]] else 0.001)
+
+    work = 3 * _jit.PARALLEL_MIN_WORK
+    try:
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES):
+            for site in (1, 2):
+                now["site"] = site
+                _jit.run(two_layouts, work, site=site)
+        verdicts = {key[3]: v for key, v in _jit._SPLIT_PAYS.items()}
+        assert verdicts == {1: True, 2: False}
+    finally:
+        axisops.thread_limit(threads)
+
+
 def test_a_verdict_is_measured_again_after_its_interval(monkeypatch):
     """A verdict taken from noisy first calls is not kept for good: after
     ``RECHECK_FIRST`` calls it is opened and measured afresh (here the stand-in's
@@ -447,6 +474,7 @@ def test_a_verdict_is_measured_again_after_its_interval(monkeypatch):
     monkeypatch.setattr(_jit, "_RECHECK", {})
     monkeypatch.setattr(_jit, "CALIBRATE", True)
     monkeypatch.setattr(_jit, "RECHECK_FIRST", 4)
+    monkeypatch.setattr(_jit, "RECHECK_CLEAR", 4)
     threads = axisops.thread_limit()
     axisops.thread_limit(2)
     costs = {"serial_is_slow": False}
@@ -586,7 +614,7 @@ def test_a_serial_openmp_verdict_leaves_large_calls_to_the_pool(monkeypatch):
     _force_openmp(monkeypatch)
     omp_verdicts = {}
 
-    def serial_verdict(kern, work, address, args, phase=-1):
+    def serial_verdict(kern, work, address, args, phase=-1, site=0):
         omp_verdicts[phase] = False
         return False
 
@@ -594,9 +622,9 @@ def test_a_serial_openmp_verdict_leaves_large_calls_to_the_pool(monkeypatch):
     pooled = []
     real_run = _jit.run
 
-    def recorded_run(kern, work, *args):
+    def recorded_run(kern, work, *args, site=0):
         pooled.append(getattr(kern, "__name__", ""))
-        real_run(kern, work, *args)
+        real_run(kern, work, *args, site=site)
 
     monkeypatch.setattr(_jit, "run", recorded_run)
     monkeypatch.setattr(scan_module, "run", recorded_run)
