@@ -434,13 +434,14 @@ def _c_ordered(x: np.ndarray) -> np.ndarray:
 
 def _c_inputs(x: np.ndarray, indices: np.ndarray):
     """*x* (or its C-ordered copy, as :func:`_c_ordered` makes) where it and
-    *indices* are what the entries read (:func:`_plain`), else None: each ``flags``
-    read once (0.4 of a 2.4 us take of (4, 256) float32 went to the two steps)."""
+    *indices* are what the entries read (:func:`_plain`), else None; the common
+    call reads each ``flags`` once (0.4 of a 2.4 us take of (4, 256) float32 went
+    to the two steps)."""
     flags = x.flags
     if not (flags.c_contiguous and flags.aligned):
-        if not (flags.f_contiguous and x.ndim == 2 and x.size <= GATHER_COPY_MAX):
+        x = _c_ordered(x)
+        if not _plain(x):
             return None
-        x = np.ascontiguousarray(x)
     flags = indices.flags
     return x if flags.c_contiguous and flags.aligned else None
 
@@ -700,6 +701,8 @@ def _transposed(x: np.ndarray, axis, largest: int):
 def value(op: str, x: np.ndarray, axis):
     """sum, mean, prod, nansum or nanprod of *x* by a compiled entry, or None (the
     planned path)."""
+    if x.size > MAX_SIZE:  # no entry takes it: nothing else to look at
+        return None
     spec = _VALUES_BY_ID.get(op, _NONE).get(id(x.dtype)) or _registered(_VALUES_BY_ID, _VALUES, _Value,
                                                               op, x.dtype)
     if spec is None:
@@ -736,6 +739,8 @@ def _whole(x: np.ndarray, axis) -> bool:
 
 def arg(op: str, x: np.ndarray, axis):
     """max, min, argmax, argmin or a NaN twin of *x* by a compiled entry, or None."""
+    if x.size > MAX_SIZE:  # no entry takes it: nothing else to look at
+        return None
     spec = _ARGS_BY_ID.get(op, _NONE).get(id(x.dtype)) or _registered(_ARGS_BY_ID, _ARGS, _Arg, op,
                                                             x.dtype)
     if spec is None:

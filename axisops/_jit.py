@@ -721,7 +721,7 @@ _SITES = itertools.count(1)
 RECHECK_FIRST = 16
 RECHECK_CLEAR = 256
 RECHECK_MOST = 1 << 16
-#: (kernel, size class, phase) -> [calls left before the recheck, the interval]
+#: (kernel, size class, phase, site) -> [calls left before the recheck, the interval]
 _RECHECK: dict = {}
 
 
