@@ -725,6 +725,12 @@ def test_whole_array_extremes_give_the_planned_bits(dtype):
         cases += [np.array(v, dtype) for v in (
             [-0.0], [-0.0, 0.0], [0.0, -0.0], [-0.0, -1.0], [neg_nan, 1.0], [2.0, neg_nan, np.nan],
             [np.nan], [neg_nan, neg_nan], [-np.inf, np.nan, np.inf], [-np.inf], [np.inf, 1.0])]
+        for n in (256, 2048, 3000):  # runs the blocked pass takes (float32 from 256, 64-bit from 2048)
+            signed = np.full(n, -5.0, dtype)
+            signed[n - 1], signed[1100 % n] = 0.0, -0.0  # zeros of either sign, in other blocks
+            late_nan = rng.standard_normal(n).astype(dtype)
+            late_nan[n - 2] = neg_nan
+            cases += [signed, -signed, late_nan, np.full(n, np.nan, dtype)]
     else:
         info = np.iinfo(dtype)
         cases += [np.array(v, dtype) for v in ([info.min], [info.max, info.min], [info.min, 0])]
