@@ -59,6 +59,7 @@ def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
     FMASK = MAG
     XMASK = SIGNED(-1 if least else 0)
     UZERO = np.dtype(f"u{dtype.itemsize}").type(0)  # the unsigned type of the width
+    ROW_BLOCK = 4096  # elements per block of rows of :func:`columns_of` with positions
 
     @njit(inline="always")
     def key(b):
@@ -186,26 +187,49 @@ def extreme_loops(dtype_str: str, least: bool, skip_nan: bool):
         return key(b)
 
     @njit(inline="always")
+    def column_maxima(bits, r0, r1, keys):
+        """The greatest key of each column of ``bits[r0:r1]`` into *keys*: a row at a
+        time, the columns side by side (a loop that vectorises along the row)."""
+        first_row = bits[r0]
+        for i in range(np.uint64(bits.shape[1])):
+            keys[i] = column_key(first_row[i])
+        for j in range(r0 + 1, r1):
+            row = bits[j]
+            for i in range(np.uint64(bits.shape[1])):
+                keys[i] = max(keys[i], column_key(row[i]))
+
+    @njit(inline="always")
     def columns_of(bits, keys, at):
         """The greatest key of each column of the C-contiguous 2-D *bits* into *keys*
         (``TOP``: a NaN; ``LOWEST`` with NaN skipped: none but NaN) and, where *at*
-        has a slot per column, the row of its first occurrence: a row at a time,
-        the columns side by side (a loop that vectorises along the row)."""
+        has a slot per column, the row of its first occurrence.
+
+        With positions, in blocks of rows: each block's greatest keys (the loop of
+        keys alone, which vectorises), the block where a column's greatest first
+        rose remembered, and the first row of it looked for in that block only (a
+        position kept per element, ``at[i] = j if better``, mixed 64-bit positions
+        into the 32-bit keys' loop: argmax of (16384, 4) float32 along axis 0
+        53-80 -> 14-23 us, AMD EPYC Zen 3)."""
         rows, cols = bits.shape
-        first_row = bits[0]
-        index = at.size > 0
-        for i in range(np.uint64(cols)):
-            keys[i] = column_key(first_row[i])
-            if index:
-                at[i] = 0
-        for j in range(1, rows):
-            row = bits[j]
-            for i in range(np.uint64(cols)):
-                k = column_key(row[i])
-                better = k > keys[i]
-                keys[i] = k if better else keys[i]
-                if index:
-                    at[i] = j if better else at[i]
+        if at.size == 0:
+            column_maxima(bits, 0, rows, keys)
+            return
+        span = max(16, ROW_BLOCK // max(cols, 1))  # rows per block
+        block_keys = np.empty(cols, SIGNED)
+        rose = np.zeros(cols, np.int64)  # the first row of the block of each greatest
+        column_maxima(bits, 0, min(span, rows), keys)
+        for r0 in range(span, rows, span):
+            column_maxima(bits, r0, min(r0 + span, rows), block_keys)
+            for i in range(cols):
+                if block_keys[i] > keys[i]:
+                    keys[i] = block_keys[i]
+                    rose[i] = r0
+        for i in range(cols):
+            k = keys[i]
+            j = rose[i]
+            while column_key(bits[j, i]) != k:
+                j += 1
+            at[i] = j
 
     @njit(inline="always")
     def column_value(k):
