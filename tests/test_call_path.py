@@ -438,6 +438,33 @@ def test_the_pool_is_used_where_it_was_measured_to_pay(monkeypatch):
         axisops.thread_limit(threads)
 
 
+def test_openmp_splits_are_timed_back_to_back(monkeypatch):
+    """The calibration of a split between OpenMP's threads (``_jit._omp_call``)
+    times the serial calls first and then splits back to back, the first of which
+    only wakes the threads: here a stand-in whose first split after a serial call
+    is slow (asleep) and whose next ones are fast is found to pay, as a decided
+    split (which runs serially where the threads sleep) would."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
+    ways: list = []
+
+    def kern(part, parts):
+        ways.append("serial")
+        time.sleep(0.01)
+
+    def split_call():
+        waking = not ways or ways[-1] == "serial"
+        ways.append("split")
+        time.sleep(0.03 if waking else 0.001)
+        return True
+
+    key = (kern, 20, -2, 0)
+    for _ in range(2 * _jit.CALIBRATION_SAMPLES + 1):
+        _jit._calibrating(key, _jit._SPLIT_PAYS.get(key), kern, 1 << 19, (), 2, split_call)
+    assert ways == ["serial"] * _jit.CALIBRATION_SAMPLES + ["split"] * (_jit.CALIBRATION_SAMPLES + 1)
+    assert _jit._SPLIT_PAYS[key] is True
+
+
 def test_each_site_of_a_kernel_has_its_own_verdict(monkeypatch):
     """Two plans of one kernel (here two sites of a stand-in whose split pays at
     one and not at the other, as a split pays for rows and not for four lanes side
