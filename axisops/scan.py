@@ -55,8 +55,8 @@ _EXTREME_MIN_TASKS = 4
 #: total costs as much as its scan (an exp and a log per element), so chunks make
 #: two passes of one; two lanes or more share the threads in one pass each, and
 #: each lane's result is its exact chain of steps: (4, 262144) float32 along axis
-#: 1 18-20 -> 5.5-7 ms on two threads (torch 11.5), AMD EPYC Zen 3. Depends on
-#: the shape only, as _split.
+#: 1 18.3 -> 12.6 ms on two threads in the quick sweep (torch 10.9-11.5), AMD EPYC
+#: Zen 3. Depends on the shape only, as _split.
 _LSE_MIN_TASKS = 2
 #: Plans of every function here (see ``axisops._plan``).
 _PLANS = PlanCache()
@@ -425,9 +425,11 @@ def _prepare(op: str, x: np.ndarray, axis):
     return x, normalize_axis(axis, x.ndim, op), x.shape, False
 
 
-def _split(view: ScanView, ordered: bool = False) -> tuple[int, int, int]:
+def _split(view: ScanView, ordered: bool = False,
+           chunk_below: int = _MIN_TASKS) -> tuple[int, int, int]:
     """(inner block, chunks, chunk length): how the work is split into tasks;
-    *ordered* keeps each lane's steps in one task (one chunk).
+    *ordered* keeps each lane's steps in one task (one chunk); long lanes are cut
+    into chunks only where there are fewer than *chunk_below* tasks.
 
     Depends on the shape only, never on the thread count, so results don't either.
     """
@@ -439,7 +441,7 @@ def _split(view: ScanView, ordered: bool = False) -> tuple[int, int, int]:
             block = builtins.min(block, builtins.max(256, -(-view.inner // _MIN_TASKS)))
     tasks = groups * -(-view.inner // block)
     chunk_len = builtins.max(16, _CHUNK // block)
-    if tasks < _MIN_TASKS and view.n >= 2 * chunk_len and not ordered:
+    if tasks < chunk_below and view.n >= 2 * chunk_len and not ordered:
         return block, -(-view.n // chunk_len), chunk_len
     return block, 1, builtins.max(view.n, 1)
 
@@ -623,9 +625,7 @@ def _logcumsumexp_plan(op, x, axis, reverse):
     if convert is not None:
         x = x.astype(convert)
     view = scan_view(x, axis)
-    block, chunks, chunk_len = _split(view)
-    if view.outer * view.mid * -(-view.inner // block) >= _LSE_MIN_TASKS:
-        chunks, chunk_len = 1, builtins.max(view.n, 1)  # one pass per lane (see _LSE_MIN_TASKS)
+    block, chunks, chunk_len = _split(view, chunk_below=_LSE_MIN_TASKS)
     base_of, table = _numeric_base(x)
     args = (*_view_args(view, block, chunk_len), bool(reverse), table)
     carry_shape = (view.outer * view.mid, chunks, view.inner)
@@ -678,12 +678,10 @@ def _extreme_plan(op, x, axis, index_dtype, invert):
     if x.size == 0:
         return lambda x: ValuesIndices(np.empty(shape, dtype), np.empty(shape, index_dtype))
     view = scan_view(x, axis)
-    block, chunks, chunk_len = _split(view)
-    if view.outer * view.mid * -(-view.inner // block) >= _EXTREME_MIN_TASKS:
-        # enough lanes to share between threads: one pass each, no chunks (whose
-        # totals pass made a split call slower than a serial one: (1024, 1024)
-        # float32 along axis 0, 1356 us on two threads against 738 on one)
-        chunks, chunk_len = 1, builtins.max(view.n, 1)
+    # enough lanes to share between threads: one pass each, no chunks (whose
+    # totals pass made a split call slower than a serial one: (1024, 1024)
+    # float32 along axis 0, 1356 us on two threads against 738 on one)
+    block, chunks, chunk_len = _split(view, chunk_below=_EXTREME_MIN_TASKS)
     bits = _dtypes.bits_view_dtype(x.dtype)
     kern = K.extreme_kernel(bits.str)
     make_base = base_maker(x)
