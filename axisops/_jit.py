@@ -548,14 +548,16 @@ def _omp_module():
 
 
 def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1,
-              site: int = 0) -> bool:
+              site: int = 0, serial=None) -> bool:
     """*kern* on *args* (``part, parts`` left out), on OpenMP's threads where the
     calibration of its size class (and of a scan's *phase*, timed apart; of the
     plan *site*, see :func:`run`) says that
     pays; False, having run nothing, where it found they do not: the caller goes on
     to the pool (:func:`run`), whose own calibration may still find a split that pays
     (a (64, 512, 1024) float32 sum along its rows: OpenMP's verdict serial, 4.1 ms;
-    the pool's split 2.3)."""
+    the pool's split 2.3). *serial* is the caller's own serial call, where it is
+    not *kern* on *args* on one thread (a plan's, see :func:`planned_run`): the
+    split is weighed against it."""
     omp = _omp_module()
     key = (kern, work.bit_length(), -2 if phase < 0 else -3 - phase, site)
     verdict = _SPLIT_PAYS.get(key)
@@ -564,6 +566,8 @@ def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1,
         _taken(key)
         if omp.awake():  # threads asleep cost more to wake than the split gains
             omp.run_parts(address, parts, args)
+        elif serial is not None:
+            serial()
         else:
             kern(0, 1, *args)
         omp.called()
@@ -572,7 +576,8 @@ def _omp_call(kern, work: int, address: int, args: tuple, phase: int = -1,
         _taken(key)
         return False
     _calibrating(key, verdict, kern, work, args, parts,
-                 split_call=lambda: omp.run_parts(address, parts, args) or True)
+                 split_call=lambda: omp.run_parts(address, parts, args) or True,
+                 serial=serial)
     return True
 
 
@@ -597,19 +602,31 @@ def planned_run(kern):
     address = None
     site = next(_SITES)
 
-    def call(work, base, split, whole, *rest):
-        nonlocal entry, address
-        if _omp_split(work):
-            if address is None:
-                address = _omp_module().prepare(kern, (0, 1, base, *split, *rest))
-            if address and _omp_call(kern, work, address, (base, *split, *rest), site=site):
-                return
-        if runs_in_parallel(work):
-            run(kern, work, base, *split, *rest, site=site)
-            return
+    def serial(base, whole, rest):
+        nonlocal entry
         if entry is None:
             entry = entry_point(kern, (0, 1, base, *whole, *rest))
         entry(0, 1, base, *whole, *rest)
+
+    def call(work, base, split, whole, *rest):
+        nonlocal address
+        if _omp_split(work) or runs_in_parallel(work):
+            # the split's tasks may walk the data in another order than the
+            # serial call's (a tall table's columns: by column blocks, not by
+            # rows): the split is weighed against the serial call itself (a
+            # (10000, 100) float32 sum along axis 0: 140 us serially; its split
+            # layout on one thread 500, on two 400)
+            whole_call = functools.partial(serial, base, whole, rest)
+            if _omp_split(work):
+                if address is None:
+                    address = _omp_module().prepare(kern, (0, 1, base, *split, *rest))
+                if address and _omp_call(kern, work, address, (base, *split, *rest),
+                                         site=site, serial=whole_call):
+                    return
+            if runs_in_parallel(work):
+                run(kern, work, base, *split, *rest, site=site, serial=whole_call)
+                return
+        serial(base, whole, rest)
 
     return call
 
@@ -658,7 +675,7 @@ def entry_point(kern, args: tuple, readonly: tuple = ()):
     return kern.compile(tuple(types))
 
 
-def run(kern, work: int, *args, site: int = 0) -> None:
+def run(kern, work: int, *args, site: int = 0, serial=None) -> None:
     """Call *kern* with *args* for all its tasks: serially when *work* (elements)
     is small, else on the pool too, where that was measured to pay for this
     kernel at this size (:data:`CALIBRATE`), from this *site*: a plan's own
@@ -667,11 +684,15 @@ def run(kern, work: int, *args, site: int = 0) -> None:
     for rows of the same size: 2.0 ms, serial 0.84), or 0 for a caller's own.
 
     A call that finds the pool busy (another thread is using it) runs on its own
-    thread: concurrent callers never wait for each other.
+    thread: concurrent callers never wait for each other. *serial*, where given,
+    is the caller's call on one thread in place of *kern* on *args* (a plan's,
+    see :func:`planned_run`).
     """
     threads = _threads
+    if serial is None:
+        serial = functools.partial(kern, 0, 1, *args)
     if work < PARALLEL_MIN_WORK or threads < 2:
-        kern(0, 1, *args)
+        serial()
         return
     if CALIBRATE:
         # a scan's phases (its first argument, an int) are timed apart
@@ -679,13 +700,13 @@ def run(kern, work: int, *args, site: int = 0) -> None:
         verdict = _SPLIT_PAYS.get(key)
         if verdict is False:
             _taken(key)
-            kern(0, 1, *args)
+            serial()
             return
         if verdict is not True:
-            _calibrating(key, verdict, kern, work, args, threads)
+            _calibrating(key, verdict, kern, work, args, threads, serial=serial)
             return
         _taken(key)
-    _on_pool(kern, args, threads)
+    _on_pool(kern, args, threads, serial)
 
 
 #: Whether :func:`run` measures, per kernel (a family's variant: its loop order
@@ -740,20 +761,23 @@ def _taken(key) -> None:
 
 
 def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,
-                 split_call=None) -> None:
-    """One call of :func:`run` while *key*'s verdict is open: timed, serial or on
-    the pool (or by *split_call*, which returns whether it split) in turn, and the
-    verdict taken once both ways have their samples."""
+                 split_call=None, serial=None) -> None:
+    """One call of :func:`run` while *key*'s verdict is open: timed, serial (by
+    *serial* where given, else *kern* on *args* on this thread) or on the pool (or
+    by *split_call*, which returns whether it split) in turn, and the verdict taken
+    once both ways have their samples."""
+    if serial is None:
+        serial = functools.partial(kern, 0, 1, *args)
     if samples is None:
         while len(_SPLIT_PAYS) >= MOST_VERDICTS:  # the oldest first (dicts keep order)
             oldest = next(iter(_SPLIT_PAYS))
             del _SPLIT_PAYS[oldest]
             _RECHECK.pop(oldest, None)
         samples = _SPLIT_PAYS[key] = ([], [], [False])
-    serial: list[float] = samples[0]
-    split: list[float] = samples[1]
+    serial_times: list[float] = samples[0]
+    split_times: list[float] = samples[1]
     if split_call is None:  # the pool: the two ways in turn
-        on_pool = len(split) < len(serial)
+        on_pool = len(split_times) < len(serial_times)
     else:
         # OpenMP's threads: the serial samples first, then splits back to back,
         # the first of which is not a sample: it wakes the threads, which a
@@ -761,23 +785,24 @@ def _calibrating(key, samples, kern, work: int, args: tuple, threads: int,
         # _omp.awake). Taken in turn, every split sample of a (4, 262144)
         # float32 sum woke them: 343-374 us against 91-121 serially, and the
         # verdict stayed serial where back-to-back splits take 78-100 (AMD EPYC Zen 3).
-        on_pool = len(serial) >= CALIBRATION_SAMPLES
+        on_pool = len(serial_times) >= CALIBRATION_SAMPLES
     warm = samples[2][0]
     samples[2][0] = on_pool
     compiled = len(getattr(kern, "signatures", ()))
     start = time.perf_counter()
     if on_pool:
-        if not (split_call() if split_call is not None else _on_pool(kern, args, threads)):
+        if not (split_call() if split_call is not None
+                else _on_pool(kern, args, threads, serial)):
             return  # the pool was busy: it ran serially, which says nothing of the pool
     else:
-        kern(0, 1, *args)
+        serial()
     if len(getattr(kern, "signatures", ())) != compiled:
         return  # it compiled (or loaded) the kernel first: not a sample
     if on_pool and split_call is not None and not warm:
         return  # the threads' wake-up
-    (split if on_pool else serial).append((time.perf_counter() - start) / work)
-    if len(serial) >= CALIBRATION_SAMPLES and len(split) >= CALIBRATION_SAMPLES:
-        ratio = min(split) / max(min(serial), 1e-30)
+    (split_times if on_pool else serial_times).append((time.perf_counter() - start) / work)
+    if len(serial_times) >= CALIBRATION_SAMPLES and len(split_times) >= CALIBRATION_SAMPLES:
+        ratio = min(split_times) / max(min(serial_times), 1e-30)
         _SPLIT_PAYS[key] = ratio < SPLIT_MARGIN
         interval = RECHECK_FIRST if 0.5 < ratio < 2 else RECHECK_CLEAR
         previous = _RECHECK.get(key)
@@ -798,12 +823,15 @@ def split_verdicts() -> dict:
             for (k, c, phase, _site), v in list(_SPLIT_PAYS.items())}
 
 
-def _on_pool(kern, args: tuple, threads: int) -> bool:
-    """Run *kern* split between the calling thread and the pool; serially when
-    another thread is using the pool (then False)."""
+def _on_pool(kern, args: tuple, threads: int, serial=None) -> bool:
+    """Run *kern* split between the calling thread and the pool; serially (by
+    *serial* where given) when another thread is using the pool (then False)."""
     pool = _pool
     if not pool.busy.acquire(blocking=False):
-        kern(0, 1, *args)
+        if serial is not None:
+            serial()
+        else:
+            kern(0, 1, *args)
         return False
     try:
         pool.run(kern, args, threads)

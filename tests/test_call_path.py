@@ -465,6 +465,41 @@ def test_openmp_splits_are_timed_back_to_back(monkeypatch):
     assert _jit._SPLIT_PAYS[key] is True
 
 
+def test_splits_are_weighed_against_the_callers_serial_call(monkeypatch):
+    """A plan's split may walk the data in another order than its serial call (a
+    tall table's columns in blocks of columns, not row by row): the calibration
+    times the serial call the plan would make (``serial=``), not the split's
+    kernel on one thread. Here the split's layout takes 20 ms on one thread and
+    4 ms a part on the pool, the plan's own serial call 2 ms: serial pays, and
+    the decided calls make the plan's serial call, never the split's layout."""
+    monkeypatch.setattr(_jit, "_SPLIT_PAYS", {})
+    monkeypatch.setattr(_jit, "_RECHECK", {})
+    monkeypatch.setattr(_jit, "CALIBRATE", True)
+    threads = axisops.thread_limit()
+    axisops.thread_limit(2)
+    ways: list = []
+
+    def split_layout(part, parts):
+        ways.append("split layout")
+        time.sleep(0.02 if parts == 1 else 0.004)
+
+    def whole_call():
+        ways.append("whole")
+        time.sleep(0.002)
+
+    work = 3 * _jit.PARALLEL_MIN_WORK
+    try:
+        for _ in range(2 * _jit.CALIBRATION_SAMPLES):
+            _jit.run(split_layout, work, site=7, serial=whole_call)
+        assert ways.count("whole") == _jit.CALIBRATION_SAMPLES
+        assert [v for key, v in _jit._SPLIT_PAYS.items() if key[3] == 7] == [False]
+        ways.clear()
+        _jit.run(split_layout, work, site=7, serial=whole_call)
+        assert ways == ["whole"]
+    finally:
+        axisops.thread_limit(threads)
+
+
 def test_each_site_of_a_kernel_has_its_own_verdict(monkeypatch):
     """Two plans of one kernel (here two sites of a stand-in whose split pays at
     one and not at the other, as a split pays for rows and not for four lanes side
@@ -641,7 +676,7 @@ def test_a_serial_openmp_verdict_leaves_large_calls_to_the_pool(monkeypatch):
     _force_openmp(monkeypatch)
     omp_verdicts = {}
 
-    def serial_verdict(kern, work, address, args, phase=-1, site=0):
+    def serial_verdict(kern, work, address, args, phase=-1, site=0, serial=None):
         omp_verdicts[phase] = False
         return False
 
@@ -649,9 +684,9 @@ def test_a_serial_openmp_verdict_leaves_large_calls_to_the_pool(monkeypatch):
     pooled = []
     real_run = _jit.run
 
-    def recorded_run(kern, work, *args, site=0):
+    def recorded_run(kern, work, *args, site=0, serial=None):
         pooled.append(getattr(kern, "__name__", ""))
-        real_run(kern, work, *args, site=site)
+        real_run(kern, work, *args, site=site, serial=serial)
 
     monkeypatch.setattr(_jit, "run", recorded_run)
     monkeypatch.setattr(scan_module, "run", recorded_run)
