@@ -121,7 +121,9 @@ def test_axes(axis):
 
 
 # one integer type by default: each compiles the moving windows' kernels anew
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32,
+@pytest.mark.parametrize("dtype", [np.float32,
+                                   pytest.param(np.float16, marks=pytest.mark.exhaustive),
+                                   np.int32,
                                    pytest.param(np.uint8, marks=pytest.mark.exhaustive),
                                    np.bool_])
 def test_dtypes(dtype):
