@@ -30,10 +30,13 @@ count ``ymm``/``zmm`` and the instructions named; compile into a fresh
 * A loop over a contiguous slice whose body is loads, integer max/min, compares
   and selects: one vector instruction per operation (``vpmaxsd``, ``vpminsd``,
   ``vpmaxud``, ``vpcmpgtd``) in the lane width of the data, unrolled four times.
-* A reduction to a scalar (max, min, an OR of compares) vectorises; a reduction
-  to a *position* (``first = min(first, q if hit else n)``) keeps 64-bit positions
-  in the vector lanes and runs 2-3x slower than testing a block with an OR and
-  then looking in the one block that matches (:func:`_find_bits`).
+* A reduction to a scalar (max, min, an OR of compares) vectorises; so does a
+  reduction to a *position* (``first = min(first, q if hit else n)``) whose
+  position is cast to the data's width (``same_type(q, zero)``, relative to a
+  block): with Numba's 64-bit ``q`` it kept 64-bit lanes and ran 2-3x slower than
+  testing a block with an OR and then looking element by element, and that in
+  turn mispredicts at every element before the match (:func:`_find_bits`). AVX2
+  has no 64-bit minimum: 64-bit data keep the tested blocks.
 * A shift ``b >> k`` of a narrow integer does NOT stay narrow: Numba types the
   result as int64, and unless LLVM sees ``k`` as a constant in the same function
   every element is sign-extended to 64 bits, shifted (``vpsrlvq``) and packed back
